@@ -1,0 +1,1 @@
+//! EndpointSlice controller model (filled in by the controller work).

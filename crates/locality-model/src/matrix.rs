@@ -1,0 +1,1 @@
+//! The routing matrix over a whole cluster.

@@ -1,0 +1,1 @@
+//! kube-proxy model.

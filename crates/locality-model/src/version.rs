@@ -1,0 +1,190 @@
+//! Kubernetes versions and the behaviours they switch on by default.
+//!
+//! What decides behaviour is the release where a feature is **on by default** in the
+//! component that implements it (SPEC §2 "Versions and skew", upstream-semantics §5),
+//! not its GA release. The API server and the controller manager share
+//! `--kube-version`; kube-proxy has its own `--kube-proxy-version` (it may lag up to three
+//! minors).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A Kubernetes minor release (`1.35`); patch levels do not change routing behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KubeVersion {
+    /// Major version (always 1).
+    pub major: u16,
+    /// Minor version.
+    pub minor: u16,
+}
+
+impl KubeVersion {
+    /// Oldest release the model supports (ITP on by default).
+    pub const OLDEST: KubeVersion = KubeVersion::new(1, 22);
+    /// Newest release the model knows; the default when nothing says otherwise.
+    pub const NEWEST: KubeVersion = KubeVersion::new(1, 37);
+
+    /// A version from its parts.
+    pub const fn new(major: u16, minor: u16) -> Self {
+        KubeVersion { major, minor }
+    }
+
+    /// True when `self >= major.minor`.
+    pub fn at_least(self, major: u16, minor: u16) -> bool {
+        self >= KubeVersion::new(major, minor)
+    }
+
+    /// Parses a kubelet/kube-proxy style version (`v1.35.2`, `v1.30.1-eks-abc`, `1.35`)
+    /// without checking the supported range.
+    pub fn parse_loose(s: &str) -> Option<KubeVersion> {
+        let s = s.trim();
+        let s = s.strip_prefix('v').unwrap_or(s);
+        let mut parts = s.split(['.', '-', '+']);
+        let major: u16 = parts.next()?.parse().ok()?;
+        let minor_text = parts.next()?;
+        // Some distributions append letters to the minor (GKE `1.30+`), keep the digits.
+        let digits: String = minor_text.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let minor: u16 = digits.parse().ok()?;
+        Some(KubeVersion::new(major, minor))
+    }
+}
+
+impl fmt::Display for KubeVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// Error for a version the model cannot use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionError {
+    /// The text given.
+    pub input: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+impl fmt::Display for VersionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unsupported Kubernetes version {:?}: {}", self.input, self.reason)
+    }
+}
+
+impl std::error::Error for VersionError {}
+
+impl FromStr for KubeVersion {
+    type Err = VersionError;
+
+    /// Parses `1.35`, `v1.35` or `v1.35.2` and checks it is within
+    /// [`KubeVersion::OLDEST`]..=[`KubeVersion::NEWEST`].
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |reason: String| VersionError { input: s.to_string(), reason };
+        let v = KubeVersion::parse_loose(s)
+            .ok_or_else(|| err("expected MAJOR.MINOR, e.g. 1.35 or v1.35.2".into()))?;
+        if v.major != 1 {
+            return Err(err("only Kubernetes 1.x exists".into()));
+        }
+        if v < KubeVersion::OLDEST || v > KubeVersion::NEWEST {
+            return Err(err(format!(
+                "supported releases are {}..={}",
+                KubeVersion::OLDEST,
+                KubeVersion::NEWEST
+            )));
+        }
+        Ok(v)
+    }
+}
+
+/// The behaviours of the control plane (API server + controller manager) at a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControlPlaneFeatures {
+    /// The version these were derived from.
+    pub version: KubeVersion,
+    /// `TopologyAwareHints` on: the controller honours `topology-mode: Auto` (beta on 1.24).
+    pub topology_aware_hints: bool,
+    /// `ServiceTrafficDistribution` on: `trafficDistribution: PreferClose` (beta on 1.31).
+    pub service_traffic_distribution: bool,
+    /// `PreferSameTrafficDistribution` on: PreferSameZone / PreferSameNode (beta on 1.34).
+    pub prefer_same_traffic_distribution: bool,
+    /// The controller no longer writes dummy `forZones: [{name: ""}]` hints for zone-less
+    /// endpoints (since 1.33, endpointslice commit ae45d1cc).
+    pub no_empty_zone_hints: bool,
+}
+
+impl ControlPlaneFeatures {
+    /// Defaults of a release.
+    pub fn at(version: KubeVersion) -> Self {
+        ControlPlaneFeatures {
+            version,
+            topology_aware_hints: version.at_least(1, 24),
+            service_traffic_distribution: version.at_least(1, 31),
+            prefer_same_traffic_distribution: version.at_least(1, 34),
+            no_empty_zone_hints: version.at_least(1, 33),
+        }
+    }
+}
+
+/// The behaviours of kube-proxy at a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProxyFeatures {
+    /// The version these were derived from.
+    pub version: KubeVersion,
+    /// `internalTrafficPolicy` honoured (beta, on by default, from 1.22).
+    pub internal_traffic_policy: bool,
+    /// `ProxyTerminatingEndpoints`: serving-terminating fallback (on by default from 1.26).
+    pub terminating_fallback: bool,
+    /// Zone hints are used at all (`TopologyAwareHints` on by default from 1.24).
+    pub zone_hints: bool,
+    /// Before 1.31 kube-proxy also required the Service's topology annotation to be set to a
+    /// value other than `""`, `disabled`, `Disabled` before using hints (pkg/proxy/topology.go
+    /// before the `ServiceTrafficDistribution` gate went beta).
+    pub hints_need_annotation: bool,
+    /// `PreferSameTrafficDistribution`: node hints read (`forNodes`, on by default from 1.34).
+    pub node_hints: bool,
+}
+
+impl ProxyFeatures {
+    /// Defaults of a release.
+    pub fn at(version: KubeVersion) -> Self {
+        ProxyFeatures {
+            version,
+            internal_traffic_policy: version.at_least(1, 22),
+            terminating_fallback: version.at_least(1, 26),
+            zone_hints: version.at_least(1, 24),
+            hints_need_annotation: !version.at_least(1, 31),
+            node_hints: version.at_least(1, 34),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_forms_and_rejects_out_of_range() {
+        assert_eq!("1.35".parse::<KubeVersion>().unwrap(), KubeVersion::new(1, 35));
+        assert_eq!("v1.30.4".parse::<KubeVersion>().unwrap(), KubeVersion::new(1, 30));
+        assert_eq!(KubeVersion::parse_loose("v1.29.3-eks-1234"), Some(KubeVersion::new(1, 29)));
+        assert_eq!(KubeVersion::parse_loose("v1.30+"), Some(KubeVersion::new(1, 30)));
+        assert!("1.21".parse::<KubeVersion>().is_err());
+        assert!("1.99".parse::<KubeVersion>().is_err());
+        assert!("2.0".parse::<KubeVersion>().is_err());
+        assert!("banana".parse::<KubeVersion>().is_err());
+        assert!("".parse::<KubeVersion>().is_err());
+    }
+
+    #[test]
+    fn gates_follow_on_by_default_releases() {
+        let p = ProxyFeatures::at(KubeVersion::new(1, 25));
+        assert!(p.internal_traffic_policy && !p.terminating_fallback && !p.node_hints);
+        assert!(ProxyFeatures::at(KubeVersion::new(1, 26)).terminating_fallback);
+        assert!(!ProxyFeatures::at(KubeVersion::new(1, 33)).node_hints);
+        assert!(ProxyFeatures::at(KubeVersion::new(1, 34)).node_hints);
+        let c = ControlPlaneFeatures::at(KubeVersion::new(1, 30));
+        assert!(c.topology_aware_hints && !c.service_traffic_distribution);
+        assert!(ControlPlaneFeatures::at(KubeVersion::new(1, 31)).service_traffic_distribution);
+        assert!(!ControlPlaneFeatures::at(KubeVersion::new(1, 33)).prefer_same_traffic_distribution);
+        assert!(ControlPlaneFeatures::at(KubeVersion::new(1, 34)).prefer_same_traffic_distribution);
+    }
+}

@@ -1,0 +1,2 @@
+//! `kubectl-locality`: the kubectl plugin form of `locality` (`kubectl locality …`).
+fn main() {}

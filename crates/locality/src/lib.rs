@@ -1,0 +1,1 @@
+//! The `locality` command-line program (also the kubectl plugin `kubectl-locality`).

@@ -1,0 +1,2 @@
+//! `locality`: find the nodes where a Kubernetes Service is blind.
+fn main() {}
