@@ -32,10 +32,18 @@ pub const LABEL_MASTER: &str = "node-role.kubernetes.io/master";
 pub type Labels = BTreeMap<String, String>;
 
 /// Where an object came from, for error messages and findings.
+///
+/// Ingest records the document and item index cheaply while parsing; the line and column
+/// of the object's start are filled in when known (0 otherwise) and can be recomputed on
+/// demand from the indices (only findings that point into files need them).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Origin {
     /// File path, `-` for stdin, or empty for live/simulated objects.
     pub file: String,
+    /// 0-based index of the YAML document (or JSON value) in the file.
+    pub document: u32,
+    /// 0-based index in the `items` of a `List`, `None` for a top-level object.
+    pub item: Option<u32>,
     /// 1-based line of the object's start, 0 when unknown.
     pub line: u32,
     /// 1-based column of the object's start, 0 when unknown.
