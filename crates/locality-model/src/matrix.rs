@@ -1,1 +1,569 @@
-//! The routing matrix over a whole cluster.
+//! The routing matrix over a whole cluster: every (service port, IP family, node, source,
+//! destination) and its verdict.
+//!
+//! [`Matrix::new`] does the per-cluster work once: nodes sorted and grouped, the Service
+//! ports with their endpoints (observed EndpointSlices, or derived from pods by the
+//! EndpointSlice controller model). Then [`Matrix::node_routes`] gives the full routes of one
+//! node (the `-o json` matrix, nodes × ports by nature), and [`Matrix::summary`] counts
+//! nodes per verdict in time proportional to endpoints + ports × zones: nodes that neither
+//! host an endpoint nor are named in a node hint categorize alike within a zone, so one
+//! representative answers for all of them.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::endpointslice;
+use crate::objects::{ClusterState, EndpointSlice, Node, Pod, Service, ServiceType};
+use crate::proxy::{
+    CategorizeIndex, CategorizedEndpoints, Destination, ProxyEndpoint, ProxyMode, ProxyNode, Route, RouteQuery,
+    ServicePortInfo, Source, VerdictKind, endpoints_for_port, route,
+};
+use crate::proxy::verdict::{Reason, not_proxied};
+use crate::selector::service_selects;
+use crate::version::{ControlPlaneFeatures, KubeVersion, ProxyFeatures};
+
+/// Which data plane implements Services on the nodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataPlane {
+    /// kube-proxy; `None` when its mode is unknown (the matrix then marks cells where the modes disagree).
+    KubeProxy(Option<ProxyMode>),
+    /// A kube-proxy replacement (Cilium, Calico eBPF, …): the contract is kube-proxy's, the
+    /// failure signature is not asserted.
+    Other(String),
+    /// Nothing is known about the data plane.
+    Unknown,
+}
+
+impl DataPlane {
+    /// `kube-proxy`, `other` or `unknown`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DataPlane::KubeProxy(_) => "kube-proxy",
+            DataPlane::Other(_) => "other",
+            DataPlane::Unknown => "unknown",
+        }
+    }
+    /// The modes to evaluate: the known one, or all three.
+    pub fn modes(&self) -> Vec<ProxyMode> {
+        match self {
+            DataPlane::KubeProxy(Some(m)) => vec![*m],
+            DataPlane::Other(_) => vec![ProxyMode::Iptables],
+            _ => ProxyMode::ALL.to_vec(),
+        }
+    }
+}
+
+/// Inputs of the matrix besides the objects.
+#[derive(Debug, Clone)]
+pub struct MatrixConfig {
+    /// API server and controller manager version.
+    pub kube_version: KubeVersion,
+    /// kube-proxy version of nodes without an override.
+    pub kube_proxy_version: KubeVersion,
+    /// Per-node kube-proxy versions (e.g. from each Node's kubeletVersion).
+    pub node_proxy_versions: BTreeMap<String, KubeVersion>,
+    /// Data plane.
+    pub data_plane: DataPlane,
+    /// Derive EndpointSlices from pods even where observed slices exist.
+    pub derive: bool,
+}
+
+impl Default for MatrixConfig {
+    fn default() -> Self {
+        MatrixConfig {
+            kube_version: KubeVersion::NEWEST,
+            kube_proxy_version: KubeVersion::NEWEST,
+            node_proxy_versions: BTreeMap::new(),
+            data_plane: DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
+            derive: false,
+        }
+    }
+}
+
+/// Where a service port's endpoints came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum EndpointSource {
+    /// Observed EndpointSlices (what kube-proxy reads).
+    EndpointSlices,
+    /// Derived from pods by the EndpointSlice controller model.
+    #[serde(rename = "derived")]
+    Derived,
+}
+
+/// A node as the matrix sees it.
+#[derive(Debug, Clone)]
+pub struct MatrixNode<'s> {
+    /// The Node object.
+    pub node: &'s Node,
+    /// Zone label (`""` when absent).
+    pub zone: &'s str,
+    /// kube-proxy behaviour on this node.
+    pub proxy: ProxyFeatures,
+}
+
+impl MatrixNode<'_> {
+    /// Node name.
+    pub fn name(&self) -> &str {
+        &self.node.meta.name
+    }
+}
+
+/// One service port in one IP family, with its endpoints.
+#[derive(Debug, Clone)]
+pub struct PortEntry<'s> {
+    /// The Service.
+    pub service: &'s Service,
+    /// kube-proxy's view of the port (built with the default kube-proxy version).
+    pub info: ServicePortInfo,
+    /// The endpoints kube-proxy would read, sorted by address.
+    pub endpoints: Vec<ProxyEndpoint>,
+    /// Where they came from.
+    pub endpoint_source: EndpointSource,
+    /// Destinations this port has (clusterIP always, others when configured).
+    pub destinations: Vec<Destination>,
+}
+
+/// A route with, when the proxy mode is unknown and the modes disagree, each mode's route.
+#[derive(Debug, Clone)]
+pub struct MatrixRoute {
+    /// The route (the common verdict, or the iptables one when the modes disagree).
+    pub route: Route,
+    /// Set when the modes disagree: every mode's route.
+    pub by_mode: Option<Vec<(ProxyMode, Route)>>,
+}
+
+/// The routes of one node for one port.
+#[derive(Debug, Clone)]
+pub struct NodeRoutes {
+    /// Routes, in source then destination order.
+    pub routes: Vec<MatrixRoute>,
+    /// The categorization used (default mode; for `explain`).
+    pub categorized: CategorizedEndpoints,
+}
+
+/// Counts of nodes per verdict for one route of one port.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VerdictCounts {
+    /// Nodes that deliver.
+    pub deliver: usize,
+    /// Nodes that drop.
+    pub drop: usize,
+    /// Nodes that reject.
+    pub reject: usize,
+    /// Nodes that do not proxy.
+    #[serde(rename = "notProxied")]
+    pub not_proxied: usize,
+    /// Nodes whose verdict depends on the unknown proxy mode.
+    #[serde(rename = "modeDependent")]
+    pub mode_dependent: usize,
+}
+
+impl VerdictCounts {
+    fn add(&mut self, r: &MatrixRoute, n: usize) {
+        if r.by_mode.is_some() {
+            self.mode_dependent += n;
+            return;
+        }
+        match r.route.verdict {
+            VerdictKind::Deliver => self.deliver += n,
+            VerdictKind::Drop => self.drop += n,
+            VerdictKind::Reject => self.reject += n,
+            VerdictKind::NotProxied => self.not_proxied += n,
+        }
+    }
+}
+
+/// The summary of one port: node counts per verdict per route, and the blind nodes.
+#[derive(Debug, Clone)]
+pub struct PortSummary {
+    /// Index into [`Matrix::ports`].
+    pub port: usize,
+    /// Per (source, destination): node counts.
+    pub counts: Vec<(Source, Destination, VerdictCounts)>,
+    /// Nodes whose pods are blind (pod → clusterIP dropped), when at most `blind_limit`.
+    pub blind_nodes: Vec<String>,
+    /// Number of blind nodes.
+    pub blind_count: usize,
+}
+
+/// Events and notes produced while building the matrix.
+#[derive(Debug, Clone, Default)]
+pub struct MatrixNotes {
+    /// Controller events from derivation, per Service (`ns/name`).
+    pub controller_events: Vec<(String, endpointslice::ControllerEvent)>,
+}
+
+/// The routing matrix of a cluster state.
+pub struct Matrix<'s> {
+    /// The configuration used.
+    pub config: MatrixConfig,
+    /// Nodes, sorted by name.
+    pub nodes: Vec<MatrixNode<'s>>,
+    /// Service ports, sorted by namespace, name, port name, protocol, number, family.
+    pub ports: Vec<PortEntry<'s>>,
+    /// Notes.
+    pub notes: MatrixNotes,
+    default_proxy: ProxyFeatures,
+    /// Groups of nodes that categorize alike unless special: (zone, proxy features, windows).
+    groups: Vec<NodeGroup>,
+    node_index: HashMap<&'s str, usize>,
+}
+
+#[derive(Debug, Clone)]
+struct NodeGroup {
+    zone: String,
+    proxy: ProxyFeatures,
+    windows: bool,
+    nodes: Vec<usize>,
+}
+
+/// A name no Node or hint can have: the representative of a group's ordinary nodes.
+const ANONYMOUS_NODE: &str = "\u{0}anonymous-node";
+
+impl<'s> Matrix<'s> {
+    /// Builds the matrix inputs for `state`.
+    pub fn new(state: &'s ClusterState, config: MatrixConfig) -> Self {
+        let control_plane = ControlPlaneFeatures::at(config.kube_version);
+        let default_proxy = ProxyFeatures::at(config.kube_proxy_version);
+
+        let mut nodes: Vec<MatrixNode<'s>> = state
+            .nodes
+            .iter()
+            .map(|n| MatrixNode {
+                node: n,
+                zone: n.zone().unwrap_or(""),
+                proxy: config
+                    .node_proxy_versions
+                    .get(&n.meta.name)
+                    .map(|v| ProxyFeatures::at(*v))
+                    .unwrap_or(default_proxy),
+            })
+            .collect();
+        nodes.sort_by(|a, b| a.node.meta.name.cmp(&b.node.meta.name));
+        let node_index: HashMap<&str, usize> =
+            nodes.iter().enumerate().map(|(i, n)| (n.node.meta.name.as_str(), i)).collect();
+
+        let mut groups: Vec<NodeGroup> = Vec::new();
+        let mut group_of: HashMap<(&str, ProxyFeatures, bool), usize> = HashMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let key = (n.zone, n.proxy, n.node.is_windows());
+            let g = *group_of.entry(key).or_insert_with(|| {
+                groups.push(NodeGroup { zone: n.zone.to_string(), proxy: n.proxy, windows: key.2, nodes: Vec::new() });
+                groups.len() - 1
+            });
+            groups[g].nodes.push(i);
+        }
+
+        // Observed slices per Service.
+        let mut slices_by_service: HashMap<(&str, &str), Vec<&EndpointSlice>> = HashMap::new();
+        for slice in &state.endpoint_slices {
+            if let Some(svc) = slice.service_name() {
+                slices_by_service.entry((slice.meta.namespace.as_str(), svc)).or_default().push(slice);
+            }
+        }
+        let pods = PodIndex::new(&state.pods);
+        let node_by_name: BTreeMap<&str, &Node> = state.nodes.iter().map(|n| (n.meta.name.as_str(), n)).collect();
+        let topology = endpointslice::TopologyCache::from_nodes(&state.nodes);
+        let mut notes = MatrixNotes::default();
+
+        let mut services: Vec<&Service> = state.services.iter().collect();
+        services.sort_by(|a, b| (&a.meta.namespace, &a.meta.name).cmp(&(&b.meta.namespace, &b.meta.name)));
+        let mut ports = Vec::new();
+        for svc in services {
+            let key = (svc.meta.namespace.as_str(), svc.meta.name.as_str());
+            let observed = slices_by_service.get(&key).filter(|s| !s.is_empty() && !config.derive);
+            let (slices, source): (Vec<EndpointSlice>, EndpointSource) = match observed {
+                Some(_) => (Vec::new(), EndpointSource::EndpointSlices),
+                None => {
+                    let selected = pods.select(svc);
+                    let d = endpointslice::derive_endpoint_slices(
+                        svc,
+                        &selected,
+                        &node_by_name,
+                        &topology,
+                        &control_plane,
+                    );
+                    let name = format!("{}/{}", svc.meta.namespace, svc.meta.name);
+                    notes.controller_events.extend(d.events.into_iter().map(|e| (name.clone(), e)));
+                    (d.slices, EndpointSource::Derived)
+                }
+            };
+            let slice_refs: Vec<&EndpointSlice> = match observed {
+                Some(s) => s.clone(),
+                None => slices.iter().collect(),
+            };
+            let mut svc_ports: Vec<&crate::objects::ServicePort> = svc.ports.iter().collect();
+            svc_ports.sort();
+            for port in svc_ports {
+                for family in svc.families() {
+                    let info = ServicePortInfo::new(svc, port, family, &default_proxy);
+                    let endpoints = endpoints_for_port(slice_refs.iter().copied(), port, family);
+                    let destinations = destinations(svc, &info);
+                    ports.push(PortEntry { service: svc, info, endpoints, endpoint_source: source, destinations });
+                }
+            }
+        }
+        Matrix { config, nodes, ports, notes, default_proxy, groups, node_index }
+    }
+
+    /// The modes evaluated.
+    fn modes(&self) -> Vec<ProxyMode> {
+        self.config.data_plane.modes()
+    }
+
+    fn index_for<'p>(&self, entry: &'p PortEntry<'_>, proxy: &ProxyFeatures) -> (ServicePortInfo, CategorizeIndex<'p>) {
+        // The port info depends on kube-proxy's version only through ITP support.
+        let info = if *proxy == self.default_proxy {
+            entry.info.clone()
+        } else {
+            let port = &entry.info.port;
+            ServicePortInfo::new(entry.service, port, entry.info.family, proxy)
+        };
+        let endpoints: &'p [ProxyEndpoint] = &entry.endpoints;
+        let idx = CategorizeIndex::new(endpoints, &info, proxy);
+        (info, idx)
+    }
+
+    fn routes_for(
+        &self,
+        entry: &PortEntry<'_>,
+        info: &ServicePortInfo,
+        idx: &CategorizeIndex<'_>,
+        node: ProxyNode<'_>,
+        windows: bool,
+    ) -> NodeRoutes {
+        let cat = idx.categorize(node);
+        let modes = self.modes();
+        let mut routes = Vec::new();
+        for source in Source::ALL {
+            for &destination in &entry.destinations {
+                if windows {
+                    routes.push(MatrixRoute { route: not_proxied(source, destination, Reason::WindowsNode), by_mode: None });
+                    continue;
+                }
+                let per_mode: Vec<(ProxyMode, Route)> = modes
+                    .iter()
+                    .map(|&mode| (mode, route(info, &cat, entry.endpoints.len(), RouteQuery { source, destination, mode })))
+                    .collect();
+                routes.push(combine(per_mode));
+            }
+        }
+        NodeRoutes { routes, categorized: cat }
+    }
+
+    /// All routes of `node` (index into [`Matrix::nodes`]) for port `port` (index into [`Matrix::ports`]).
+    pub fn node_routes(&self, port: usize, node: usize) -> NodeRoutes {
+        let entry = &self.ports[port];
+        let n = &self.nodes[node];
+        let (info, idx) = self.index_for(entry, &n.proxy);
+        self.routes_for(entry, &info, &idx, ProxyNode { name: n.name(), zone: n.zone }, n.node.is_windows())
+    }
+
+    /// Routes of every node (in [`Matrix::nodes`] order, restricted to `nodes` when given) for one port.
+    pub fn port_routes(&self, port: usize, nodes: Option<&[usize]>) -> Vec<(usize, NodeRoutes)> {
+        let entry = &self.ports[port];
+        let mut cache: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();
+        let all: Vec<usize>;
+        let which = match nodes {
+            Some(n) => n,
+            None => {
+                all = (0..self.nodes.len()).collect();
+                &all
+            }
+        };
+        let mut out = Vec::with_capacity(which.len());
+        for &i in which {
+            let n = &self.nodes[i];
+            let pos = match cache.iter().position(|(p, _, _)| *p == n.proxy) {
+                Some(p) => p,
+                None => {
+                    let (info, idx) = self.index_for(entry, &n.proxy);
+                    cache.push((n.proxy, info, idx));
+                    cache.len() - 1
+                }
+            };
+            let (_, info, idx) = &cache[pos];
+            let routes =
+                self.routes_for(entry, info, idx, ProxyNode { name: n.name(), zone: n.zone }, n.node.is_windows());
+            out.push((i, routes));
+        }
+        out
+    }
+
+    /// Index of a node by name.
+    pub fn node_position(&self, name: &str) -> Option<usize> {
+        self.node_index.get(name).copied()
+    }
+
+    /// Node counts per verdict for one port, in time proportional to its endpoints and the
+    /// number of node groups (zones × kube-proxy versions), not to the number of nodes.
+    /// Blind nodes are listed when there are at most `blind_limit`.
+    pub fn summary(&self, port: usize, blind_limit: usize) -> PortSummary {
+        let entry = &self.ports[port];
+        let mut counts: Vec<(Source, Destination, VerdictCounts)> = Vec::new();
+        for source in Source::ALL {
+            for &d in &entry.destinations {
+                counts.push((source, d, VerdictCounts::default()));
+            }
+        }
+        let mut blind_special: Vec<usize> = Vec::new();
+        let mut blind_groups: Vec<(usize, usize)> = Vec::new(); // (group, count)
+        let mut blind_count = 0;
+        let pod_cluster_ip = 0; // Source::Pod × Destination::ClusterIp is always the first route.
+        let is_blind = |r: &NodeRoutes| {
+            let route = &r.routes[pod_cluster_ip];
+            route.by_mode.is_none() && route.route.verdict == VerdictKind::Drop
+        };
+
+        let mut cache: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();
+        let mut special_per_group: HashMap<usize, usize> = HashMap::new();
+        let mut specials: HashSet<usize> = HashSet::new();
+        // Nodes that categorize individually: they host an endpoint or are named by a node hint.
+        {
+            let (_, idx) = self.index_for(entry, &self.default_proxy);
+            for name in idx.special_nodes() {
+                if let Some(&i) = self.node_index.get(name) {
+                    specials.insert(i);
+                }
+            }
+        }
+        let mut specials: Vec<usize> = specials.into_iter().collect();
+        specials.sort_unstable();
+        for &i in &specials {
+            let n = &self.nodes[i];
+            let pos = match cache.iter().position(|(p, _, _)| *p == n.proxy) {
+                Some(p) => p,
+                None => {
+                    let (info, idx) = self.index_for(entry, &n.proxy);
+                    cache.push((n.proxy, info, idx));
+                    cache.len() - 1
+                }
+            };
+            let (_, info, idx) = &cache[pos];
+            let r = self.routes_for(entry, info, idx, ProxyNode { name: n.name(), zone: n.zone }, n.node.is_windows());
+            for (c, route) in counts.iter_mut().zip(&r.routes) {
+                c.2.add(route, 1);
+            }
+            if is_blind(&r) {
+                blind_count += 1;
+                blind_special.push(i);
+            }
+            let g = self.group_of(i);
+            *special_per_group.entry(g).or_default() += 1;
+        }
+        for (g, group) in self.groups.iter().enumerate() {
+            let ordinary = group.nodes.len() - special_per_group.get(&g).copied().unwrap_or(0);
+            if ordinary == 0 {
+                continue;
+            }
+            let pos = match cache.iter().position(|(p, _, _)| *p == group.proxy) {
+                Some(p) => p,
+                None => {
+                    let (info, idx) = self.index_for(entry, &group.proxy);
+                    cache.push((group.proxy, info, idx));
+                    cache.len() - 1
+                }
+            };
+            let (_, info, idx) = &cache[pos];
+            let r = self.routes_for(entry, info, idx, ProxyNode { name: ANONYMOUS_NODE, zone: &group.zone }, group.windows);
+            for (c, route) in counts.iter_mut().zip(&r.routes) {
+                c.2.add(route, ordinary);
+            }
+            if is_blind(&r) {
+                blind_count += ordinary;
+                blind_groups.push((g, ordinary));
+            }
+        }
+        let mut blind_nodes = Vec::new();
+        if blind_count <= blind_limit {
+            let special_set: HashSet<usize> = specials.iter().copied().collect();
+            let mut idx: Vec<usize> = blind_special;
+            for (g, _) in blind_groups {
+                idx.extend(self.groups[g].nodes.iter().copied().filter(|i| !special_set.contains(i)));
+            }
+            idx.sort_unstable();
+            blind_nodes = idx.into_iter().map(|i| self.nodes[i].name().to_string()).collect();
+        }
+        PortSummary { port, counts, blind_nodes, blind_count }
+    }
+
+    fn group_of(&self, node: usize) -> usize {
+        let n = &self.nodes[node];
+        let windows = n.node.is_windows();
+        self.groups
+            .iter()
+            .position(|g| g.zone == n.zone && g.proxy == n.proxy && g.windows == windows)
+            .unwrap_or(0)
+    }
+}
+
+/// Combines the routes of several modes: one route when they agree (keeping the lowest
+/// confidence), else the first with every mode's route attached.
+fn combine(mut per_mode: Vec<(ProxyMode, Route)>) -> MatrixRoute {
+    if per_mode.len() == 1 {
+        let (_, route) = per_mode.remove(0);
+        return MatrixRoute { route, by_mode: None };
+    }
+    let first = &per_mode[0].1;
+    let agree = per_mode
+        .iter()
+        .all(|(_, r)| r.verdict == first.verdict && r.endpoints == first.endpoints && r.masquerade == first.masquerade);
+    if agree {
+        let confidence = per_mode.iter().map(|(_, r)| r.confidence).min().unwrap_or(first.confidence);
+        let mut route = per_mode.swap_remove(0).1;
+        route.confidence = confidence;
+        MatrixRoute { route, by_mode: None }
+    } else {
+        MatrixRoute { route: per_mode[0].1.clone(), by_mode: Some(per_mode) }
+    }
+}
+
+/// The destinations a service port has in a family (SPEC §4.1: routes for nodePort,
+/// loadBalancer and externalIP appear only when the Service has them; hostname-only and
+/// `ipMode: Proxy` ingresses go through the NodePort path).
+fn destinations(svc: &Service, info: &ServicePortInfo) -> Vec<Destination> {
+    let mut d = vec![Destination::ClusterIp];
+    if info.port.node_port != 0 && matches!(svc.type_, ServiceType::NodePort | ServiceType::LoadBalancer) {
+        d.push(Destination::NodePort);
+    }
+    if !info.load_balancer_vips.is_empty() {
+        d.push(Destination::LoadBalancer);
+    }
+    if !info.external_ips.is_empty() {
+        d.push(Destination::ExternalIp);
+    }
+    d
+}
+
+/// Pods indexed by namespace and label pair, so that selecting a Service's pods costs its
+/// smallest posting list rather than every pod.
+struct PodIndex<'s> {
+    by_label: HashMap<(&'s str, &'s str, &'s str), Vec<&'s Pod>>,
+}
+
+impl<'s> PodIndex<'s> {
+    fn new(pods: &'s [Pod]) -> Self {
+        let mut by_label: HashMap<(&str, &str, &str), Vec<&Pod>> = HashMap::new();
+        for p in pods {
+            for (k, v) in &p.meta.labels {
+                by_label.entry((p.meta.namespace.as_str(), k.as_str(), v.as_str())).or_default().push(p);
+            }
+        }
+        PodIndex { by_label }
+    }
+
+    /// Pods selected by the Service's selector in its namespace, in input-independent order.
+    fn select(&self, svc: &Service) -> Vec<&'s Pod> {
+        let Some(selector) = svc.selector.as_ref().filter(|s| !s.is_empty()) else {
+            return Vec::new();
+        };
+        let ns = svc.meta.namespace.as_str();
+        let smallest = selector
+            .iter()
+            .map(|(k, v)| self.by_label.get(&(ns, k.as_str(), v.as_str())).map_or(&[][..], |v| v.as_slice()))
+            .min_by_key(|l| l.len())
+            .unwrap_or(&[]);
+        let mut out: Vec<&Pod> = smallest.iter().copied().filter(|p| service_selects(selector, &p.meta.labels)).collect();
+        out.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+        out
+    }
+}

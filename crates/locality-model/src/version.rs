@@ -96,7 +96,7 @@ impl FromStr for KubeVersion {
 }
 
 /// The behaviours of the control plane (API server + controller manager) at a version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ControlPlaneFeatures {
     /// The version these were derived from.
     pub version: KubeVersion,
@@ -125,7 +125,7 @@ impl ControlPlaneFeatures {
 }
 
 /// The behaviours of kube-proxy at a version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProxyFeatures {
     /// The version these were derived from.
     pub version: KubeVersion,

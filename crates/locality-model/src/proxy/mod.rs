@@ -1,1 +1,18 @@
-//! kube-proxy model.
+//! kube-proxy model: endpoints per service port, `CategorizeEndpoints`, and verdicts.
+//!
+//! - [`endpoint`]: what kube-proxy reads from EndpointSlices and Services;
+//! - [`topology`]: `CategorizeEndpoints` (cluster and local sets, hints, fallback);
+//! - [`verdict`]: deliver / drop / reject / not-proxied per source and destination and mode.
+
+pub mod endpoint;
+pub mod topology;
+pub mod verdict;
+
+pub use endpoint::{NotProxiedReason, ProxyEndpoint, ServicePortInfo, endpoints_for_port};
+pub use topology::{
+    CategorizeIndex, CategorizedEndpoints, HintDecision, ProxyNode, TopologyMode, categorize_endpoints,
+};
+pub use verdict::{
+    Confidence, Destination, Fallback, ProxyMode, Reason, Route, RouteQuery, Source, TraceStep, VerdictKind,
+    route,
+};

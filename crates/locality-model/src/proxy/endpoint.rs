@@ -1,0 +1,216 @@
+//! kube-proxy's view of endpoints and service ports.
+//!
+//! Mirrors `pkg/proxy/endpoint.go` (`BaseEndpointInfo`), `pkg/proxy/endpointslicecache.go`
+//! (`addEndpoints`: which slice entries become endpoints of a service port) and
+//! `pkg/proxy/serviceport.go` (`UsesClusterEndpoints`, `UsesLocalEndpoints`).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+
+use crate::objects::{
+    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, IpFamily, Protocol,
+    Service, ServicePort, ServiceType, TrafficPolicy,
+};
+use crate::version::ProxyFeatures;
+
+/// One endpoint of one service port as kube-proxy sees it (`BaseEndpointInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProxyEndpoint {
+    /// `addresses[0]` of the slice entry (kube-proxy ignores the others).
+    pub ip: IpAddr,
+    /// The slice port number for this service port.
+    pub port: u16,
+    /// `nodeName`, if set: locality is `nodeName == kube-proxy's node name`.
+    pub node_name: Option<String>,
+    /// `ready == nil || *ready`.
+    pub ready: bool,
+    /// `serving == nil || *serving`.
+    pub serving: bool,
+    /// `terminating != nil && *terminating`.
+    pub terminating: bool,
+    /// `hints.forZones[].name` (empty when absent).
+    pub zone_hints: Vec<String>,
+    /// `hints.forNodes[].name`, only read when kube-proxy has `PreferSameTrafficDistribution`.
+    pub node_hints: Vec<String>,
+    /// The endpoint's `zone` (informational: kube-proxy does not read it).
+    pub zone: Option<String>,
+    /// The pod behind it (`targetRef` name), informational.
+    pub target: Option<String>,
+}
+
+impl ProxyEndpoint {
+    /// True when the endpoint is on `node` (`endpoint.go` `IsLocal`, string equality).
+    pub fn is_local(&self, node: &str) -> bool {
+        !node.is_empty() && self.node_name.as_deref() == Some(node)
+    }
+    /// Usable when nothing ready exists: serving and terminating.
+    pub fn is_serving_terminating(&self) -> bool {
+        self.serving && self.terminating
+    }
+}
+
+impl fmt::Display for ProxyEndpoint {
+    /// `IP:port`, `[v6]:port` for IPv6 (`ep.String()`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.ip {
+            IpAddr::V4(ip) => write!(f, "{ip}:{}", self.port),
+            IpAddr::V6(ip) => write!(f, "[{ip}]:{}", self.port),
+        }
+    }
+}
+
+/// kube-proxy's view of one service port in one IP family (`serviceport.go` `BaseServicePortInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServicePortInfo {
+    /// Service namespace.
+    pub namespace: String,
+    /// Service name.
+    pub name: String,
+    /// The port (name, protocol, number, nodePort).
+    pub port: ServicePort,
+    /// The IP family of this instance.
+    pub family: IpFamily,
+    /// Cluster IP of this family, if any.
+    pub cluster_ip: Option<IpAddr>,
+    /// `InternalPolicyLocal()` (and kube-proxy honours the field).
+    pub internal_policy_local: bool,
+    /// `ExternalPolicyLocal()`: externally accessible by type and ETP Local.
+    pub external_policy_local: bool,
+    /// `spec.externalIPs` of this family.
+    pub external_ips: Vec<IpAddr>,
+    /// Load balancer VIPs of this family (`ipMode` VIP or unset).
+    pub load_balancer_vips: Vec<IpAddr>,
+    /// The topology annotation value (deprecated key first), for kube-proxy < 1.31.
+    pub hints_annotation: Option<String>,
+    /// Headless or ExternalName: kube-proxy writes no rules for it.
+    pub not_proxied: Option<NotProxiedReason>,
+}
+
+/// Why kube-proxy ignores a Service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotProxiedReason {
+    /// `clusterIP: None`.
+    Headless,
+    /// `type: ExternalName`.
+    ExternalName,
+}
+
+impl ServicePortInfo {
+    /// Builds the port info of `port` in `family` (`newBaseServiceInfo`).
+    pub fn new(svc: &Service, port: &ServicePort, family: IpFamily, features: &ProxyFeatures) -> Self {
+        let api_externally_accessible = matches!(svc.type_, ServiceType::LoadBalancer | ServiceType::NodePort)
+            || (svc.type_ == ServiceType::ClusterIP && !svc.external_ips.is_empty());
+        let of_family = |ips: &[IpAddr]| ips.iter().copied().filter(|ip| IpFamily::of(ip) == family).collect();
+        let load_balancer_vips = svc
+            .load_balancer_ingress
+            .iter()
+            .filter(|i| i.ip_mode.as_deref().is_none_or(|m| m == "VIP"))
+            .filter_map(|i| i.ip)
+            .filter(|ip| IpFamily::of(ip) == family)
+            .collect();
+        let hints_annotation = svc
+            .meta
+            .annotations
+            .get(ANNOTATION_TOPOLOGY_AWARE_HINTS)
+            .or_else(|| svc.meta.annotations.get(ANNOTATION_TOPOLOGY_MODE))
+            .cloned();
+        let not_proxied = if svc.type_ == ServiceType::ExternalName {
+            Some(NotProxiedReason::ExternalName)
+        } else if svc.headless {
+            Some(NotProxiedReason::Headless)
+        } else {
+            None
+        };
+        ServicePortInfo {
+            namespace: svc.meta.namespace.clone(),
+            name: svc.meta.name.clone(),
+            port: port.clone(),
+            family,
+            cluster_ip: svc.cluster_ips.iter().copied().find(|ip| IpFamily::of(ip) == family),
+            internal_policy_local: features.internal_traffic_policy && svc.itp() == TrafficPolicy::Local,
+            external_policy_local: api_externally_accessible && svc.etp() == TrafficPolicy::Local,
+            external_ips: of_family(&svc.external_ips),
+            load_balancer_vips,
+            hints_annotation,
+            not_proxied,
+        }
+    }
+
+    /// `ExternallyAccessible()`: a NodePort, a load balancer VIP or an external IP of this family.
+    pub fn externally_accessible(&self) -> bool {
+        self.port.node_port != 0 || !self.load_balancer_vips.is_empty() || !self.external_ips.is_empty()
+    }
+
+    /// `UsesClusterEndpoints()`: "Even if the external traffic policy is Local, we need Cluster
+    /// endpoints to implement short circuiting".
+    pub fn uses_cluster_endpoints(&self) -> bool {
+        !self.internal_policy_local || self.externally_accessible()
+    }
+
+    /// `UsesLocalEndpoints()`.
+    pub fn uses_local_endpoints(&self) -> bool {
+        self.internal_policy_local || (self.external_policy_local && self.externally_accessible())
+    }
+}
+
+/// The endpoints of one service port and family, from the Service's EndpointSlices
+/// (`endpointslicecache.go` `addEndpoints` and `endpointsMapFromEndpointInfo`).
+///
+/// Only slices of the family's address type count; a slice port matches when its name and
+/// protocol equal the service port's and its number is set; entries without an address are
+/// ignored; only `addresses[0]` is used. When the same `IP:port` appears in several slices,
+/// the first one seen is kept unless a later one is not terminating ("non-terminating wins").
+/// The result is sorted by `IP:port` so that it does not depend on slice order. Hints are
+/// kept as written; whether kube-proxy reads them (by version) is decided in
+/// [`super::CategorizeIndex`].
+pub fn endpoints_for_port<'a>(
+    slices: impl IntoIterator<Item = &'a EndpointSlice>,
+    port: &ServicePort,
+    family: IpFamily,
+) -> Vec<ProxyEndpoint> {
+    let mut by_key: HashMap<(IpAddr, u16), ProxyEndpoint> = HashMap::new();
+    let mut order: Vec<(IpAddr, u16)> = Vec::new();
+    for slice in slices {
+        if slice.address_type.family() != Some(family) {
+            continue;
+        }
+        let Some(number) = slice.ports.iter().find_map(|p| {
+            let name_matches = p.name.as_deref() == Some(port.name.as_str());
+            let proto_matches = p.protocol.unwrap_or(Protocol::TCP) == port.protocol;
+            (name_matches && proto_matches).then_some(p.port).flatten().filter(|n| *n != 0)
+        }) else {
+            continue;
+        };
+        for ep in &slice.endpoints {
+            let Some(ip) = ep.addresses.first().copied() else { continue };
+            let hints = ep.hints.as_ref();
+            let candidate = ProxyEndpoint {
+                ip,
+                port: number,
+                node_name: ep.node_name.clone(),
+                ready: ep.conditions.ready.unwrap_or(true),
+                serving: ep.conditions.serving.unwrap_or(true),
+                terminating: ep.conditions.terminating.unwrap_or(false),
+                zone_hints: hints.map(|h| h.for_zones.clone()).unwrap_or_default(),
+                node_hints: hints.map(|h| h.for_nodes.clone()).unwrap_or_default(),
+                zone: ep.zone.clone(),
+                target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
+            };
+            let key = (ip, number);
+            match by_key.get(&key) {
+                Some(_) if candidate.terminating => {}
+                Some(_) => {
+                    by_key.insert(key, candidate);
+                }
+                None => {
+                    order.push(key);
+                    by_key.insert(key, candidate);
+                }
+            }
+        }
+    }
+    let mut out: Vec<ProxyEndpoint> = order.into_iter().filter_map(|k| by_key.remove(&k)).collect();
+    out.sort_by(|a, b| (a.ip, a.port).cmp(&(b.ip, b.port)));
+    out
+}
