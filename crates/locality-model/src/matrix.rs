@@ -13,11 +13,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::endpointslice;
 use crate::objects::{ClusterState, EndpointSlice, Node, Pod, Service, ServiceType};
-use crate::proxy::{
-    CategorizeIndex, CategorizedEndpoints, Destination, ProxyEndpoint, ProxyMode, ProxyNode, Route, RouteQuery,
-    ServicePortInfo, Source, VerdictKind, endpoints_for_port, route,
-};
 use crate::proxy::verdict::{Reason, not_proxied};
+use crate::proxy::{
+    CategorizeIndex, CategorizedEndpoints, Destination, ProxyEndpoint, ProxyMode, ProxyNode, Route,
+    RouteQuery, ServicePortInfo, Source, VerdictKind, endpoints_for_port, route,
+};
 use crate::selector::service_selects;
 use crate::version::{ControlPlaneFeatures, KubeVersion, ProxyFeatures};
 
@@ -239,15 +239,23 @@ impl<'s> Matrix<'s> {
             })
             .collect();
         nodes.sort_by(|a, b| a.node.meta.name.cmp(&b.node.meta.name));
-        let node_index: HashMap<&str, usize> =
-            nodes.iter().enumerate().map(|(i, n)| (n.node.meta.name.as_str(), i)).collect();
+        let node_index: HashMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.node.meta.name.as_str(), i))
+            .collect();
 
         let mut groups: Vec<NodeGroup> = Vec::new();
         let mut group_of: HashMap<(&str, ProxyFeatures, bool), usize> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             let key = (n.zone, n.proxy, n.node.is_windows());
             let g = *group_of.entry(key).or_insert_with(|| {
-                groups.push(NodeGroup { zone: n.zone.to_string(), proxy: n.proxy, windows: key.2, nodes: Vec::new() });
+                groups.push(NodeGroup {
+                    zone: n.zone.to_string(),
+                    proxy: n.proxy,
+                    windows: key.2,
+                    nodes: Vec::new(),
+                });
                 groups.len() - 1
             });
             groups[g].nodes.push(i);
@@ -257,11 +265,16 @@ impl<'s> Matrix<'s> {
         let mut slices_by_service: HashMap<(&str, &str), Vec<&EndpointSlice>> = HashMap::new();
         for slice in &state.endpoint_slices {
             if let Some(svc) = slice.service_name() {
-                slices_by_service.entry((slice.meta.namespace.as_str(), svc)).or_default().push(slice);
+                slices_by_service
+                    .entry((slice.meta.namespace.as_str(), svc))
+                    .or_default()
+                    .push(slice);
             }
         }
-        let pods = PodIndex::new(&state.pods);
-        let node_by_name: BTreeMap<&str, &Node> = state.nodes.iter().map(|n| (n.meta.name.as_str(), n)).collect();
+        // Built on first use: dumps with observed slices never need it.
+        let mut pods: Option<PodIndex<'s>> = None;
+        let node_by_name: BTreeMap<&str, &Node> =
+            state.nodes.iter().map(|n| (n.meta.name.as_str(), n)).collect();
         let topology = endpointslice::TopologyCache::from_nodes(&state.nodes);
         let mut notes = MatrixNotes::default();
 
@@ -270,11 +283,13 @@ impl<'s> Matrix<'s> {
         let mut ports = Vec::new();
         for svc in services {
             let key = (svc.meta.namespace.as_str(), svc.meta.name.as_str());
-            let observed = slices_by_service.get(&key).filter(|s| !s.is_empty() && !config.derive);
+            let observed = slices_by_service
+                .get(&key)
+                .filter(|s| !s.is_empty() && !config.derive);
             let (slices, source): (Vec<EndpointSlice>, EndpointSource) = match observed {
                 Some(_) => (Vec::new(), EndpointSource::EndpointSlices),
                 None => {
-                    let selected = pods.select(svc);
+                    let selected = pods.get_or_insert_with(|| PodIndex::new(&state.pods)).select(svc);
                     let d = endpointslice::derive_endpoint_slices(
                         svc,
                         &selected,
@@ -283,7 +298,9 @@ impl<'s> Matrix<'s> {
                         &control_plane,
                     );
                     let name = format!("{}/{}", svc.meta.namespace, svc.meta.name);
-                    notes.controller_events.extend(d.events.into_iter().map(|e| (name.clone(), e)));
+                    notes
+                        .controller_events
+                        .extend(d.events.into_iter().map(|e| (name.clone(), e)));
                     (d.slices, EndpointSource::Derived)
                 }
             };
@@ -298,11 +315,25 @@ impl<'s> Matrix<'s> {
                     let info = ServicePortInfo::new(svc, port, family, &default_proxy);
                     let endpoints = endpoints_for_port(slice_refs.iter().copied(), port, family);
                     let destinations = destinations(svc, &info);
-                    ports.push(PortEntry { service: svc, info, endpoints, endpoint_source: source, destinations });
+                    ports.push(PortEntry {
+                        service: svc,
+                        info,
+                        endpoints,
+                        endpoint_source: source,
+                        destinations,
+                    });
                 }
             }
         }
-        Matrix { config, nodes, ports, notes, default_proxy, groups, node_index }
+        Matrix {
+            config,
+            nodes,
+            ports,
+            notes,
+            default_proxy,
+            groups,
+            node_index,
+        }
     }
 
     /// The modes evaluated.
@@ -310,7 +341,11 @@ impl<'s> Matrix<'s> {
         self.config.data_plane.modes()
     }
 
-    fn index_for<'p>(&self, entry: &'p PortEntry<'_>, proxy: &ProxyFeatures) -> (ServicePortInfo, CategorizeIndex<'p>) {
+    fn index_for<'p>(
+        &self,
+        entry: &'p PortEntry<'_>,
+        proxy: &ProxyFeatures,
+    ) -> (ServicePortInfo, CategorizeIndex<'p>) {
         // The port info depends on kube-proxy's version only through ITP support.
         let info = if *proxy == self.default_proxy {
             entry.info.clone()
@@ -337,17 +372,37 @@ impl<'s> Matrix<'s> {
         for source in Source::ALL {
             for &destination in &entry.destinations {
                 if windows {
-                    routes.push(MatrixRoute { route: not_proxied(source, destination, Reason::WindowsNode), by_mode: None });
+                    routes.push(MatrixRoute {
+                        route: not_proxied(source, destination, Reason::WindowsNode),
+                        by_mode: None,
+                    });
                     continue;
                 }
                 let per_mode: Vec<(ProxyMode, Route)> = modes
                     .iter()
-                    .map(|&mode| (mode, route(info, &cat, entry.endpoints.len(), RouteQuery { source, destination, mode })))
+                    .map(|&mode| {
+                        (
+                            mode,
+                            route(
+                                info,
+                                &cat,
+                                entry.endpoints.len(),
+                                RouteQuery {
+                                    source,
+                                    destination,
+                                    mode,
+                                },
+                            ),
+                        )
+                    })
                     .collect();
                 routes.push(combine(per_mode));
             }
         }
-        NodeRoutes { routes, categorized: cat }
+        NodeRoutes {
+            routes,
+            categorized: cat,
+        }
     }
 
     /// All routes of `node` (index into [`Matrix::nodes`]) for port `port` (index into [`Matrix::ports`]).
@@ -355,7 +410,16 @@ impl<'s> Matrix<'s> {
         let entry = &self.ports[port];
         let n = &self.nodes[node];
         let (info, idx) = self.index_for(entry, &n.proxy);
-        self.routes_for(entry, &info, &idx, ProxyNode { name: n.name(), zone: n.zone }, n.node.is_windows())
+        self.routes_for(
+            entry,
+            &info,
+            &idx,
+            ProxyNode {
+                name: n.name(),
+                zone: n.zone,
+            },
+            n.node.is_windows(),
+        )
     }
 
     /// Routes of every node (in [`Matrix::nodes`] order, restricted to `nodes` when given) for one port.
@@ -382,8 +446,16 @@ impl<'s> Matrix<'s> {
                 }
             };
             let (_, info, idx) = &cache[pos];
-            let routes =
-                self.routes_for(entry, info, idx, ProxyNode { name: n.name(), zone: n.zone }, n.node.is_windows());
+            let routes = self.routes_for(
+                entry,
+                info,
+                idx,
+                ProxyNode {
+                    name: n.name(),
+                    zone: n.zone,
+                },
+                n.node.is_windows(),
+            );
             out.push((i, routes));
         }
         out
@@ -439,7 +511,16 @@ impl<'s> Matrix<'s> {
                 }
             };
             let (_, info, idx) = &cache[pos];
-            let r = self.routes_for(entry, info, idx, ProxyNode { name: n.name(), zone: n.zone }, n.node.is_windows());
+            let r = self.routes_for(
+                entry,
+                info,
+                idx,
+                ProxyNode {
+                    name: n.name(),
+                    zone: n.zone,
+                },
+                n.node.is_windows(),
+            );
             for (c, route) in counts.iter_mut().zip(&r.routes) {
                 c.2.add(route, 1);
             }
@@ -464,7 +545,16 @@ impl<'s> Matrix<'s> {
                 }
             };
             let (_, info, idx) = &cache[pos];
-            let r = self.routes_for(entry, info, idx, ProxyNode { name: ANONYMOUS_NODE, zone: &group.zone }, group.windows);
+            let r = self.routes_for(
+                entry,
+                info,
+                idx,
+                ProxyNode {
+                    name: ANONYMOUS_NODE,
+                    zone: &group.zone,
+                },
+                group.windows,
+            );
             for (c, route) in counts.iter_mut().zip(&r.routes) {
                 c.2.add(route, ordinary);
             }
@@ -478,12 +568,26 @@ impl<'s> Matrix<'s> {
             let special_set: HashSet<usize> = specials.iter().copied().collect();
             let mut idx: Vec<usize> = blind_special;
             for (g, _) in blind_groups {
-                idx.extend(self.groups[g].nodes.iter().copied().filter(|i| !special_set.contains(i)));
+                idx.extend(
+                    self.groups[g]
+                        .nodes
+                        .iter()
+                        .copied()
+                        .filter(|i| !special_set.contains(i)),
+                );
             }
             idx.sort_unstable();
-            blind_nodes = idx.into_iter().map(|i| self.nodes[i].name().to_string()).collect();
+            blind_nodes = idx
+                .into_iter()
+                .map(|i| self.nodes[i].name().to_string())
+                .collect();
         }
-        PortSummary { port, counts, blind_nodes, blind_count }
+        PortSummary {
+            port,
+            counts,
+            blind_nodes,
+            blind_count,
+        }
     }
 
     fn group_of(&self, node: usize) -> usize {
@@ -504,16 +608,23 @@ fn combine(mut per_mode: Vec<(ProxyMode, Route)>) -> MatrixRoute {
         return MatrixRoute { route, by_mode: None };
     }
     let first = &per_mode[0].1;
-    let agree = per_mode
-        .iter()
-        .all(|(_, r)| r.verdict == first.verdict && r.endpoints == first.endpoints && r.masquerade == first.masquerade);
+    let agree = per_mode.iter().all(|(_, r)| {
+        r.verdict == first.verdict && r.endpoints == first.endpoints && r.masquerade == first.masquerade
+    });
     if agree {
-        let confidence = per_mode.iter().map(|(_, r)| r.confidence).min().unwrap_or(first.confidence);
+        let confidence = per_mode
+            .iter()
+            .map(|(_, r)| r.confidence)
+            .min()
+            .unwrap_or(first.confidence);
         let mut route = per_mode.swap_remove(0).1;
         route.confidence = confidence;
         MatrixRoute { route, by_mode: None }
     } else {
-        MatrixRoute { route: per_mode[0].1.clone(), by_mode: Some(per_mode) }
+        MatrixRoute {
+            route: per_mode[0].1.clone(),
+            by_mode: Some(per_mode),
+        }
     }
 }
 
@@ -545,7 +656,10 @@ impl<'s> PodIndex<'s> {
         let mut by_label: HashMap<(&str, &str, &str), Vec<&Pod>> = HashMap::new();
         for p in pods {
             for (k, v) in &p.meta.labels {
-                by_label.entry((p.meta.namespace.as_str(), k.as_str(), v.as_str())).or_default().push(p);
+                by_label
+                    .entry((p.meta.namespace.as_str(), k.as_str(), v.as_str()))
+                    .or_default()
+                    .push(p);
             }
         }
         PodIndex { by_label }
@@ -559,10 +673,18 @@ impl<'s> PodIndex<'s> {
         let ns = svc.meta.namespace.as_str();
         let smallest = selector
             .iter()
-            .map(|(k, v)| self.by_label.get(&(ns, k.as_str(), v.as_str())).map_or(&[][..], |v| v.as_slice()))
+            .map(|(k, v)| {
+                self.by_label
+                    .get(&(ns, k.as_str(), v.as_str()))
+                    .map_or(&[][..], |v| v.as_slice())
+            })
             .min_by_key(|l| l.len())
             .unwrap_or(&[]);
-        let mut out: Vec<&Pod> = smallest.iter().copied().filter(|p| service_selects(selector, &p.meta.labels)).collect();
+        let mut out: Vec<&Pod> = smallest
+            .iter()
+            .copied()
+            .filter(|p| service_selects(selector, &p.meta.labels))
+            .collect();
         out.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         out
     }

@@ -3,7 +3,7 @@
 //! These are not the full API types: ingest (files, a live cluster, the simulated
 //! cluster) fills them from `k8s-openapi` objects or lean wire structs, so the model
 //! stays pure and fast. Field names follow the Kubernetes API (`nodeName`, `podIPs`,
-//! `internalTrafficPolicy`…) in Rust case. Every object keeps an [`ObjectRef`] so that
+//! `internalTrafficPolicy`…) in Rust case. Every object keeps an [`Origin`] (in its [`ObjectMeta`]) so that
 //! findings can point back at the file and line (or the live object) it came from.
 
 use std::collections::BTreeMap;
@@ -168,7 +168,11 @@ pub struct Node {
 impl Node {
     /// The node's zone from `topology.kubernetes.io/zone` (`None` when absent or empty).
     pub fn zone(&self) -> Option<&str> {
-        self.meta.labels.get(LABEL_ZONE).map(String::as_str).filter(|z| !z.is_empty())
+        self.meta
+            .labels
+            .get(LABEL_ZONE)
+            .map(String::as_str)
+            .filter(|z| !z.is_empty())
     }
     /// True for nodes labelled `kubernetes.io/os=windows` (kube-proxy `kernelspace`, not modelled).
     pub fn is_windows(&self) -> bool {
@@ -418,6 +422,14 @@ pub enum AddressType {
 }
 
 impl AddressType {
+    /// Kubernetes spelling (`IPv4`, `IPv6`, `FQDN`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AddressType::IPv4 => "IPv4",
+            AddressType::IPv6 => "IPv6",
+            AddressType::Fqdn => "FQDN",
+        }
+    }
     /// The IP family, `None` for FQDN.
     pub fn family(self) -> Option<IpFamily> {
         match self {
@@ -498,7 +510,10 @@ impl EndpointSlice {
     }
     /// True when the EndpointSlice controller manages it.
     pub fn is_controller_managed(&self) -> bool {
-        self.meta.labels.get(LABEL_MANAGED_BY).is_some_and(|m| m == CONTROLLER_NAME)
+        self.meta
+            .labels
+            .get(LABEL_MANAGED_BY)
+            .is_some_and(|m| m == CONTROLLER_NAME)
     }
 }
 

@@ -40,7 +40,10 @@ impl LabelSelector {
     /// empty selector matches everything.
     pub fn matches(&self, labels: &Labels) -> bool {
         self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|r| requirement_matches(r, labels))
+            && self
+                .match_expressions
+                .iter()
+                .all(|r| requirement_matches(r, labels))
     }
 }
 
@@ -49,7 +52,10 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]

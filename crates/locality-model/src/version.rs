@@ -66,7 +66,11 @@ pub struct VersionError {
 
 impl fmt::Display for VersionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unsupported Kubernetes version {:?}: {}", self.input, self.reason)
+        write!(
+            f,
+            "unsupported Kubernetes version {:?}: {}",
+            self.input, self.reason
+        )
     }
 }
 
@@ -78,7 +82,10 @@ impl FromStr for KubeVersion {
     /// Parses `1.35`, `v1.35` or `v1.35.2` and checks it is within
     /// [`KubeVersion::OLDEST`]..=[`KubeVersion::NEWEST`].
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = |reason: String| VersionError { input: s.to_string(), reason };
+        let err = |reason: String| VersionError {
+            input: s.to_string(),
+            reason,
+        };
         let v = KubeVersion::parse_loose(s)
             .ok_or_else(|| err("expected MAJOR.MINOR, e.g. 1.35 or v1.35.2".into()))?;
         if v.major != 1 {
@@ -165,7 +172,10 @@ mod tests {
     fn parses_forms_and_rejects_out_of_range() {
         assert_eq!("1.35".parse::<KubeVersion>().unwrap(), KubeVersion::new(1, 35));
         assert_eq!("v1.30.4".parse::<KubeVersion>().unwrap(), KubeVersion::new(1, 30));
-        assert_eq!(KubeVersion::parse_loose("v1.29.3-eks-1234"), Some(KubeVersion::new(1, 29)));
+        assert_eq!(
+            KubeVersion::parse_loose("v1.29.3-eks-1234"),
+            Some(KubeVersion::new(1, 29))
+        );
         assert_eq!(KubeVersion::parse_loose("v1.30+"), Some(KubeVersion::new(1, 30)));
         assert!("1.21".parse::<KubeVersion>().is_err());
         assert!("1.99".parse::<KubeVersion>().is_err());

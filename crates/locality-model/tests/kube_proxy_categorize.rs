@@ -19,7 +19,14 @@ fn ep(addr: &str, flags: &str, zones: &[&str], nodes: &[&str]) -> ProxyEndpoint 
     ProxyEndpoint {
         ip: ip.parse().unwrap(),
         port: port.parse().unwrap(),
-        node_name: Some(if flags.contains('L') { "this-node" } else { "other-node" }.to_string()),
+        node_name: Some(
+            if flags.contains('L') {
+                "this-node"
+            } else {
+                "other-node"
+            }
+            .to_string(),
+        ),
         ready: flags.contains('R'),
         serving: flags.contains('S'),
         terminating: flags.contains('T'),
@@ -89,7 +96,11 @@ fn check(
         n
     };
     let check_set = |what: &str, got: &Option<Vec<usize>>, exp: Set| match exp {
-        None => assert!(got.is_none(), "{name}: {what} should be nil, got {:?}", got.as_deref().map(names)),
+        None => assert!(
+            got.is_none(),
+            "{name}: {what} should be nil, got {:?}",
+            got.as_deref().map(names)
+        ),
         Some(exp) => {
             let got = got.as_deref().map(names).unwrap_or_default();
             assert_eq!(got, want(exp), "{name}: {what} set");
@@ -112,11 +123,24 @@ fn newest() -> ProxyFeatures {
     ProxyFeatures::at(KubeVersion::NEWEST)
 }
 
-const NP: Svc = Svc { itp_local: false, etp_local: false, node_port: 0 };
+const NP: Svc = Svc {
+    itp_local: false,
+    etp_local: false,
+    node_port: 0,
+};
 
 /// Runs one `TestCategorizeEndpoints` row with the newest kube-proxy.
 #[allow(clippy::too_many_arguments)]
-fn row(name: &str, zone: &str, s: Svc, eps: &[ProxyEndpoint], c: Set, l: Set, all: Option<&[&str]>, only_remote: bool) {
+fn row(
+    name: &str,
+    zone: &str,
+    s: Svc,
+    eps: &[ProxyEndpoint],
+    c: Set,
+    l: Set,
+    all: Option<&[&str]>,
+    only_remote: bool,
+) {
     check(name, zone, "this-node", newest(), s, eps, c, l, all, only_remote);
 }
 
@@ -153,7 +177,11 @@ fn categorize_02_external_traffic_policy_local_topology_ignored_for_local_endpoi
     row(
         "externalTrafficPolicy: Local, topology ignored for Local endpoints",
         "zone-a",
-        Svc { etp_local: true, node_port: 8080, ..NP },
+        Svc {
+            etp_local: true,
+            node_port: 8080,
+            ..NP
+        },
         &four_mixed_local(),
         Some(&["10.1.2.3:80", "10.1.2.6:80"]),
         Some(&["10.1.2.3:80", "10.1.2.4:80"]),
@@ -167,7 +195,11 @@ fn categorize_03_internal_traffic_policy_local_topology_ignored_for_local_endpoi
     row(
         "internalTrafficPolicy: Local, topology ignored for Local endpoints",
         "zone-a",
-        Svc { itp_local: true, node_port: 8080, ..NP },
+        Svc {
+            itp_local: true,
+            node_port: 8080,
+            ..NP
+        },
         &four_mixed_local(),
         Some(&["10.1.2.3:80", "10.1.2.6:80"]),
         Some(&["10.1.2.3:80", "10.1.2.4:80"]),
@@ -178,12 +210,30 @@ fn categorize_03_internal_traffic_policy_local_topology_ignored_for_local_endpoi
 
 #[test]
 fn categorize_04_empty_node_labels() {
-    row("empty node labels", "", NP, &[ep("10.1.2.3:80", "R", &["zone-a"], &[])], Some(&["10.1.2.3:80"]), None, None, false);
+    row(
+        "empty node labels",
+        "",
+        NP,
+        &[ep("10.1.2.3:80", "R", &["zone-a"], &[])],
+        Some(&["10.1.2.3:80"]),
+        None,
+        None,
+        false,
+    );
 }
 
 #[test]
 fn categorize_05_empty_zone_label() {
-    row("empty zone label", "", NP, &[ep("10.1.2.3:80", "R", &["zone-a"], &[])], Some(&["10.1.2.3:80"]), None, None, false);
+    row(
+        "empty zone label",
+        "",
+        NP,
+        &[ep("10.1.2.3:80", "R", &["zone-a"], &[])],
+        Some(&["10.1.2.3:80"]),
+        None,
+        None,
+        false,
+    );
 }
 
 #[test]
@@ -281,7 +331,11 @@ fn categorize_11_conflicting_topology_and_localness_require_merging_all_endpoint
     row(
         "conflicting topology and localness require merging allEndpoints",
         "zone-a",
-        Svc { etp_local: true, node_port: 8080, ..NP },
+        Svc {
+            etp_local: true,
+            node_port: 8080,
+            ..NP
+        },
         &[
             ep("10.0.0.0:80", "RL", &["zone-a"], &[]),
             ep("10.0.0.1:80", "RL", &["zone-b"], &[]),
@@ -295,11 +349,24 @@ fn categorize_11_conflicting_topology_and_localness_require_merging_all_endpoint
     );
 }
 
-const ITPL: Svc = Svc { itp_local: true, etp_local: false, node_port: 0 };
+const ITPL: Svc = Svc {
+    itp_local: true,
+    etp_local: false,
+    node_port: 0,
+};
 
 #[test]
 fn categorize_12_internal_traffic_policy_local_with_empty_endpoints() {
-    row("internalTrafficPolicy: Local, with empty endpoints", "", ITPL, &[], None, Some(&[]), None, false);
+    row(
+        "internalTrafficPolicy: Local, with empty endpoints",
+        "",
+        ITPL,
+        &[],
+        None,
+        Some(&[]),
+        None,
+        false,
+    );
 }
 
 #[test]
@@ -322,7 +389,10 @@ fn categorize_14_internal_traffic_policy_local_all_endpoints_are_local() {
         "internalTrafficPolicy: Local, all endpoints are local",
         "",
         ITPL,
-        &[ep("10.0.0.0:80", "RL", &[], &[]), ep("10.0.0.1:80", "RL", &[], &[])],
+        &[
+            ep("10.0.0.0:80", "RL", &[], &[]),
+            ep("10.0.0.1:80", "RL", &[], &[]),
+        ],
         None,
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         None,
@@ -336,7 +406,10 @@ fn categorize_15_internal_traffic_policy_local_some_endpoints_are_local() {
         "internalTrafficPolicy: Local, some endpoints are local",
         "",
         ITPL,
-        &[ep("10.0.0.0:80", "RL", &[], &[]), ep("10.0.0.1:80", "R", &[], &[])],
+        &[
+            ep("10.0.0.0:80", "RL", &[], &[]),
+            ep("10.0.0.1:80", "R", &[], &[]),
+        ],
         None,
         Some(&["10.0.0.0:80"]),
         None,
@@ -378,7 +451,10 @@ fn categorize_18_cluster_traffic_policy_all_endpoints_are_terminating() {
         "Cluster traffic policy, all endpoints are terminating",
         "",
         NP,
-        &[ep("10.0.0.0:80", "STL", &[], &[]), ep("10.0.0.1:80", "ST", &[], &[])],
+        &[
+            ep("10.0.0.0:80", "STL", &[], &[]),
+            ep("10.0.0.1:80", "ST", &[], &[]),
+        ],
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         None,
         None,
@@ -387,7 +463,10 @@ fn categorize_18_cluster_traffic_policy_all_endpoints_are_terminating() {
 }
 
 fn one_local_one_remote() -> Vec<ProxyEndpoint> {
-    vec![ep("10.0.0.0:80", "RL", &[], &[]), ep("10.0.0.1:80", "R", &[], &[])]
+    vec![
+        ep("10.0.0.0:80", "RL", &[], &[]),
+        ep("10.0.0.1:80", "R", &[], &[]),
+    ]
 }
 
 #[test]
@@ -395,7 +474,11 @@ fn categorize_19_itp_local_etp_cluster_some_endpoints_local() {
     row(
         "iTP: Local, eTP: Cluster, some endpoints local",
         "",
-        Svc { itp_local: true, etp_local: false, node_port: 8080 },
+        Svc {
+            itp_local: true,
+            etp_local: false,
+            node_port: 8080,
+        },
         &one_local_one_remote(),
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         Some(&["10.0.0.0:80"]),
@@ -409,7 +492,11 @@ fn categorize_20_itp_cluster_etp_local_some_endpoints_local() {
     row(
         "iTP: Cluster, eTP: Local, some endpoints local",
         "",
-        Svc { itp_local: false, etp_local: true, node_port: 8080 },
+        Svc {
+            itp_local: false,
+            etp_local: true,
+            node_port: 8080,
+        },
         &one_local_one_remote(),
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         Some(&["10.0.0.0:80"]),
@@ -423,7 +510,11 @@ fn categorize_21_itp_local_etp_local_some_endpoints_local() {
     row(
         "iTP: Local, eTP: Local, some endpoints local",
         "",
-        Svc { itp_local: true, etp_local: true, node_port: 8080 },
+        Svc {
+            itp_local: true,
+            etp_local: true,
+            node_port: 8080,
+        },
         &one_local_one_remote(),
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         Some(&["10.0.0.0:80"]),
@@ -437,7 +528,11 @@ fn categorize_22_itp_local_etp_local_all_endpoints_remote() {
     row(
         "iTP: Local, eTP: Local, all endpoints remote",
         "",
-        Svc { itp_local: true, etp_local: true, node_port: 8080 },
+        Svc {
+            itp_local: true,
+            etp_local: true,
+            node_port: 8080,
+        },
         &[ep("10.0.0.0:80", "R", &[], &[]), ep("10.0.0.1:80", "R", &[], &[])],
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         Some(&[]),
@@ -451,8 +546,15 @@ fn categorize_23_itp_local_etp_local_all_endpoints_remote_and_terminating() {
     row(
         "iTP: Local, eTP: Local, all endpoints remote and terminating",
         "",
-        Svc { itp_local: true, etp_local: true, node_port: 8080 },
-        &[ep("10.0.0.0:80", "ST", &[], &[]), ep("10.0.0.1:80", "ST", &[], &[])],
+        Svc {
+            itp_local: true,
+            etp_local: true,
+            node_port: 8080,
+        },
+        &[
+            ep("10.0.0.0:80", "ST", &[], &[]),
+            ep("10.0.0.1:80", "ST", &[], &[]),
+        ],
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         Some(&[]),
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
@@ -465,7 +567,11 @@ fn categorize_24_itp_cluster_etp_local_with_terminating_endpoints() {
     row(
         "iTP: Cluster, eTP: Local, with terminating endpoints",
         "",
-        Svc { itp_local: false, etp_local: true, node_port: 8080 },
+        Svc {
+            itp_local: false,
+            etp_local: true,
+            node_port: 8080,
+        },
         &[
             ep("10.0.0.0:80", "R", &[], &[]),
             ep("10.0.0.1:80", "L", &[], &[]),
@@ -486,8 +592,15 @@ fn categorize_25_external_traffic_policy_ignored_if_not_externally_accessible() 
     row(
         "externalTrafficPolicy ignored if not externally accessible",
         "",
-        Svc { itp_local: false, etp_local: true, node_port: 0 },
-        &[ep("10.0.0.0:80", "R", &[], &[]), ep("10.0.0.1:80", "RL", &[], &[])],
+        Svc {
+            itp_local: false,
+            etp_local: true,
+            node_port: 0,
+        },
+        &[
+            ep("10.0.0.0:80", "R", &[], &[]),
+            ep("10.0.0.1:80", "RL", &[], &[]),
+        ],
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
         None,
         Some(&["10.0.0.0:80", "10.0.0.1:80"]),
@@ -501,7 +614,10 @@ fn categorize_26_no_cluster_endpoints_for_itp_local_internal_only_service() {
         "no cluster endpoints for iTP:Local internal-only service",
         "",
         ITPL,
-        &[ep("10.0.0.0:80", "R", &[], &[]), ep("10.0.0.1:80", "RL", &[], &[])],
+        &[
+            ep("10.0.0.0:80", "R", &[], &[]),
+            ep("10.0.0.1:80", "RL", &[], &[]),
+        ],
         None,
         Some(&["10.0.0.1:80"]),
         None,
@@ -525,14 +641,41 @@ fn prefer_same_node_b1_falls_back_to_same_zone_when_feature_gate_disabled() {
     let features = ProxyFeatures::at(KubeVersion::new(1, 33));
     assert!(!features.node_hints);
     // With the gate off kube-proxy does not even read node hints (endpointslicecache.go).
-    let eps: Vec<ProxyEndpoint> =
-        hinted_by_node().into_iter().map(|mut e| { e.node_hints.clear(); e }).collect();
-    check("B1", "zone-a", "node-1", features, NP, &eps, Some(&["10.1.2.3:80", "10.1.2.6:80"]), None, None, false);
+    let eps: Vec<ProxyEndpoint> = hinted_by_node()
+        .into_iter()
+        .map(|mut e| {
+            e.node_hints.clear();
+            e
+        })
+        .collect();
+    check(
+        "B1",
+        "zone-a",
+        "node-1",
+        features,
+        NP,
+        &eps,
+        Some(&["10.1.2.3:80", "10.1.2.6:80"]),
+        None,
+        None,
+        false,
+    );
 }
 
 #[test]
 fn prefer_same_node_b2_available() {
-    check("B2", "zone-a", "node-1", newest(), NP, &hinted_by_node(), Some(&["10.1.2.3:80"]), None, None, false);
+    check(
+        "B2",
+        "zone-a",
+        "node-1",
+        newest(),
+        NP,
+        &hinted_by_node(),
+        Some(&["10.1.2.3:80"]),
+        None,
+        None,
+        false,
+    );
 }
 
 #[test]
@@ -556,37 +699,125 @@ fn prefer_same_node_b3_ignored_if_some_endpoints_unhinted() {
 
 #[test]
 fn prefer_same_node_b4_falls_back_to_prefer_same_zone_if_no_endpoint_for_node() {
-    check("B4", "zone-a", "node-0", newest(), NP, &hinted_by_node(), Some(&["10.1.2.3:80", "10.1.2.6:80"]), None, None, false);
+    check(
+        "B4",
+        "zone-a",
+        "node-0",
+        newest(),
+        NP,
+        &hinted_by_node(),
+        Some(&["10.1.2.3:80", "10.1.2.6:80"]),
+        None,
+        None,
+        false,
+    );
 }
 
-const ETPL_NP: Svc = Svc { itp_local: false, etp_local: true, node_port: 8080 };
+const ETPL_NP: Svc = Svc {
+    itp_local: false,
+    etp_local: true,
+    node_port: 8080,
+};
 
 #[test]
 fn antrea_etp_local_externally_accessible_cases() {
     // Antrea's four extra "externalTrafficPolicy: Local, externally accessible, …" cases.
-    check("empty", "zone-a", "this-node", newest(), ETPL_NP, &[], Some(&[]), Some(&[]), Some(&[]), false);
-    let remote = [ep("10.0.0.0:80", "RS", &[], &[]), ep("10.0.0.1:80", "RS", &[], &[])];
+    check(
+        "empty",
+        "zone-a",
+        "this-node",
+        newest(),
+        ETPL_NP,
+        &[],
+        Some(&[]),
+        Some(&[]),
+        Some(&[]),
+        false,
+    );
+    let remote = [
+        ep("10.0.0.0:80", "RS", &[], &[]),
+        ep("10.0.0.1:80", "RS", &[], &[]),
+    ];
     let both: &[&str] = &["10.0.0.0:80", "10.0.0.1:80"];
-    check("all remote", "zone-a", "this-node", newest(), ETPL_NP, &remote, Some(both), Some(&[]), Some(both), false);
-    let local = [ep("10.0.0.0:80", "RSL", &[], &[]), ep("10.0.0.1:80", "RSL", &[], &[])];
-    check("all local", "zone-a", "this-node", newest(), ETPL_NP, &local, Some(both), Some(both), Some(both), false);
-    let some = [ep("10.0.0.0:80", "RSL", &[], &[]), ep("10.0.0.1:80", "RS", &[], &[])];
-    check("some local", "zone-a", "this-node", newest(), ETPL_NP, &some, Some(both), Some(&["10.0.0.0:80"]), Some(both), false);
+    check(
+        "all remote",
+        "zone-a",
+        "this-node",
+        newest(),
+        ETPL_NP,
+        &remote,
+        Some(both),
+        Some(&[]),
+        Some(both),
+        false,
+    );
+    let local = [
+        ep("10.0.0.0:80", "RSL", &[], &[]),
+        ep("10.0.0.1:80", "RSL", &[], &[]),
+    ];
+    check(
+        "all local",
+        "zone-a",
+        "this-node",
+        newest(),
+        ETPL_NP,
+        &local,
+        Some(both),
+        Some(both),
+        Some(both),
+        false,
+    );
+    let some = [
+        ep("10.0.0.0:80", "RSL", &[], &[]),
+        ep("10.0.0.1:80", "RS", &[], &[]),
+    ];
+    check(
+        "some local",
+        "zone-a",
+        "this-node",
+        newest(),
+        ETPL_NP,
+        &some,
+        Some(both),
+        Some(&["10.0.0.0:80"]),
+        Some(both),
+        false,
+    );
 }
 
 #[test]
 fn kube_proxy_before_1_26_has_no_terminating_fallback() {
     // ProxyTerminatingEndpoints was on by default only from 1.26: before, case 18 rejects.
     let features = ProxyFeatures::at(KubeVersion::new(1, 25));
-    let eps = [ep("10.0.0.0:80", "STL", &[], &[]), ep("10.0.0.1:80", "ST", &[], &[])];
-    check("pre-1.26", "", "this-node", features, NP, &eps, Some(&[]), None, None, false);
+    let eps = [
+        ep("10.0.0.0:80", "STL", &[], &[]),
+        ep("10.0.0.1:80", "ST", &[], &[]),
+    ];
+    check(
+        "pre-1.26",
+        "",
+        "this-node",
+        features,
+        NP,
+        &eps,
+        Some(&[]),
+        None,
+        None,
+        false,
+    );
 }
 
 #[test]
 fn kube_proxy_before_1_31_needs_the_topology_annotation() {
     let features = ProxyFeatures::at(KubeVersion::new(1, 30));
-    let eps = [ep("10.1.2.3:80", "R", &["zone-a"], &[]), ep("10.1.2.4:80", "R", &["zone-b"], &[])];
-    let node = ProxyNode { name: "this-node", zone: "zone-a" };
+    let eps = [
+        ep("10.1.2.3:80", "R", &["zone-a"], &[]),
+        ep("10.1.2.4:80", "R", &["zone-b"], &[]),
+    ];
+    let node = ProxyNode {
+        name: "this-node",
+        zone: "zone-a",
+    };
     let mut info = svc(NP);
     let got = categorize_endpoints(&eps, &info, node, &features);
     assert_eq!(got.cluster.unwrap().len(), 2, "no annotation: hints ignored");
@@ -595,5 +826,9 @@ fn kube_proxy_before_1_31_needs_the_topology_annotation() {
     assert_eq!(got.cluster.unwrap(), vec![0], "annotation Auto: zone hints used");
     info.hints_annotation = Some("Disabled".into());
     let got = categorize_endpoints(&eps, &info, node, &features);
-    assert_eq!(got.cluster.unwrap().len(), 2, "annotation Disabled: hints ignored");
+    assert_eq!(
+        got.cluster.unwrap().len(),
+        2,
+        "annotation Disabled: hints ignored"
+    );
 }

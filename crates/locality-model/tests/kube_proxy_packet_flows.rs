@@ -18,10 +18,23 @@ use support::*;
 const NODE: &str = "testNodeName";
 
 /// Output in upstream's notation: sorted endpoints, or DROP / REJECT; and the masquerade mark.
-fn flow(state: &ClusterState, svc: &str, source: Source, dest: Destination, mode: ProxyMode) -> (String, bool) {
-    let config = MatrixConfig { data_plane: DataPlane::KubeProxy(Some(mode)), ..Default::default() };
+fn flow(
+    state: &ClusterState,
+    svc: &str,
+    source: Source,
+    dest: Destination,
+    mode: ProxyMode,
+) -> (String, bool) {
+    let config = MatrixConfig {
+        data_plane: DataPlane::KubeProxy(Some(mode)),
+        ..Default::default()
+    };
     let m = Matrix::new(state, config);
-    let port = m.ports.iter().position(|p| p.service.meta.name == svc).expect("service port");
+    let port = m
+        .ports
+        .iter()
+        .position(|p| p.service.meta.name == svc)
+        .expect("service port");
     let node = m.node_position(NODE).expect("node");
     let routes = m.node_routes(port, node);
     let r = routes
@@ -31,7 +44,12 @@ fn flow(state: &ClusterState, svc: &str, source: Source, dest: Destination, mode
         .unwrap_or_else(|| panic!("no route {source:?}->{dest:?} for {svc}"));
     let out = match r.route.verdict {
         VerdictKind::Deliver => {
-            let mut eps: Vec<String> = r.route.endpoints.iter().map(|i| m.ports[port].endpoints[*i].to_string()).collect();
+            let mut eps: Vec<String> = r
+                .route
+                .endpoints
+                .iter()
+                .map(|i| m.ports[port].endpoints[*i].to_string())
+                .collect();
             eps.sort();
             eps.join(", ")
         }
@@ -62,16 +80,30 @@ fn c1_state(itp: Option<TrafficPolicy>, eps: &[(&str, &str)]) -> ClusterState {
 fn both_modes(state: &ClusterState, svc: &str, source: Source, dest: Destination) -> (String, bool) {
     let ipt = flow(state, svc, source, dest, ProxyMode::Iptables);
     let nft = flow(state, svc, source, dest, ProxyMode::Nftables);
-    assert_eq!(ipt, nft, "iptables and nftables agree on {svc} {source:?}->{dest:?}");
+    assert_eq!(
+        ipt, nft,
+        "iptables and nftables agree on {svc} {source:?}->{dest:?}"
+    );
     nft
 }
 
 #[test]
 fn c1_internal_traffic_policy() {
     let three = [("10.0.1.1", NODE), ("10.0.1.2", "node1"), ("10.0.1.3", "node2")];
-    let cases: [(&str, Option<TrafficPolicy>, Vec<(&str, &str)>, &str); 4] = [
-        ("internalTrafficPolicy is cluster", Some(TrafficPolicy::Cluster), three.to_vec(), "10.0.1.1:80, 10.0.1.2:80, 10.0.1.3:80"),
-        ("internalTrafficPolicy is local and there is one local endpoint", Some(TrafficPolicy::Local), three.to_vec(), "10.0.1.1:80"),
+    type Case<'a> = (&'a str, Option<TrafficPolicy>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 4] = [
+        (
+            "internalTrafficPolicy is cluster",
+            Some(TrafficPolicy::Cluster),
+            three.to_vec(),
+            "10.0.1.1:80, 10.0.1.2:80, 10.0.1.3:80",
+        ),
+        (
+            "internalTrafficPolicy is local and there is one local endpoint",
+            Some(TrafficPolicy::Local),
+            three.to_vec(),
+            "10.0.1.1:80",
+        ),
         (
             "internalTrafficPolicy is local and there are multiple local endpoints",
             Some(TrafficPolicy::Local),
@@ -81,7 +113,11 @@ fn c1_internal_traffic_policy() {
         (
             "internalTrafficPolicy is local and there are no local endpoints",
             Some(TrafficPolicy::Local),
-            vec![("10.0.1.1", "node0"), ("10.0.1.2", "node1"), ("10.0.1.3", "node2")],
+            vec![
+                ("10.0.1.1", "node0"),
+                ("10.0.1.2", "node1"),
+                ("10.0.1.3", "node2"),
+            ],
             "DROP",
         ),
     ];
@@ -104,7 +140,10 @@ fn lb_state(etp: TrafficPolicy, eps: Vec<Endpoint>) -> ClusterState {
     let mut svc = service("ns1", "svc1", "172.30.1.1", vec![port("", 80, 0)]);
     svc.type_ = ServiceType::LoadBalancer;
     svc.external_traffic_policy = Some(etp);
-    svc.load_balancer_ingress = vec![LoadBalancerIngress { ip: Some("1.2.3.4".parse().unwrap()), ..Default::default() }];
+    svc.load_balancer_ingress = vec![LoadBalancerIngress {
+        ip: Some("1.2.3.4".parse().unwrap()),
+        ..Default::default()
+    }];
     let s = slice(&svc, "svc1-1", "", 80, eps);
     ClusterState {
         nodes: nodes(&[NODE, "node-1", "another-node"]),
@@ -148,7 +187,10 @@ fn c2_terminating_endpoints_traffic_policy_local() {
         ),
         (
             "no usable endpoints on any node",
-            vec![endpoint("10.0.1.5", NODE, rst(false, false, true)), endpoint("10.0.1.5", "node-1", rst(false, false, true))],
+            vec![
+                endpoint("10.0.1.5", NODE, rst(false, false, true)),
+                endpoint("10.0.1.5", "node-1", rst(false, false, true)),
+            ],
             ("REJECT", false),
             ("REJECT", false),
         ),
@@ -156,13 +198,23 @@ fn c2_terminating_endpoints_traffic_policy_local() {
     for (name, eps, pod_to_cluster_ip, external_to_lb) in cases {
         let state = lb_state(TrafficPolicy::Local, eps);
         let got = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
-        assert_eq!((got.0.as_str(), got.1), pod_to_cluster_ip, "{name}: pod to clusterIP");
+        assert_eq!(
+            (got.0.as_str(), got.1),
+            pod_to_cluster_ip,
+            "{name}: pod to clusterIP"
+        );
         let got = both_modes(&state, "svc1", Source::External, Destination::LoadBalancer);
         assert_eq!((got.0.as_str(), got.1), external_to_lb, "{name}: external to LB");
         let mut deleted = state.clone();
         deleted.endpoint_slices.clear();
-        assert_eq!(both_modes(&deleted, "svc1", Source::Pod, Destination::ClusterIp).0, "REJECT");
-        assert_eq!(both_modes(&deleted, "svc1", Source::External, Destination::LoadBalancer).0, "REJECT");
+        assert_eq!(
+            both_modes(&deleted, "svc1", Source::Pod, Destination::ClusterIp).0,
+            "REJECT"
+        );
+        assert_eq!(
+            both_modes(&deleted, "svc1", Source::External, Destination::LoadBalancer).0,
+            "REJECT"
+        );
     }
 }
 
@@ -190,10 +242,17 @@ fn c3_terminating_endpoints_traffic_policy_cluster() {
             ],
             "10.0.1.2:80, 10.0.1.3:80, 10.0.1.5:80",
         ),
-        ("terminating endpoints on remote node", vec![endpoint("10.0.1.5", "node-1", rst(false, true, true))], "10.0.1.5:80"),
+        (
+            "terminating endpoints on remote node",
+            vec![endpoint("10.0.1.5", "node-1", rst(false, true, true))],
+            "10.0.1.5:80",
+        ),
         (
             "no usable endpoints on any node",
-            vec![endpoint("10.0.1.5", NODE, rst(false, false, true)), endpoint("10.0.1.5", "node-1", rst(false, false, true))],
+            vec![
+                endpoint("10.0.1.5", NODE, rst(false, false, true)),
+                endpoint("10.0.1.5", "node-1", rst(false, false, true)),
+            ],
             "REJECT",
         ),
     ];
@@ -203,7 +262,11 @@ fn c3_terminating_endpoints_traffic_policy_cluster() {
         assert_eq!((out.as_str(), masq), (want, false), "{name}: pod to clusterIP");
         let (out, masq) = both_modes(&state, "svc1", Source::External, Destination::LoadBalancer);
         assert_eq!(out, want, "{name}: external to LB");
-        assert_eq!(masq, want != "REJECT", "{name}: external to LB is masqueraded under ETP Cluster");
+        assert_eq!(
+            masq,
+            want != "REJECT",
+            "{name}: external to LB is masqueraded under ETP Cluster"
+        );
     }
 }
 
@@ -212,21 +275,50 @@ fn c4_state() -> ClusterState {
     let mk = |ns: &str, name: &str, ip: &str, np: u16, ingress: &str, local_ip: &str, remote_ip: &str| {
         let mut svc = service(ns, name, ip, vec![port("p80", 80, np)]);
         svc.type_ = ServiceType::LoadBalancer;
-        svc.load_balancer_ingress =
-            vec![LoadBalancerIngress { ip: Some(ingress.parse().unwrap()), ..Default::default() }];
+        svc.load_balancer_ingress = vec![LoadBalancerIngress {
+            ip: Some(ingress.parse().unwrap()),
+            ..Default::default()
+        }];
         let s = slice(
             &svc,
             &format!("{name}-1"),
             "p80",
             80,
-            vec![endpoint(local_ip, NODE, UNSET), endpoint(remote_ip, "remote-node", UNSET)],
+            vec![
+                endpoint(local_ip, NODE, UNSET),
+                endpoint(remote_ip, "remote-node", UNSET),
+            ],
         );
         (svc, s)
     };
-    let (svc1, s1) = mk("ns1", "svc1", "172.30.0.41", 3001, "1.2.3.4", "10.180.0.1", "10.180.1.1");
-    let (mut svc2, s2) = mk("ns2", "svc2", "172.30.0.42", 3002, "5.6.7.8", "10.180.0.2", "10.180.1.2");
+    let (svc1, s1) = mk(
+        "ns1",
+        "svc1",
+        "172.30.0.41",
+        3001,
+        "1.2.3.4",
+        "10.180.0.1",
+        "10.180.1.1",
+    );
+    let (mut svc2, s2) = mk(
+        "ns2",
+        "svc2",
+        "172.30.0.42",
+        3002,
+        "5.6.7.8",
+        "10.180.0.2",
+        "10.180.1.2",
+    );
     svc2.external_traffic_policy = Some(TrafficPolicy::Local);
-    let (mut svc3, s3) = mk("ns3", "svc3", "172.30.0.43", 3003, "9.10.11.12", "10.180.0.3", "10.180.1.3");
+    let (mut svc3, s3) = mk(
+        "ns3",
+        "svc3",
+        "172.30.0.43",
+        3003,
+        "9.10.11.12",
+        "10.180.0.3",
+        "10.180.1.3",
+    );
     svc3.internal_traffic_policy = Some(TrafficPolicy::Local);
     ClusterState {
         nodes: nodes(&[NODE, "remote-node"]),
@@ -251,28 +343,148 @@ fn c4_internal_external_masquerade_base_configuration() {
         (4, "node to ClusterIP", "svc1", Host, ClusterIp, svc1, true),
         (5, "node to NodePort", "svc1", Host, NodePort, svc1, true),
         (6, "node to LB", "svc1", Host, Lb, svc1, true),
-        (7, "external to ClusterIP", "svc1", External, ClusterIp, svc1, true),
+        (
+            7,
+            "external to ClusterIP",
+            "svc1",
+            External,
+            ClusterIp,
+            svc1,
+            true,
+        ),
         (8, "external to NodePort", "svc1", External, NodePort, svc1, true),
         (9, "external to LB", "svc1", External, Lb, svc1, true),
-        (10, "pod to ClusterIP with eTP:Local", "svc2", Pod, ClusterIp, svc2, false),
-        (11, "pod to NodePort with eTP:Local", "svc2", Pod, NodePort, svc2, false),
+        (
+            10,
+            "pod to ClusterIP with eTP:Local",
+            "svc2",
+            Pod,
+            ClusterIp,
+            svc2,
+            false,
+        ),
+        (
+            11,
+            "pod to NodePort with eTP:Local",
+            "svc2",
+            Pod,
+            NodePort,
+            svc2,
+            false,
+        ),
         (12, "pod to LB with eTP:Local", "svc2", Pod, Lb, svc2, false),
-        (13, "node to ClusterIP with eTP:Local", "svc2", Host, ClusterIp, svc2, true),
+        (
+            13,
+            "node to ClusterIP with eTP:Local",
+            "svc2",
+            Host,
+            ClusterIp,
+            svc2,
+            true,
+        ),
         // Upstream's flow 14 dials svc1's nodePort (3001), so it checks svc1.
-        (14, "node to NodePort with eTP:Local", "svc1", Host, NodePort, svc1, true),
+        (
+            14,
+            "node to NodePort with eTP:Local",
+            "svc1",
+            Host,
+            NodePort,
+            svc1,
+            true,
+        ),
         (15, "node to LB with eTP:Local", "svc2", Host, Lb, svc2, true),
-        (16, "external to ClusterIP with eTP:Local", "svc2", External, ClusterIp, svc2, true),
-        (17, "external to NodePort with eTP:Local", "svc2", External, NodePort, "10.180.0.2:80", false),
-        (18, "external to LB with eTP:Local", "svc2", External, Lb, "10.180.0.2:80", false),
-        (19, "pod to ClusterIP with iTP:Local", "svc3", Pod, ClusterIp, "10.180.0.3:80", false),
-        (20, "pod to NodePort with iTP:Local", "svc3", Pod, NodePort, svc3, true),
+        (
+            16,
+            "external to ClusterIP with eTP:Local",
+            "svc2",
+            External,
+            ClusterIp,
+            svc2,
+            true,
+        ),
+        (
+            17,
+            "external to NodePort with eTP:Local",
+            "svc2",
+            External,
+            NodePort,
+            "10.180.0.2:80",
+            false,
+        ),
+        (
+            18,
+            "external to LB with eTP:Local",
+            "svc2",
+            External,
+            Lb,
+            "10.180.0.2:80",
+            false,
+        ),
+        (
+            19,
+            "pod to ClusterIP with iTP:Local",
+            "svc3",
+            Pod,
+            ClusterIp,
+            "10.180.0.3:80",
+            false,
+        ),
+        (
+            20,
+            "pod to NodePort with iTP:Local",
+            "svc3",
+            Pod,
+            NodePort,
+            svc3,
+            true,
+        ),
         (21, "pod to LB with iTP:Local", "svc3", Pod, Lb, svc3, true),
-        (22, "node to ClusterIP with iTP:Local", "svc3", Host, ClusterIp, "10.180.0.3:80", true),
-        (23, "node to NodePort with iTP:Local", "svc3", Host, NodePort, svc3, true),
+        (
+            22,
+            "node to ClusterIP with iTP:Local",
+            "svc3",
+            Host,
+            ClusterIp,
+            "10.180.0.3:80",
+            true,
+        ),
+        (
+            23,
+            "node to NodePort with iTP:Local",
+            "svc3",
+            Host,
+            NodePort,
+            svc3,
+            true,
+        ),
         (24, "node to LB with iTP:Local", "svc3", Host, Lb, svc3, true),
-        (25, "external to ClusterIP with iTP:Local", "svc3", External, ClusterIp, "10.180.0.3:80", true),
-        (26, "external to NodePort with iTP:Local", "svc3", External, NodePort, svc3, true),
-        (27, "external to LB with iTP:Local", "svc3", External, Lb, svc3, true),
+        (
+            25,
+            "external to ClusterIP with iTP:Local",
+            "svc3",
+            External,
+            ClusterIp,
+            "10.180.0.3:80",
+            true,
+        ),
+        (
+            26,
+            "external to NodePort with iTP:Local",
+            "svc3",
+            External,
+            NodePort,
+            svc3,
+            true,
+        ),
+        (
+            27,
+            "external to LB with iTP:Local",
+            "svc3",
+            External,
+            Lb,
+            svc3,
+            true,
+        ),
     ];
     for (n, name, svc, source, dest, want, masq) in flows {
         let got = both_modes(&state, svc, source, dest);
@@ -283,30 +495,129 @@ fn c4_internal_external_masquerade_base_configuration() {
 #[test]
 fn ipvs_differences() {
     // ITP Local, no local endpoint, not externally reachable: zero real servers → refused.
-    let state = c1_state(Some(TrafficPolicy::Local), &[("10.0.1.1", "node0"), ("10.0.1.2", "node1")]);
-    assert_eq!(flow(&state, "svc1", Source::Pod, Destination::ClusterIp, ProxyMode::Ipvs).0, "REJECT");
+    let state = c1_state(
+        Some(TrafficPolicy::Local),
+        &[("10.0.1.1", "node0"), ("10.0.1.2", "node1")],
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc1",
+            Source::Pod,
+            Destination::ClusterIp,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "REJECT"
+    );
     // ITP Local on an externally reachable Service (svc3 of C4) with no local endpoint: IPVS
     // programs the cluster endpoints, so ClusterIP traffic is delivered remotely.
     let mut state = c4_state();
-    state.endpoint_slices[2].endpoints.retain(|e| e.node_name.as_deref() != Some(NODE));
-    assert_eq!(flow(&state, "svc3", Source::Pod, Destination::ClusterIp, ProxyMode::Ipvs).0, "10.180.1.3:80");
-    assert_eq!(flow(&state, "svc3", Source::Pod, Destination::ClusterIp, ProxyMode::Iptables).0, "DROP");
+    state.endpoint_slices[2]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    assert_eq!(
+        flow(
+            &state,
+            "svc3",
+            Source::Pod,
+            Destination::ClusterIp,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "10.180.1.3:80"
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc3",
+            Source::Pod,
+            Destination::ClusterIp,
+            ProxyMode::Iptables
+        )
+        .0,
+        "DROP"
+    );
     // ETP Local with a local endpoint: IPVS has no short-circuit, pods get the local endpoint only.
     let state = c4_state();
-    assert_eq!(flow(&state, "svc2", Source::Pod, Destination::NodePort, ProxyMode::Ipvs).0, "10.180.0.2:80");
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Pod,
+            Destination::NodePort,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "10.180.0.2:80"
+    );
     // ETP Local without a local endpoint: external traffic's reply is lost (a timeout).
     let mut state = c4_state();
-    state.endpoint_slices[1].endpoints.retain(|e| e.node_name.as_deref() != Some(NODE));
-    assert_eq!(flow(&state, "svc2", Source::External, Destination::NodePort, ProxyMode::Ipvs).0, "DROP");
-    assert_eq!(flow(&state, "svc2", Source::Pod, Destination::NodePort, ProxyMode::Ipvs).0, "10.180.1.2:80");
+    state.endpoint_slices[1]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::External,
+            Destination::NodePort,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "DROP"
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Pod,
+            Destination::NodePort,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "10.180.1.2:80"
+    );
 }
 
 #[test]
 fn nftables_host_to_load_balancer_with_etp_local_and_no_local_endpoint_is_dropped() {
     let mut state = c4_state();
-    state.endpoint_slices[1].endpoints.retain(|e| e.node_name.as_deref() != Some(NODE));
-    assert_eq!(flow(&state, "svc2", Source::Host, Destination::LoadBalancer, ProxyMode::Nftables).0, "DROP");
-    assert_eq!(flow(&state, "svc2", Source::Host, Destination::LoadBalancer, ProxyMode::Iptables).0, "10.180.1.2:80");
+    state.endpoint_slices[1]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Host,
+            Destination::LoadBalancer,
+            ProxyMode::Nftables
+        )
+        .0,
+        "DROP"
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Host,
+            Destination::LoadBalancer,
+            ProxyMode::Iptables
+        )
+        .0,
+        "10.180.1.2:80"
+    );
     // NodePort from the host is not checked in filter-output: short-circuited in both modes.
-    assert_eq!(flow(&state, "svc2", Source::Host, Destination::NodePort, ProxyMode::Nftables).0, "10.180.1.2:80");
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Host,
+            Destination::NodePort,
+            ProxyMode::Nftables
+        )
+        .0,
+        "10.180.1.2:80"
+    );
 }

@@ -36,13 +36,28 @@ struct SvcSpec {
 }
 
 fn arb_service(nodes: usize) -> impl Strategy<Value = SvcSpec> {
-    let ep = (0..nodes + 1, arb_conditions(), proptest::option::of(0..3usize), proptest::option::of(0..nodes + 1))
-        .prop_map(|(node, cond, zone_hint, node_hint)| EpSpec { node, cond, zone_hint, node_hint });
+    let ep = (
+        0..nodes + 1,
+        arb_conditions(),
+        proptest::option::of(0..3usize),
+        proptest::option::of(0..nodes + 1),
+    )
+        .prop_map(|(node, cond, zone_hint, node_hint)| EpSpec {
+            node,
+            cond,
+            zone_hint,
+            node_hint,
+        });
     (
         any::<bool>(),
         any::<bool>(),
         0u8..3,
-        prop_oneof![Just(None), Just(Some("PreferClose")), Just(Some("PreferSameZone")), Just(Some("PreferSameNode"))],
+        prop_oneof![
+            Just(None),
+            Just(Some("PreferClose")),
+            Just(Some("PreferSameZone")),
+            Just(Some("PreferSameNode"))
+        ],
         any::<bool>(),
         proptest::collection::vec(ep, 0..6),
     )
@@ -79,15 +94,22 @@ fn build(nodes: &[Option<usize>], services: &[SvcSpec]) -> ClusterState {
     for (s, spec) in services.iter().enumerate() {
         let name = format!("svc-{s}");
         let np = if spec.kind > 0 { 30000 + s as u16 } else { 0 };
-        let mut svc = service("default", &name, &format!("10.96.0.{}", s + 1), vec![port("http", 80, np)]);
+        let mut svc = service(
+            "default",
+            &name,
+            &format!("10.96.0.{}", s + 1),
+            vec![port("http", 80, np)],
+        );
         svc.type_ = match spec.kind {
             0 => ServiceType::ClusterIP,
             1 => ServiceType::NodePort,
             _ => ServiceType::LoadBalancer,
         };
         if spec.kind == 2 {
-            svc.load_balancer_ingress =
-                vec![LoadBalancerIngress { ip: Some(format!("1.2.3.{}", s + 1).parse().unwrap()), ..Default::default() }];
+            svc.load_balancer_ingress = vec![LoadBalancerIngress {
+                ip: Some(format!("1.2.3.{}", s + 1).parse().unwrap()),
+                ..Default::default()
+            }];
         }
         svc.internal_traffic_policy = spec.itp_local.then_some(TrafficPolicy::Local);
         svc.external_traffic_policy = spec.etp_local.then_some(TrafficPolicy::Local);
@@ -101,14 +123,19 @@ fn build(nodes: &[Option<usize>], services: &[SvcSpec]) -> ClusterState {
                     let mut ep = endpoint(&format!("10.{s}.0.{}", i + 1), &node_name(e.node), e.cond);
                     if e.zone_hint.is_some() || e.node_hint.is_some() {
                         ep.hints = Some(EndpointHints {
-                            for_zones: e.zone_hint.map(|z| vec![ZONES[z].to_string()]).unwrap_or_default(),
+                            for_zones: e
+                                .zone_hint
+                                .map(|z| vec![ZONES[z].to_string()])
+                                .unwrap_or_default(),
                             for_nodes: e.node_hint.map(|n| vec![node_name(n)]).unwrap_or_default(),
                         });
                     }
                     ep
                 })
                 .collect();
-            state.endpoint_slices.push(slice(&svc, &format!("{name}-abc"), "http", 8080, eps));
+            state
+                .endpoint_slices
+                .push(slice(&svc, &format!("{name}-abc"), "http", 8080, eps));
         } else {
             for (i, e) in spec.endpoints.iter().enumerate() {
                 let mut meta = meta("default", &format!("{name}-pod-{i}"));
@@ -118,7 +145,10 @@ fn build(nodes: &[Option<usize>], services: &[SvcSpec]) -> ClusterState {
                 }
                 state.pods.push(Pod {
                     meta,
-                    spec: PodSpec { node_name: node_name(e.node), ..Default::default() },
+                    spec: PodSpec {
+                        node_name: node_name(e.node),
+                        ..Default::default()
+                    },
                     phase: PodPhase::Running,
                     ready: e.cond.0 != Some(false),
                     pod_ips: vec![format!("10.{s}.1.{}", i + 1).parse().unwrap()],
@@ -131,7 +161,10 @@ fn build(nodes: &[Option<usize>], services: &[SvcSpec]) -> ClusterState {
 }
 
 fn matrix_config(mode: ProxyMode) -> MatrixConfig {
-    MatrixConfig { data_plane: DataPlane::KubeProxy(Some(mode)), ..Default::default() }
+    MatrixConfig {
+        data_plane: DataPlane::KubeProxy(Some(mode)),
+        ..Default::default()
+    }
 }
 
 /// Every route of every (port, node) as text, for comparisons.
@@ -140,7 +173,12 @@ fn dump(m: &Matrix<'_>) -> Vec<String> {
     for p in 0..m.ports.len() {
         for (n, routes) in m.port_routes(p, None) {
             for r in routes.routes {
-                let eps: Vec<String> = r.route.endpoints.iter().map(|i| m.ports[p].endpoints[*i].to_string()).collect();
+                let eps: Vec<String> = r
+                    .route
+                    .endpoints
+                    .iter()
+                    .map(|i| m.ports[p].endpoints[*i].to_string())
+                    .collect();
                 out.push(format!(
                     "{}/{} {} {} {:?}->{:?} {:?} {:?} {:?} masq={}",
                     m.ports[p].service.meta.name,

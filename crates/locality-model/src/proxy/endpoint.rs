@@ -9,8 +9,8 @@ use std::fmt;
 use std::net::IpAddr;
 
 use crate::objects::{
-    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, IpFamily, Protocol,
-    Service, ServicePort, ServiceType, TrafficPolicy,
+    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, IpFamily, Protocol, Service,
+    ServicePort, ServiceType, TrafficPolicy,
 };
 use crate::version::ProxyFeatures;
 
@@ -99,9 +99,15 @@ pub enum NotProxiedReason {
 impl ServicePortInfo {
     /// Builds the port info of `port` in `family` (`newBaseServiceInfo`).
     pub fn new(svc: &Service, port: &ServicePort, family: IpFamily, features: &ProxyFeatures) -> Self {
-        let api_externally_accessible = matches!(svc.type_, ServiceType::LoadBalancer | ServiceType::NodePort)
-            || (svc.type_ == ServiceType::ClusterIP && !svc.external_ips.is_empty());
-        let of_family = |ips: &[IpAddr]| ips.iter().copied().filter(|ip| IpFamily::of(ip) == family).collect();
+        let api_externally_accessible =
+            matches!(svc.type_, ServiceType::LoadBalancer | ServiceType::NodePort)
+                || (svc.type_ == ServiceType::ClusterIP && !svc.external_ips.is_empty());
+        let of_family = |ips: &[IpAddr]| {
+            ips.iter()
+                .copied()
+                .filter(|ip| IpFamily::of(ip) == family)
+                .collect()
+        };
         let load_balancer_vips = svc
             .load_balancer_ingress
             .iter()
@@ -127,7 +133,11 @@ impl ServicePortInfo {
             name: svc.meta.name.clone(),
             port: port.clone(),
             family,
-            cluster_ip: svc.cluster_ips.iter().copied().find(|ip| IpFamily::of(ip) == family),
+            cluster_ip: svc
+                .cluster_ips
+                .iter()
+                .copied()
+                .find(|ip| IpFamily::of(ip) == family),
             internal_policy_local: features.internal_traffic_policy && svc.itp() == TrafficPolicy::Local,
             external_policy_local: api_externally_accessible && svc.etp() == TrafficPolicy::Local,
             external_ips: of_family(&svc.external_ips),
@@ -178,12 +188,17 @@ pub fn endpoints_for_port<'a>(
         let Some(number) = slice.ports.iter().find_map(|p| {
             let name_matches = p.name.as_deref() == Some(port.name.as_str());
             let proto_matches = p.protocol.unwrap_or(Protocol::TCP) == port.protocol;
-            (name_matches && proto_matches).then_some(p.port).flatten().filter(|n| *n != 0)
+            (name_matches && proto_matches)
+                .then_some(p.port)
+                .flatten()
+                .filter(|n| *n != 0)
         }) else {
             continue;
         };
         for ep in &slice.endpoints {
-            let Some(ip) = ep.addresses.first().copied() else { continue };
+            let Some(ip) = ep.addresses.first().copied() else {
+                continue;
+            };
             let hints = ep.hints.as_ref();
             let candidate = ProxyEndpoint {
                 ip,
@@ -211,6 +226,6 @@ pub fn endpoints_for_port<'a>(
         }
     }
     let mut out: Vec<ProxyEndpoint> = order.into_iter().filter_map(|k| by_key.remove(&k)).collect();
-    out.sort_by(|a, b| (a.ip, a.port).cmp(&(b.ip, b.port)));
+    out.sort_by_key(|e| (e.ip, e.port));
     out
 }

@@ -89,7 +89,13 @@ pub struct CategorizedEndpoints {
 impl CategorizedEndpoints {
     /// `allReachableEndpoints`: the union of the cluster and local sets (sorted indices).
     pub fn all_reachable(&self) -> Vec<usize> {
-        let mut all: Vec<usize> = self.cluster.iter().chain(self.local.iter()).flatten().copied().collect();
+        let mut all: Vec<usize> = self
+            .cluster
+            .iter()
+            .chain(self.local.iter())
+            .flatten()
+            .copied()
+            .collect();
         all.sort_unstable();
         all.dedup();
         all
@@ -149,7 +155,8 @@ impl<'a> CategorizeIndex<'a> {
             local_by_node: HashMap::new(),
         };
         for (i, ep) in endpoints.iter().enumerate() {
-            let usable_terminating = !ep.ready && ep.is_serving_terminating() && features.terminating_fallback;
+            let usable_terminating =
+                !ep.ready && ep.is_serving_terminating() && features.terminating_fallback;
             if ep.ready {
                 idx.ready.push(i);
                 if ep.node_hints.is_empty() {
@@ -191,7 +198,10 @@ impl<'a> CategorizeIndex<'a> {
     /// Nodes that categorize differently from an anonymous node of their zone: nodes that
     /// host an endpoint or are named in a node hint.
     pub fn special_nodes(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.local_by_node.keys().chain(self.ready_by_node_hint.keys()).copied()
+        self.local_by_node
+            .keys()
+            .chain(self.ready_by_node_hint.keys())
+            .copied()
     }
 
     /// `topologyModeFromHints` for a node, with the reasons.
@@ -206,12 +216,18 @@ impl<'a> CategorizeIndex<'a> {
         if self.node_hints_enabled {
             match self.first_without_node_hint {
                 None if self.ready_by_node_hint.contains_key(node.name) => {
-                    return (TopologyMode::PreferSameNode, vec![HintDecision::Applied(TopologyMode::PreferSameNode)]);
+                    return (
+                        TopologyMode::PreferSameNode,
+                        vec![HintDecision::Applied(TopologyMode::PreferSameNode)],
+                    );
                 }
-                None => why.push(HintDecision::NoneForThisNode { mode: TopologyMode::PreferSameNode }),
-                Some(i) if !self.ready_by_node_hint.is_empty() => {
-                    why.push(HintDecision::NotAllHinted { mode: TopologyMode::PreferSameNode, unhinted: i })
-                }
+                None => why.push(HintDecision::NoneForThisNode {
+                    mode: TopologyMode::PreferSameNode,
+                }),
+                Some(i) if !self.ready_by_node_hint.is_empty() => why.push(HintDecision::NotAllHinted {
+                    mode: TopologyMode::PreferSameNode,
+                    unhinted: i,
+                }),
                 Some(_) => {}
             }
         }
@@ -220,10 +236,13 @@ impl<'a> CategorizeIndex<'a> {
                 why.push(HintDecision::Applied(TopologyMode::PreferSameZone));
                 return (TopologyMode::PreferSameZone, why);
             }
-            None => why.push(HintDecision::NoneForThisNode { mode: TopologyMode::PreferSameZone }),
-            Some(i) if !self.ready_by_zone_hint.is_empty() => {
-                why.push(HintDecision::NotAllHinted { mode: TopologyMode::PreferSameZone, unhinted: i })
-            }
+            None => why.push(HintDecision::NoneForThisNode {
+                mode: TopologyMode::PreferSameZone,
+            }),
+            Some(i) if !self.ready_by_zone_hint.is_empty() => why.push(HintDecision::NotAllHinted {
+                mode: TopologyMode::PreferSameZone,
+                unhinted: i,
+            }),
             Some(_) => {}
         }
         if why.is_empty() {
@@ -249,8 +268,16 @@ impl<'a> CategorizeIndex<'a> {
             out.hint_decisions = why;
             let filtered: Vec<usize> = match mode {
                 TopologyMode::None => self.ready.clone(),
-                TopologyMode::PreferSameNode => self.ready_by_node_hint.get(node.name).cloned().unwrap_or_default(),
-                TopologyMode::PreferSameZone => self.ready_by_zone_hint.get(node.zone).cloned().unwrap_or_default(),
+                TopologyMode::PreferSameNode => self
+                    .ready_by_node_hint
+                    .get(node.name)
+                    .cloned()
+                    .unwrap_or_default(),
+                TopologyMode::PreferSameZone => self
+                    .ready_by_zone_hint
+                    .get(node.zone)
+                    .cloned()
+                    .unwrap_or_default(),
             };
             if filtered.is_empty() && self.terminating_fallback && !self.serving_terminating.is_empty() {
                 // No topology and no locality filter on the fallback (topology.go step 3.4).
@@ -261,7 +288,11 @@ impl<'a> CategorizeIndex<'a> {
             }
         }
         if self.uses_local {
-            let local = if node.name.is_empty() { None } else { self.local_by_node.get(node.name) };
+            let local = if node.name.is_empty() {
+                None
+            } else {
+                self.local_by_node.get(node.name)
+            };
             out.local = Some(match local {
                 Some((ready, _)) if !ready.is_empty() => ready.clone(),
                 Some((_, terminating)) if !terminating.is_empty() => {

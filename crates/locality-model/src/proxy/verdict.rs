@@ -79,8 +79,12 @@ pub enum Destination {
 
 impl Destination {
     /// All destinations, in output order.
-    pub const ALL: [Destination; 4] =
-        [Destination::ClusterIp, Destination::NodePort, Destination::LoadBalancer, Destination::ExternalIp];
+    pub const ALL: [Destination; 4] = [
+        Destination::ClusterIp,
+        Destination::NodePort,
+        Destination::LoadBalancer,
+        Destination::ExternalIp,
+    ];
     /// Output spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -237,7 +241,10 @@ pub struct TraceStep {
 
 impl TraceStep {
     fn new(step: &'static str, detail: impl Into<String>) -> Self {
-        TraceStep { step, detail: detail.into() }
+        TraceStep {
+            step,
+            detail: detail.into(),
+        }
     }
 }
 
@@ -280,7 +287,9 @@ pub struct RouteQuery {
 /// The verdict of a headless / ExternalName Service or of a Windows node.
 pub fn not_proxied(source: Source, destination: Destination, reason: Reason) -> Route {
     let detail = match reason {
-        Reason::Headless => "the Service is headless (clusterIP: None): kube-proxy writes no rules; clients reach pods directly",
+        Reason::Headless => {
+            "the Service is headless (clusterIP: None): kube-proxy writes no rules; clients reach pods directly"
+        }
         Reason::ExternalName => "the Service is ExternalName: a DNS CNAME, kube-proxy writes no rules",
         _ => "the node runs Windows: kube-proxy's kernelspace mode is not modelled",
     };
@@ -341,7 +350,12 @@ impl Builder {
 ///
 /// Assumes kube-proxy's local-traffic detector is configured (the default: `--cluster-cidr`
 /// or `--detect-local-mode`), and `masqueradeAll=false`.
-pub fn route(svc: &ServicePortInfo, cat: &CategorizedEndpoints, endpoint_count: usize, q: RouteQuery) -> Route {
+pub fn route(
+    svc: &ServicePortInfo,
+    cat: &CategorizedEndpoints,
+    endpoint_count: usize,
+    q: RouteQuery,
+) -> Route {
     if let Some(np) = svc.not_proxied {
         return not_proxied(q.source, q.destination, not_proxied_reason(np));
     }
@@ -365,23 +379,45 @@ pub fn route(svc: &ServicePortInfo, cat: &CategorizedEndpoints, endpoint_count: 
     b.step("categorize", sets);
 
     if !cat.has_any_endpoints {
-        let reason = if endpoint_count == 0 { Reason::NoEndpoints } else { Reason::NoUsableEndpoints };
-        let rule = match q.mode {
-            ProxyMode::Iptables => "filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES: -j REJECT (\"has no endpoints\")",
-            ProxyMode::Nftables => "no-endpoint-services / no-endpoint-nodeports: goto reject-chain",
-            ProxyMode::Ipvs => "virtual server with no real servers; the kernel answers ICMP port unreachable",
+        let reason = if endpoint_count == 0 {
+            Reason::NoEndpoints
+        } else {
+            Reason::NoUsableEndpoints
         };
-        b.step("no-endpoints", "no endpoint is ready or serving-terminating anywhere in the cluster")
-            .step("rule", rule);
-        let conf = if ipvs { Confidence::SourceRead } else { Confidence::UpstreamTest };
+        let rule = match q.mode {
+            ProxyMode::Iptables => {
+                "filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES: -j REJECT (\"has no endpoints\")"
+            }
+            ProxyMode::Nftables => "no-endpoint-services / no-endpoint-nodeports: goto reject-chain",
+            ProxyMode::Ipvs => {
+                "virtual server with no real servers; the kernel answers ICMP port unreachable"
+            }
+        };
+        b.step(
+            "no-endpoints",
+            "no endpoint is ready or serving-terminating anywhere in the cluster",
+        )
+        .step("rule", rule);
+        let conf = if ipvs {
+            Confidence::SourceRead
+        } else {
+            Confidence::UpstreamTest
+        };
         return b.finish(VerdictKind::Reject, Vec::new(), reason, conf, false);
     }
 
     let cluster = cat.cluster.clone().unwrap_or_default();
     let local = cat.local.clone();
-    let cluster_reason =
-        if cat.cluster_fallback { Reason::ClusterServingTerminating } else { Reason::ClusterReady };
-    let local_reason = if cat.local_fallback { Reason::LocalServingTerminating } else { Reason::LocalReady };
+    let cluster_reason = if cat.cluster_fallback {
+        Reason::ClusterServingTerminating
+    } else {
+        Reason::ClusterReady
+    };
+    let local_reason = if cat.local_fallback {
+        Reason::LocalServingTerminating
+    } else {
+        Reason::LocalReady
+    };
 
     let use_cluster = |b: &mut Builder| {
         b.route.topology = cat.topology;
@@ -396,12 +432,28 @@ pub fn route(svc: &ServicePortInfo, cat: &CategorizedEndpoints, endpoint_count: 
         // ITP governs ClusterIP traffic from every source; ETP never applies.
         let masq = q.source != Source::Pod;
         if svc.internal_policy_local {
-            b.step("policy", "internalTrafficPolicy: Local: only endpoints on this node may be used");
+            b.step(
+                "policy",
+                "internalTrafficPolicy: Local: only endpoints on this node may be used",
+            );
             let local = local.unwrap_or_default();
             if !local.is_empty() {
                 use_local(&mut b);
-                b.step("rule", format!("{} chain KUBE-SVL-… with {} local endpoint(s)", q.mode.as_str(), local.len()));
-                return b.finish(VerdictKind::Deliver, local, local_reason, Confidence::UpstreamTest, masq);
+                b.step(
+                    "rule",
+                    format!(
+                        "{} chain KUBE-SVL-… with {} local endpoint(s)",
+                        q.mode.as_str(),
+                        local.len()
+                    ),
+                );
+                return b.finish(
+                    VerdictKind::Deliver,
+                    local,
+                    local_reason,
+                    Confidence::UpstreamTest,
+                    masq,
+                );
             }
             if ipvs {
                 if svc.externally_accessible() {
@@ -410,29 +462,73 @@ pub fn route(svc: &ServicePortInfo, cat: &CategorizedEndpoints, endpoint_count: 
                         "ipvs",
                         "IPVS programs the cluster endpoints when no local endpoint exists and the Service is externally reachable (kubernetes#97081): ITP Local is not enforced",
                     );
-                    return b.finish(VerdictKind::Deliver, cluster, Reason::IpvsLocalPolicyNotEnforced, Confidence::Inferred, masq);
+                    return b.finish(
+                        VerdictKind::Deliver,
+                        cluster,
+                        Reason::IpvsLocalPolicyNotEnforced,
+                        Confidence::Inferred,
+                        masq,
+                    );
                 }
                 b.step("ipvs", "IPVS virtual server with zero real servers: the kernel answers ICMP port unreachable (not a DROP)");
-                return b.finish(VerdictKind::Reject, Vec::new(), Reason::IpvsNoRealServers, Confidence::Inferred, false);
+                return b.finish(
+                    VerdictKind::Reject,
+                    Vec::new(),
+                    Reason::IpvsNoRealServers,
+                    Confidence::Inferred,
+                    false,
+                );
             }
-            b.step("no-local", "endpoints exist on other nodes, none usable on this node")
-                .step("rule", rule_text(q.mode, "DROP", "has no local endpoints"));
-            return b.finish(VerdictKind::Drop, Vec::new(), Reason::NoLocalEndpoints, Confidence::UpstreamTest, false);
+            b.step(
+                "no-local",
+                "endpoints exist on other nodes, none usable on this node",
+            )
+            .step("rule", rule_text(q.mode, "DROP", "has no local endpoints"));
+            return b.finish(
+                VerdictKind::Drop,
+                Vec::new(),
+                Reason::NoLocalEndpoints,
+                Confidence::UpstreamTest,
+                false,
+            );
         }
         use_cluster(&mut b);
-        b.step("rule", format!("{} chain KUBE-SVC-… with {} endpoint(s)", q.mode.as_str(), cluster.len()));
-        return b.finish(VerdictKind::Deliver, cluster, cluster_reason, Confidence::UpstreamTest, masq);
+        b.step(
+            "rule",
+            format!(
+                "{} chain KUBE-SVC-… with {} endpoint(s)",
+                q.mode.as_str(),
+                cluster.len()
+            ),
+        );
+        return b.finish(
+            VerdictKind::Deliver,
+            cluster,
+            cluster_reason,
+            Confidence::UpstreamTest,
+            masq,
+        );
     }
 
     // NodePort, load balancer VIP, external IP: ETP governs, ITP never does.
     let tested_dest = matches!(q.destination, Destination::NodePort | Destination::LoadBalancer);
-    let base_conf = if tested_dest { Confidence::UpstreamTest } else { Confidence::SourceRead };
+    let base_conf = if tested_dest {
+        Confidence::UpstreamTest
+    } else {
+        Confidence::SourceRead
+    };
     if !svc.external_policy_local {
-        b.step("policy", "externalTrafficPolicy: Cluster: any endpoint, source masqueraded");
+        b.step(
+            "policy",
+            "externalTrafficPolicy: Cluster: any endpoint, source masqueraded",
+        );
         use_cluster(&mut b);
         return b.finish(VerdictKind::Deliver, cluster, cluster_reason, base_conf, true);
     }
-    b.step("policy", "externalTrafficPolicy: Local: traffic from outside uses only endpoints on this node");
+    b.step(
+        "policy",
+        "externalTrafficPolicy: Local: traffic from outside uses only endpoints on this node",
+    );
     let local = local.unwrap_or_default();
     match q.source {
         Source::Pod | Source::Host if !ipvs => {
@@ -441,16 +537,32 @@ pub fn route(svc: &ServicePortInfo, cat: &CategorizedEndpoints, endpoint_count: 
                     "nftables",
                     "filter-output (priority dstnat-10) checks no-endpoint-services before nat-output DNAT: the drop element matches host-originated traffic",
                 );
-                return b.finish(VerdictKind::Drop, Vec::new(), Reason::NftablesHostExternalDrop, Confidence::Inferred, false);
+                return b.finish(
+                    VerdictKind::Drop,
+                    Vec::new(),
+                    Reason::NftablesHostExternalDrop,
+                    Confidence::Inferred,
+                    false,
+                );
             }
             b.step(
                 "short-circuit",
                 "traffic from this node (pod or host) to an external address is short-circuited to the cluster chain",
             );
             use_cluster(&mut b);
-            let conf = if local.is_empty() { Confidence::Inferred } else { base_conf };
+            let conf = if local.is_empty() {
+                Confidence::Inferred
+            } else {
+                base_conf
+            };
             let masq = q.source == Source::Host;
-            b.finish(VerdictKind::Deliver, cluster, Reason::ExternalPolicyShortCircuit, conf, masq)
+            b.finish(
+                VerdictKind::Deliver,
+                cluster,
+                Reason::ExternalPolicyShortCircuit,
+                conf,
+                masq,
+            )
         }
         _ if !local.is_empty() => {
             use_local(&mut b);
@@ -460,19 +572,40 @@ pub fn route(svc: &ServicePortInfo, cat: &CategorizedEndpoints, endpoint_count: 
         Source::External if !ipvs => {
             b.step("no-local", "no usable endpoint on this node")
                 .step("rule", rule_text(q.mode, "DROP", "has no local endpoints"));
-            b.finish(VerdictKind::Drop, Vec::new(), Reason::NoLocalEndpoints, base_conf, false)
+            b.finish(
+                VerdictKind::Drop,
+                Vec::new(),
+                Reason::NoLocalEndpoints,
+                base_conf,
+                false,
+            )
         }
         Source::External => {
             b.step(
                 "ipvs",
                 "IPVS uses the cluster endpoints but does not masquerade external traffic: the reply leaves with the pod address and is discarded",
             );
-            b.finish(VerdictKind::Drop, Vec::new(), Reason::IpvsExternalReplyLost, Confidence::Inferred, false)
+            b.finish(
+                VerdictKind::Drop,
+                Vec::new(),
+                Reason::IpvsExternalReplyLost,
+                Confidence::Inferred,
+                false,
+            )
         }
         Source::Pod | Source::Host => {
-            b.step("ipvs", "IPVS: no local endpoint, the virtual server uses the cluster endpoints (kubernetes#97081)");
+            b.step(
+                "ipvs",
+                "IPVS: no local endpoint, the virtual server uses the cluster endpoints (kubernetes#97081)",
+            );
             use_cluster(&mut b);
-            b.finish(VerdictKind::Deliver, cluster, Reason::IpvsLocalPolicyNotEnforced, Confidence::SourceRead, true)
+            b.finish(
+                VerdictKind::Deliver,
+                cluster,
+                Reason::IpvsLocalPolicyNotEnforced,
+                Confidence::SourceRead,
+                true,
+            )
         }
     }
 }
@@ -480,7 +613,10 @@ pub fn route(svc: &ServicePortInfo, cat: &CategorizedEndpoints, endpoint_count: 
 fn rule_text(mode: ProxyMode, target: &str, comment: &str) -> String {
     match mode {
         ProxyMode::Iptables => format!("filter KUBE-SERVICES: -j {target} (\"{comment}\")"),
-        ProxyMode::Nftables => format!("no-endpoint-services element: {} (\"{comment}\")", target.to_lowercase()),
+        ProxyMode::Nftables => format!(
+            "no-endpoint-services element: {} (\"{comment}\")",
+            target.to_lowercase()
+        ),
         ProxyMode::Ipvs => format!("{target} ({comment})"),
     }
 }
@@ -493,10 +629,22 @@ fn describe_sets(cat: &CategorizedEndpoints) -> String {
     format!(
         "cluster set: {}{}{}; local set: {}{}; hasAnyEndpoints: {}",
         set(&cat.cluster),
-        if cat.topology != TopologyMode::None { format!(" ({})", cat.topology.as_str()) } else { String::new() },
-        if cat.cluster_fallback { " (serving-terminating fallback)" } else { "" },
+        if cat.topology != TopologyMode::None {
+            format!(" ({})", cat.topology.as_str())
+        } else {
+            String::new()
+        },
+        if cat.cluster_fallback {
+            " (serving-terminating fallback)"
+        } else {
+            ""
+        },
         set(&cat.local),
-        if cat.local_fallback { " (serving-terminating fallback)" } else { "" },
+        if cat.local_fallback {
+            " (serving-terminating fallback)"
+        } else {
+            ""
+        },
         cat.has_any_endpoints
     )
 }

@@ -4,7 +4,11 @@
 use locality_model::objects::*;
 
 pub fn meta(ns: &str, name: &str) -> ObjectMeta {
-    ObjectMeta { name: name.into(), namespace: ns.into(), ..Default::default() }
+    ObjectMeta {
+        name: name.into(),
+        namespace: ns.into(),
+        ..Default::default()
+    }
 }
 
 pub fn node(name: &str, zone: Option<&str>) -> Node {
@@ -46,7 +50,11 @@ pub fn service(ns: &str, name: &str, cluster_ip: &str, ports: Vec<ServicePort>) 
 pub fn endpoint(ip: &str, node: &str, cond: (Option<bool>, Option<bool>, Option<bool>)) -> Endpoint {
     Endpoint {
         addresses: vec![ip.parse().unwrap()],
-        conditions: EndpointConditions { ready: cond.0, serving: cond.1, terminating: cond.2 },
+        conditions: EndpointConditions {
+            ready: cond.0,
+            serving: cond.1,
+            terminating: cond.2,
+        },
         node_name: Some(node.into()),
         ..Default::default()
     }
@@ -59,7 +67,13 @@ pub fn rst(r: bool, s: bool, t: bool) -> (Option<bool>, Option<bool>, Option<boo
     (Some(r), Some(s), Some(t))
 }
 
-pub fn slice(svc: &Service, name: &str, port_name: &str, port: u16, endpoints: Vec<Endpoint>) -> EndpointSlice {
+pub fn slice(
+    svc: &Service,
+    name: &str,
+    port_name: &str,
+    port: u16,
+    endpoints: Vec<Endpoint>,
+) -> EndpointSlice {
     let mut m = meta(&svc.meta.namespace, name);
     m.labels.insert(LABEL_SERVICE_NAME.into(), svc.meta.name.clone());
     m.labels.insert(LABEL_MANAGED_BY.into(), CONTROLLER_NAME.into());
@@ -67,6 +81,10 @@ pub fn slice(svc: &Service, name: &str, port_name: &str, port: u16, endpoints: V
         meta: m,
         address_type: AddressType::IPv4,
         endpoints,
-        ports: vec![EndpointPort { name: Some(port_name.into()), port: Some(port), protocol: Some(Protocol::TCP) }],
+        ports: vec![EndpointPort {
+            name: Some(port_name.into()),
+            port: Some(port),
+            protocol: Some(Protocol::TCP),
+        }],
     }
 }

@@ -1,0 +1,69 @@
+//! `matrix -o table`: one row per service port, node and route, for people.
+
+use std::io::{self, Write};
+
+use comfy_table::{Table, presets};
+use locality_model::matrix::Matrix;
+
+use crate::matrix::{Selection, port_doc};
+
+/// Writes the matrix as a text table (UTF-8 borders, no colours).
+pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::Result<()> {
+    let mut table = Table::new();
+    table.load_style(presets::NOTHING);
+    table.set_header(vec![
+        "SERVICE",
+        "PORT",
+        "FAMILY",
+        "NODE",
+        "ZONE",
+        "ROUTE",
+        "VERDICT",
+        "ENDPOINTS",
+        "REASON",
+        "CONFIDENCE",
+    ]);
+    for port in sel.port_indices(m) {
+        let doc = port_doc(m, port, sel.nodes.as_deref());
+        let service = format!("{}/{}", doc.namespace, doc.name);
+        let port_text = if doc.port.name.is_empty() {
+            format!("{}/{}", doc.port.port, doc.port.protocol)
+        } else {
+            format!("{}:{}/{}", doc.port.name, doc.port.port, doc.port.protocol)
+        };
+        for node in &doc.nodes {
+            for r in &node.routes {
+                let verdict = match r.fallback {
+                    Some(_) => format!("{} (terminating)", r.verdict),
+                    None => r.verdict.to_string(),
+                };
+                table.add_row(vec![
+                    service.clone(),
+                    port_text.clone(),
+                    doc.ip_family.to_string(),
+                    node.node.to_string(),
+                    node.zone.unwrap_or("-").to_string(),
+                    format!("{}→{}", r.source, r.destination),
+                    verdict,
+                    if r.endpoints.is_empty() {
+                        "-".to_string()
+                    } else {
+                        r.endpoints.join(",")
+                    },
+                    r.reason.to_string(),
+                    r.confidence.to_string(),
+                ]);
+            }
+        }
+    }
+    writeln!(
+        out,
+        "{}",
+        table
+            .to_string()
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
+}
