@@ -259,8 +259,7 @@ impl Selection {
 
 /// Writes the matrix as pretty JSON, one service port at a time.
 pub fn write_json(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::Result<()> {
-    let head = serde_json::to_value(header(m)).map_err(io::Error::other)?;
-    let mut head_text = serde_json::to_string_pretty(&head).map_err(io::Error::other)?;
+    let mut head_text = serde_json::to_string_pretty(&header(m)).map_err(io::Error::other)?;
     // Re-open the header object to append `services`.
     head_text.truncate(head_text.trim_end().len() - 1);
     let head_text = head_text.trim_end().to_string();

@@ -33,10 +33,13 @@ pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::
         };
         for node in &doc.nodes {
             for r in &node.routes {
-                let verdict = match r.fallback {
-                    Some(_) => format!("{} (terminating)", r.verdict),
-                    None => r.verdict.to_string(),
-                };
+                let mut verdict = r.verdict.to_string();
+                if r.topology != "none" {
+                    verdict.push_str(&format!(" ({})", r.topology));
+                }
+                if r.fallback.is_some() {
+                    verdict.push_str(" (terminating)");
+                }
                 table.add_row(vec![
                     service.clone(),
                     port_text.clone(),
@@ -56,14 +59,10 @@ pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::
             }
         }
     }
-    writeln!(
-        out,
-        "{}",
-        table
-            .to_string()
-            .lines()
-            .map(str::trim_end)
-            .collect::<Vec<_>>()
-            .join("\n")
-    )
+    let text = table.to_string();
+    for line in text.lines() {
+        let line = line.trim_end();
+        writeln!(out, "{}", line.strip_prefix(' ').unwrap_or(line))?;
+    }
+    Ok(())
 }

@@ -1,1 +1,66 @@
 //! The `locality` command-line program (also the kubectl plugin `kubectl-locality`).
+//!
+//! Thin: flags ([`cli`]), inputs ([`inputs`]), one module per command ([`commands`]); the
+//! routing semantics live in `locality-model`, reading files in `locality-ingest`, output
+//! formats in `locality-report`.
+
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod inputs;
+pub mod profile;
+pub mod suggest;
+pub mod ui;
+
+use std::io::{self, BufWriter};
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::cli::{Cli, Command};
+use crate::error::CliError;
+use crate::ui::Ui;
+
+/// How the program was invoked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invocation {
+    /// As `locality`.
+    Standalone,
+    /// As the kubectl plugin (`kubectl locality`).
+    KubectlPlugin,
+}
+
+/// Parses the command line, runs the command, and returns the exit code.
+pub fn main(invocation: Invocation) -> ExitCode {
+    let mut command = Cli::command();
+    if invocation == Invocation::KubectlPlugin {
+        command = command.bin_name("kubectl locality").name("kubectl-locality");
+    }
+    let matches = command.get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let ui = Ui {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    };
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = match &cli.command {
+        Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
+    };
+    match result {
+        Ok(()) => ExitCode::from(error::EXIT_OK),
+        Err(e) => report(e),
+    }
+}
+
+fn report(e: CliError) -> ExitCode {
+    // A closed pipe (`locality … | head`) is not an error worth a message.
+    if e.message.contains("Broken pipe") {
+        return ExitCode::from(error::EXIT_OK);
+    }
+    eprintln!("error: {}", e.message);
+    ExitCode::from(e.code)
+}

@@ -1,2 +1,4 @@
 //! `locality`: find the nodes where a Kubernetes Service is blind.
-fn main() {}
+fn main() -> std::process::ExitCode {
+    locality::main(locality::Invocation::Standalone)
+}

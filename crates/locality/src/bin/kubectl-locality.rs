@@ -1,2 +1,4 @@
 //! `kubectl-locality`: the kubectl plugin form of `locality` (`kubectl locality …`).
-fn main() {}
+fn main() -> std::process::ExitCode {
+    locality::main(locality::Invocation::KubectlPlugin)
+}

@@ -1,0 +1,97 @@
+//! Command-line flags (clap derive). Parsing only: validation happens in the commands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Find the nodes where a Kubernetes Service is blind, and say why.
+///
+/// `locality` models exactly what kube-proxy does with a Service's traffic on every node
+/// (internalTrafficPolicy, externalTrafficPolicy, trafficDistribution, topology hints,
+/// EndpointSlice conditions) and reports where traffic is delivered, dropped or rejected.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Print only errors on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// More detail on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The routing verdict of every (service port, node, source, destination).
+    ///
+    /// Reads Kubernetes objects from files (`kubectl get -o json|yaml` dumps, manifests) and
+    /// prints, per service port and IP family, what kube-proxy on each node does with
+    /// traffic from a pod, from the node itself, and from outside: deliver (to which
+    /// endpoints), drop (the client times out), reject (connection refused) or not proxied.
+    ///
+    /// Exit codes: 0 success, 1 runtime error, 2 usage or input error.
+    Matrix(MatrixArgs),
+}
+
+/// Output formats of `matrix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatrixOutput {
+    /// One row per service port, node and route.
+    Table,
+    /// The stable RoutingMatrix document (docs/matrix-json.md).
+    Json,
+    /// The same document as YAML.
+    Yaml,
+    /// Per service port: how many nodes deliver, drop, reject; the blind nodes when few.
+    Summary,
+}
+
+/// `--proxy-mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProxyModeArg {
+    /// kube-proxy in iptables mode.
+    Iptables,
+    /// kube-proxy in nftables mode.
+    Nftables,
+    /// kube-proxy in ipvs mode.
+    Ipvs,
+    /// kube-proxy in an unknown mode: cells where the modes disagree are marked.
+    Unknown,
+}
+
+/// Flags of `matrix`.
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Files or directories (recursive) with Kubernetes objects in JSON or YAML; `-` for stdin.
+    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
+    pub filenames: Vec<PathBuf>,
+    /// Kubernetes version of the API server and controller manager (e.g. 1.35) [default: the
+    /// newest kubeletVersion of the Nodes, else the newest supported].
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// kube-proxy version on every node [default: each Node's kubeletVersion, else --kube-version].
+    #[arg(long, value_name = "VERSION")]
+    pub kube_proxy_version: Option<String>,
+    /// kube-proxy's proxy mode.
+    #[arg(long, value_enum, default_value = "iptables")]
+    pub proxy_mode: ProxyModeArg,
+    /// Only this Service (NAMESPACE/NAME, or NAME with -n); repeatable.
+    #[arg(long, value_name = "NS/NAME")]
+    pub service: Vec<String>,
+    /// Namespace for --service NAME, and the only namespace shown when set.
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Only this node; repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub node: Vec<String>,
+    /// Derive EndpointSlices from pods even where observed slices exist.
+    #[arg(long)]
+    pub derive: bool,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: MatrixOutput,
+}

@@ -1,0 +1,130 @@
+//! `locality matrix`.
+
+use std::io::Write;
+
+use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
+use locality_model::proxy::ProxyMode;
+use locality_report::matrix::{Selection, write_json, write_yaml};
+use locality_report::summary::write_summary;
+use locality_report::table::write_table;
+
+use crate::cli::{MatrixArgs, MatrixOutput, ProxyModeArg};
+use crate::error::CliError;
+use crate::inputs::{load_inputs, resolve_versions};
+use crate::profile::Profile;
+use crate::ui::Ui;
+
+/// Runs `matrix`.
+pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut profile = Profile::from_env();
+    let loaded = load_inputs(&args.filenames, ui)?;
+    profile.phase("ingest");
+
+    let versions = resolve_versions(
+        &loaded.state,
+        args.kube_version.as_deref(),
+        args.kube_proxy_version.as_deref(),
+        ui,
+    )?;
+    let data_plane = match args.proxy_mode {
+        ProxyModeArg::Iptables => DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
+        ProxyModeArg::Nftables => DataPlane::KubeProxy(Some(ProxyMode::Nftables)),
+        ProxyModeArg::Ipvs => DataPlane::KubeProxy(Some(ProxyMode::Ipvs)),
+        ProxyModeArg::Unknown => DataPlane::KubeProxy(None),
+    };
+    let config = MatrixConfig {
+        kube_version: versions.kube,
+        kube_proxy_version: versions.kube_proxy,
+        node_proxy_versions: versions.per_node,
+        data_plane,
+        derive: args.derive,
+    };
+    let matrix = Matrix::new(&loaded.state, config);
+    profile.phase("prepare");
+    for (service, event) in &matrix.notes.controller_events {
+        ui.note(&format!(
+            "EndpointSlice controller (model) event on Service {service}: {} {}: {}",
+            event.event_type.as_str(),
+            event.reason,
+            event.message
+        ));
+    }
+
+    let selection = select(&matrix, args)?;
+    match args.output {
+        MatrixOutput::Summary => {
+            // The summary's cost is the categorisation; rendering is small.
+            write_summary(&matrix, &selection, out)?;
+            profile.phase("categorize");
+        }
+        MatrixOutput::Json => write_json(&matrix, &selection, out)?,
+        MatrixOutput::Yaml => write_yaml(&matrix, &selection, out)?,
+        MatrixOutput::Table => write_table(&matrix, &selection, out)?,
+    }
+    out.flush()?;
+    profile.phase("render");
+    Ok(())
+}
+
+/// Resolves `--service`, `-n` and `--node` to matrix indices; unknown names are usage
+/// errors (exit 2) that suggest the closest names.
+fn select(m: &Matrix<'_>, args: &MatrixArgs) -> Result<Selection, CliError> {
+    let mut sel = Selection::default();
+    let mut wanted: Vec<(String, String)> = Vec::new();
+    for s in &args.service {
+        let (ns, name) = match (s.split_once('/'), &args.namespace) {
+            (Some((ns, name)), _) => (ns.to_string(), name.to_string()),
+            (None, Some(ns)) => (ns.clone(), s.clone()),
+            (None, None) => ("default".to_string(), s.clone()),
+        };
+        if !m
+            .ports
+            .iter()
+            .any(|p| p.service.meta.namespace == ns && p.service.meta.name == name)
+        {
+            let known: Vec<String> = m
+                .ports
+                .iter()
+                .map(|p| format!("{}/{}", p.service.meta.namespace, p.service.meta.name))
+                .collect();
+            return Err(CliError::usage(format!(
+                "no Service {ns}/{name} in the input{}",
+                crate::suggest::did_you_mean(&format!("{ns}/{name}"), known.iter().map(String::as_str))
+            )));
+        }
+        wanted.push((ns, name));
+    }
+    if !wanted.is_empty() || args.namespace.is_some() {
+        sel.ports = Some(
+            (0..m.ports.len())
+                .filter(|&i| {
+                    let svc = m.ports[i].service;
+                    let by_name = wanted.is_empty()
+                        || wanted
+                            .iter()
+                            .any(|(ns, n)| *ns == svc.meta.namespace && *n == svc.meta.name);
+                    let by_ns = args.namespace.as_ref().is_none_or(|ns| *ns == svc.meta.namespace);
+                    by_name && by_ns
+                })
+                .collect(),
+        );
+    }
+    if !args.node.is_empty() {
+        let mut nodes = Vec::new();
+        for n in &args.node {
+            match m.node_position(n) {
+                Some(i) => nodes.push(i),
+                None => {
+                    return Err(CliError::usage(format!(
+                        "no Node {n:?} in the input{}",
+                        crate::suggest::did_you_mean(n, m.nodes.iter().map(|n| n.name()))
+                    )));
+                }
+            }
+        }
+        nodes.sort_unstable();
+        nodes.dedup();
+        sel.nodes = Some(nodes);
+    }
+    Ok(sel)
+}

@@ -1,0 +1,117 @@
+//! Reading `-f` inputs and choosing the Kubernetes versions to model.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use locality_ingest::{LoadOptions, Loaded, load_paths};
+use locality_model::objects::ClusterState;
+use locality_model::version::KubeVersion;
+
+use crate::error::CliError;
+use crate::ui::Ui;
+
+/// Loads every `-f` input into one cluster state; input errors exit 2.
+pub fn load_inputs(paths: &[PathBuf], ui: &Ui) -> Result<Loaded, CliError> {
+    let loaded = load_paths(paths, &LoadOptions::default()).map_err(|e| CliError::usage(e.to_string()))?;
+    if !loaded.skipped_kinds.is_empty() {
+        let kinds: Vec<String> = loaded
+            .skipped_kinds
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        ui.warn(&format!(
+            "skipped objects of kinds locality does not read: {}",
+            kinds.join(", ")
+        ));
+    }
+    for w in &loaded.warnings {
+        ui.warn(w);
+    }
+    Ok(loaded)
+}
+
+/// The versions to model.
+#[derive(Debug, Clone)]
+pub struct Versions {
+    /// API server and controller manager.
+    pub kube: KubeVersion,
+    /// Default kube-proxy.
+    pub kube_proxy: KubeVersion,
+    /// Per-node kube-proxy versions (from each Node's kubeletVersion when not forced).
+    pub per_node: BTreeMap<String, KubeVersion>,
+}
+
+fn parse_flag(flag: &str, value: &str) -> Result<KubeVersion, CliError> {
+    value
+        .parse::<KubeVersion>()
+        .map_err(|e| CliError::usage(format!("{flag}: {e}")))
+}
+
+/// Chooses versions (SPEC §2 "Versions and skew"): flags win, and `--kube-proxy-version`
+/// defaults to `--kube-version`; without flags, on files, the control plane defaults to the
+/// newest Node `kubeletVersion` (the control plane is never older than its kubelets) and each
+/// node's kube-proxy to its own kubelet's version, with a warning; without either, the newest
+/// supported release. Versions outside the supported range are clamped
+/// with a warning.
+pub fn resolve_versions(
+    state: &ClusterState,
+    kube_flag: Option<&str>,
+    proxy_flag: Option<&str>,
+    ui: &Ui,
+) -> Result<Versions, CliError> {
+    let kube_forced = kube_flag.map(|v| parse_flag("--kube-version", v)).transpose()?;
+    let proxy_forced = proxy_flag
+        .map(|v| parse_flag("--kube-proxy-version", v))
+        .transpose()?;
+
+    let clamp = |v: KubeVersion| v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST);
+    let mut kubelets: BTreeMap<String, KubeVersion> = BTreeMap::new();
+    let mut out_of_range = Vec::new();
+    for node in &state.nodes {
+        if let Some(v) = node.kubelet_version.as_deref().and_then(KubeVersion::parse_loose) {
+            if clamp(v) != v {
+                out_of_range.push(format!("{} ({})", node.meta.name, v));
+            }
+            kubelets.insert(node.meta.name.clone(), clamp(v));
+        }
+    }
+    if !out_of_range.is_empty() {
+        ui.warn(&format!(
+            "kubeletVersion outside the modelled range {}..={} on {}; clamped",
+            KubeVersion::OLDEST,
+            KubeVersion::NEWEST,
+            out_of_range.join(", ")
+        ));
+    }
+    let newest_kubelet = kubelets.values().max().copied();
+    let kube = match (kube_forced, newest_kubelet) {
+        (Some(v), _) => v,
+        (None, Some(v)) => {
+            let proxy = if proxy_forced.is_some() {
+                ""
+            } else {
+                " and each node's kube-proxy its kubelet's version"
+            };
+            ui.warn(&format!(
+                "no --kube-version: assuming the control plane runs {v} (the newest kubeletVersion of the Nodes){proxy}"
+            ));
+            v
+        }
+        (None, None) => KubeVersion::NEWEST,
+    };
+    let (kube_proxy, per_node) = match (proxy_forced, kube_forced) {
+        (Some(v), _) => (v, BTreeMap::new()),
+        // --kube-version alone: kube-proxy runs the same version everywhere.
+        (None, Some(v)) => (v, BTreeMap::new()),
+        (None, None) if !kubelets.is_empty() => {
+            let per_node = kubelets.into_iter().filter(|(_, v)| *v != kube).collect();
+            (kube, per_node)
+        }
+        (None, None) => (kube, BTreeMap::new()),
+    };
+    Ok(Versions {
+        kube,
+        kube_proxy,
+        per_node,
+    })
+}
