@@ -12,6 +12,7 @@
 //! the independent oracle.
 
 pub mod endpointslice;
+pub mod explain;
 pub mod matrix;
 pub mod objects;
 pub mod proxy;

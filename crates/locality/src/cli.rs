@@ -35,6 +35,15 @@ pub enum Command {
     ///
     /// Exit codes: 0 success, 1 runtime error, 2 usage or input error.
     Matrix(MatrixArgs),
+    /// Why traffic to a Service is delivered, dropped or rejected on a node, step by step.
+    ///
+    /// Prints the endpoints and the conditions that make each usable or not, the hint
+    /// decisions, the local and cluster sets, the rule kube-proxy writes, what the client
+    /// sees, how sure the model is, and for drops and rejects what would change the outcome.
+    ///
+    /// Exit codes: 0 success, 1 runtime error, 2 usage or input error (unknown Service, node
+    /// or pod: the closest names are suggested).
+    Explain(ExplainArgs),
 }
 
 /// Output formats of `matrix`.
@@ -63,9 +72,9 @@ pub enum ProxyModeArg {
     Unknown,
 }
 
-/// Flags of `matrix`.
+/// Where the objects come from and which Kubernetes is modelled (shared by commands).
 #[derive(Debug, Args)]
-pub struct MatrixArgs {
+pub struct ModelArgs {
     /// Files or directories (recursive) with Kubernetes objects in JSON or YAML; `-` for stdin.
     #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
     pub filenames: Vec<PathBuf>,
@@ -79,6 +88,17 @@ pub struct MatrixArgs {
     /// kube-proxy's proxy mode.
     #[arg(long, value_enum, default_value = "iptables")]
     pub proxy_mode: ProxyModeArg,
+    /// Derive EndpointSlices from pods even where observed slices exist.
+    #[arg(long)]
+    pub derive: bool,
+}
+
+/// Flags of `matrix`.
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Inputs and versions.
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Only this Service (NAMESPACE/NAME, or NAME with -n); repeatable.
     #[arg(long, value_name = "NS/NAME")]
     pub service: Vec<String>,
@@ -88,10 +108,91 @@ pub struct MatrixArgs {
     /// Only this node; repeatable.
     #[arg(long, value_name = "NAME")]
     pub node: Vec<String>,
-    /// Derive EndpointSlices from pods even where observed slices exist.
-    #[arg(long)]
-    pub derive: bool,
     /// Output format.
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: MatrixOutput,
+}
+
+/// `--source` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    /// A pod on the node.
+    Pod,
+    /// The node itself or a hostNetwork pod.
+    Host,
+    /// A client outside the cluster whose packet arrives at the node.
+    External,
+}
+
+/// `--dest` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DestArg {
+    /// The Service's cluster IP.
+    #[value(name = "clusterIP")]
+    ClusterIp,
+    /// The node's address at the Service's nodePort.
+    #[value(name = "nodePort")]
+    NodePort,
+    /// A load balancer ingress IP.
+    #[value(name = "loadBalancer")]
+    LoadBalancer,
+    /// One of the Service's externalIPs.
+    #[value(name = "externalIP")]
+    ExternalIp,
+}
+
+/// `--family` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FamilyArg {
+    /// IPv4.
+    #[value(name = "IPv4", alias = "ipv4")]
+    IPv4,
+    /// IPv6.
+    #[value(name = "IPv6", alias = "ipv6")]
+    IPv6,
+}
+
+/// Output formats of `explain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExplainOutput {
+    /// Plain words.
+    Text,
+    /// The same as data (`kind: Explanation`).
+    Json,
+}
+
+/// Flags of `explain`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("where").required(true).args(["node", "pod"])))]
+pub struct ExplainArgs {
+    /// The Service: NAMESPACE/NAME, or NAME with -n (default namespace `default`).
+    #[arg(value_name = "SERVICE")]
+    pub service: String,
+    /// Namespace of the Service (and of --pod).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// The node where the client is (or where external traffic arrives).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// A client pod (NAME or NAMESPACE/NAME): its node is used.
+    #[arg(long, value_name = "POD")]
+    pub pod: Option<String>,
+    /// Where the connection starts.
+    #[arg(long, value_enum, default_value = "pod")]
+    pub source: SourceArg,
+    /// What the client connects to.
+    #[arg(long = "dest", value_enum, default_value = "clusterIP")]
+    pub destination: DestArg,
+    /// Only this service port (name or number) [default: every port].
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<String>,
+    /// Only this IP family of a dual-stack Service [default: every family].
+    #[arg(long, value_enum)]
+    pub family: Option<FamilyArg>,
+    /// Inputs and versions.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "text")]
+    pub output: ExplainOutput,
 }

@@ -49,6 +49,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = match &cli.command {
         Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
+        Command::Explain(args) => commands::explain::run(args, &ui, &mut out),
     };
     match result {
         Ok(()) => ExitCode::from(error::EXIT_OK),

@@ -259,3 +259,97 @@ fn skipped_kinds_are_reported_once() {
         .success()
         .stderr(predicate::str::contains("1 ConfigMap").count(1));
 }
+
+#[test]
+fn explain_blind_node_in_words() {
+    let path = example("three-zones.json");
+    let out = locality()
+        .args([
+            "explain",
+            "internal-acceptance/myservice",
+            "--node",
+            "node-c",
+            "-f",
+            path.to_str().unwrap(),
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    insta::assert_snapshot!("explain_three_zones_node_c", text);
+}
+
+#[test]
+fn explain_json_by_pod_and_errors() {
+    let path = example("three-zones.json");
+    let p = path.to_str().unwrap();
+    let out = run_ok(&[
+        "explain",
+        "myservice",
+        "-n",
+        "internal-acceptance",
+        "--pod",
+        "client-a",
+        "-f",
+        p,
+        "-o",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["kind"], "Explanation");
+    let e = &doc["explanations"][0];
+    assert_eq!(e["node"], "node-a");
+    assert_eq!(e["verdict"], "deliver");
+    assert_eq!(e["deliveredTo"], serde_json::json!(["10.244.1.10:8080"]));
+    assert_eq!(e["endpoints"][0]["local"], true);
+    assert_eq!(e["endpoints"][0]["inLocalSet"], true);
+    // Unknown names: exit 2 with suggestions.
+    locality()
+        .args([
+            "explain",
+            "internal-acceptance/myservise",
+            "--node",
+            "node-c",
+            "-f",
+            p,
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "did you mean internal-acceptance/myservice",
+        ));
+    locality()
+        .args([
+            "explain",
+            "internal-acceptance/myservice",
+            "--node",
+            "node-z",
+            "-f",
+            p,
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean"));
+    // A destination the Service does not have.
+    locality()
+        .args([
+            "explain",
+            "internal-acceptance/myservice",
+            "--node",
+            "node-a",
+            "--dest",
+            "nodePort",
+            "-f",
+            p,
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no nodePort destination"));
+    // --node or --pod is required.
+    locality()
+        .args(["explain", "internal-acceptance/myservice", "-f", p])
+        .assert()
+        .code(2);
+}

@@ -2,53 +2,26 @@
 
 use std::io::Write;
 
-use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
-use locality_model::proxy::ProxyMode;
+use locality_model::matrix::Matrix;
 use locality_report::matrix::{Selection, write_json, write_yaml};
 use locality_report::summary::write_summary;
 use locality_report::table::write_table;
 
-use crate::cli::{MatrixArgs, MatrixOutput, ProxyModeArg};
+use crate::cli::{MatrixArgs, MatrixOutput};
 use crate::error::CliError;
-use crate::inputs::{load_inputs, resolve_versions};
+use crate::inputs::{load_inputs, matrix_config, report_controller_events};
 use crate::profile::Profile;
 use crate::ui::Ui;
 
 /// Runs `matrix`.
 pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
     let mut profile = Profile::from_env();
-    let loaded = load_inputs(&args.filenames, ui)?;
+    let loaded = load_inputs(&args.model.filenames, ui)?;
     profile.phase("ingest");
-
-    let versions = resolve_versions(
-        &loaded.state,
-        args.kube_version.as_deref(),
-        args.kube_proxy_version.as_deref(),
-        ui,
-    )?;
-    let data_plane = match args.proxy_mode {
-        ProxyModeArg::Iptables => DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
-        ProxyModeArg::Nftables => DataPlane::KubeProxy(Some(ProxyMode::Nftables)),
-        ProxyModeArg::Ipvs => DataPlane::KubeProxy(Some(ProxyMode::Ipvs)),
-        ProxyModeArg::Unknown => DataPlane::KubeProxy(None),
-    };
-    let config = MatrixConfig {
-        kube_version: versions.kube,
-        kube_proxy_version: versions.kube_proxy,
-        node_proxy_versions: versions.per_node,
-        data_plane,
-        derive: args.derive,
-    };
+    let config = matrix_config(&loaded.state, &args.model, ui)?;
     let matrix = Matrix::new(&loaded.state, config);
     profile.phase("prepare");
-    for (service, event) in &matrix.notes.controller_events {
-        ui.note(&format!(
-            "EndpointSlice controller (model) event on Service {service}: {} {}: {}",
-            event.event_type.as_str(),
-            event.reason,
-            event.message
-        ));
-    }
+    report_controller_events(&matrix, ui);
 
     let selection = select(&matrix, args)?;
     match args.output {

@@ -1,0 +1,168 @@
+//! `explain`: a route's explanation in plain words, or as data.
+
+use std::io::{self, Write};
+
+use locality_model::explain::{Explanation, Usability};
+use locality_model::proxy::VerdictKind;
+use serde::Serialize;
+
+use crate::matrix::API_VERSION;
+
+/// The JSON document of `explain -o json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplanationDoc<'a> {
+    /// Always `locality/v1`.
+    pub api_version: &'static str,
+    /// Always `Explanation`.
+    pub kind: &'static str,
+    /// One per service port and family explained.
+    pub explanations: &'a [Explanation],
+}
+
+/// Writes explanations as JSON.
+pub fn write_json(explanations: &[Explanation], out: &mut dyn Write) -> io::Result<()> {
+    let doc = ExplanationDoc {
+        api_version: API_VERSION,
+        kind: "Explanation",
+        explanations,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// Writes explanations in words.
+pub fn write_text(explanations: &[Explanation], out: &mut dyn Write) -> io::Result<()> {
+    for (i, e) in explanations.iter().enumerate() {
+        if i > 0 {
+            writeln!(out, "\n{}\n", "─".repeat(60))?;
+        }
+        write_one(e, out)?;
+    }
+    Ok(())
+}
+
+fn write_one(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
+    let zone = e
+        .zone
+        .as_deref()
+        .map(|z| format!(" (zone {z})"))
+        .unwrap_or_else(|| " (no zone label)".into());
+    writeln!(
+        out,
+        "Service {} port {} ({}) on node {}{}",
+        e.service, e.port, e.ip_family, e.node, zone
+    )?;
+    let source = match e.source {
+        locality_model::proxy::Source::Pod => format!("a pod on {}", e.node),
+        locality_model::proxy::Source::Host => format!("{} itself (host network)", e.node),
+        locality_model::proxy::Source::External => {
+            format!("a client outside the cluster, arriving at {}", e.node)
+        }
+    };
+    writeln!(out, "Traffic:  {source} → {}", e.destination.as_str())?;
+    writeln!(out, "Policy:   {}", e.policy.join("; "))?;
+    let source_name = match e.endpoint_source {
+        locality_model::matrix::EndpointSource::EndpointSlices => "observed EndpointSlices",
+        locality_model::matrix::EndpointSource::Derived => {
+            "EndpointSlices derived from pods (no slices in the input)"
+        }
+    };
+    writeln!(out, "\n1. Endpoints ({}, {source_name}):", e.endpoints.len())?;
+    if e.endpoints.is_empty() {
+        writeln!(out, "   none")?;
+    }
+    for ep in &e.endpoints {
+        let usability = match ep.usability {
+            Usability::Ready => "ready",
+            Usability::ServingTerminating => "serving-terminating",
+            Usability::Unusable => "unusable",
+        };
+        let mut hints = Vec::new();
+        if !ep.zone_hints.is_empty() {
+            hints.push(format!("zones {}", ep.zone_hints.join(",")));
+        }
+        if !ep.node_hints.is_empty() {
+            hints.push(format!("nodes {}", ep.node_hints.join(",")));
+        }
+        let hints = if hints.is_empty() {
+            String::new()
+        } else {
+            format!("; hints for {}", hints.join(" and "))
+        };
+        writeln!(
+            out,
+            "   {} on {}{}: {usability}{} — {}{hints}",
+            ep.endpoint,
+            ep.node.as_deref().unwrap_or("(no nodeName)"),
+            if ep.local { " (local)" } else { "" },
+            match (ep.in_cluster_set, ep.in_local_set) {
+                (true, true) => ", in the cluster and local sets",
+                (true, false) => ", in the cluster set",
+                (false, true) => ", in the local set",
+                (false, false) => "",
+            },
+            ep.why
+        )?;
+    }
+    writeln!(out, "\n2. Topology hints:")?;
+    for t in &e.topology {
+        writeln!(out, "   - {t}")?;
+    }
+    let set = |s: Option<usize>| match s {
+        None => "not used".to_string(),
+        Some(n) => format!("{n} endpoint(s)"),
+    };
+    writeln!(
+        out,
+        "\n3. Endpoint sets on {}: cluster {}, local {}",
+        e.node,
+        set(e.cluster_set),
+        set(e.local_set)
+    )?;
+    writeln!(out, "\n4. Trace:")?;
+    for (i, step) in e.trace.iter().enumerate() {
+        writeln!(out, "   {}. [{}] {}", i + 1, step.step, step.detail)?;
+    }
+    let verdict = match e.verdict {
+        VerdictKind::Deliver => format!("DELIVER to {}", e.delivered_to.join(", ")),
+        VerdictKind::Drop => "DROP".to_string(),
+        VerdictKind::Reject => "REJECT".to_string(),
+        VerdictKind::NotProxied => "NOT PROXIED".to_string(),
+    };
+    writeln!(out, "\nVerdict:    {verdict} ({})", e.reason.as_str())?;
+    for m in &e.by_mode {
+        writeln!(
+            out,
+            "            {}: {} ({})",
+            m.mode,
+            m.verdict.as_str(),
+            m.reason.as_str()
+        )?;
+    }
+    writeln!(out, "Client sees: {}", e.client_sees)?;
+    if e.verdict == VerdictKind::Deliver {
+        writeln!(
+            out,
+            "Source IP:  {}",
+            if e.masquerade {
+                "masqueraded to the node"
+            } else {
+                "preserved"
+            }
+        )?;
+    }
+    writeln!(
+        out,
+        "Confidence: {} ({})",
+        e.confidence.as_str(),
+        e.confidence_note
+    )?;
+    if !e.remedies.is_empty() {
+        writeln!(out, "\nWhat would change it:")?;
+        for r in &e.remedies {
+            writeln!(out, "   - {r}")?;
+        }
+    }
+    Ok(())
+}
