@@ -249,7 +249,7 @@ pub fn explain(
         .routes
         .iter()
         .find(|r| r.route.source == source && r.route.destination == destination)?;
-    let cat: &CategorizedEndpoints = &routes.categorized;
+    let cat: &CategorizedEndpoints<'_> = &routes.categorized;
     let svc = entry.service;
     let pods: HashMap<&str, &Pod> = state
         .pods
@@ -258,7 +258,8 @@ pub fn explain(
         .map(|p| (p.meta.name.as_str(), p))
         .collect();
     let pod_of = |ep: &ProxyEndpoint| -> Option<&Pod> { pods.get(ep.target.as_deref()?).copied() };
-    let in_set = |s: &Option<Vec<usize>>, i: usize| s.as_ref().is_some_and(|v| v.contains(&i));
+    let in_set =
+        |s: &Option<std::borrow::Cow<'_, [usize]>>, i: usize| s.as_ref().is_some_and(|v| v.contains(&i));
     let endpoints = entry
         .endpoints
         .iter()
@@ -306,8 +307,7 @@ pub fn explain(
         policy.push(format!("topology annotation: {a}"));
     }
     let topology = cat
-        .hint_decisions
-        .iter()
+        .hint_decisions()
         .map(|d| hint_decision_text(d, &entry.endpoints, n.zone, n.name()))
         .collect();
     let by_mode = route
@@ -343,8 +343,8 @@ pub fn explain(
         endpoints,
         topology,
         topology_mode: cat.topology,
-        cluster_set: cat.cluster.as_ref().map(Vec::len),
-        local_set: cat.local.as_ref().map(Vec::len),
+        cluster_set: cat.cluster.as_ref().map(|s| s.len()),
+        local_set: cat.local.as_ref().map(|s| s.len()),
         verdict: route.route.verdict,
         by_mode,
         delivered_to: route

@@ -15,8 +15,8 @@ use crate::endpointslice;
 use crate::objects::{ClusterState, EndpointSlice, Node, Pod, Service, ServiceType};
 use crate::proxy::verdict::{Reason, not_proxied};
 use crate::proxy::{
-    CategorizeIndex, CategorizedEndpoints, Destination, ProxyEndpoint, ProxyMode, ProxyNode, Route,
-    RouteQuery, ServicePortInfo, Source, VerdictKind, endpoints_for_port, route,
+    CategorizeIndex, CategorizedEndpoints, CategorySignature, Destination, ProxyEndpoint, ProxyMode,
+    ProxyNode, Route, RouteQuery, ServicePortInfo, Source, VerdictKind, endpoints_for_port, route,
 };
 use crate::selector::service_selects;
 use crate::version::{ControlPlaneFeatures, KubeVersion, ProxyFeatures};
@@ -136,8 +136,8 @@ pub struct MatrixRoute {
 pub struct NodeRoutes {
     /// Routes, in source then destination order.
     pub routes: Vec<MatrixRoute>,
-    /// The categorization used (default mode; for `explain`).
-    pub categorized: CategorizedEndpoints,
+    /// The categorization used (for `explain`).
+    pub categorized: CategorizedEndpoints<'static>,
 }
 
 /// Counts of nodes per verdict for one route of one port.
@@ -205,6 +205,8 @@ pub struct Matrix<'s> {
     default_proxy: ProxyFeatures,
     /// Groups of nodes that categorize alike unless special: (zone, proxy features, windows).
     groups: Vec<NodeGroup>,
+    /// Group of each node (index into `groups`).
+    node_group: Vec<usize>,
     node_index: HashMap<&'s str, usize>,
 }
 
@@ -246,6 +248,7 @@ impl<'s> Matrix<'s> {
             .collect();
 
         let mut groups: Vec<NodeGroup> = Vec::new();
+        let mut node_group: Vec<usize> = Vec::with_capacity(nodes.len());
         let mut group_of: HashMap<(&str, ProxyFeatures, bool), usize> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             let key = (n.zone, n.proxy, n.node.is_windows());
@@ -259,6 +262,7 @@ impl<'s> Matrix<'s> {
                 groups.len() - 1
             });
             groups[g].nodes.push(i);
+            node_group.push(g);
         }
 
         // Observed slices per Service.
@@ -332,6 +336,7 @@ impl<'s> Matrix<'s> {
             notes,
             default_proxy,
             groups,
+            node_group,
             node_index,
         }
     }
@@ -358,6 +363,40 @@ impl<'s> Matrix<'s> {
         (info, idx)
     }
 
+    /// The routes of one categorized node.
+    fn routes_of(
+        &self,
+        entry: &PortEntry<'_>,
+        info: &ServicePortInfo,
+        cat: &CategorizedEndpoints<'_>,
+        windows: bool,
+    ) -> Vec<MatrixRoute> {
+        let modes = self.modes();
+        let mut routes = Vec::with_capacity(Source::ALL.len() * entry.destinations.len());
+        for source in Source::ALL {
+            for &destination in &entry.destinations {
+                if windows {
+                    let route = not_proxied(source, destination, Reason::WindowsNode);
+                    routes.push(MatrixRoute { route, by_mode: None });
+                    continue;
+                }
+                let per_mode: Vec<(ProxyMode, Route)> = modes
+                    .iter()
+                    .map(|&mode| {
+                        let q = RouteQuery {
+                            source,
+                            destination,
+                            mode,
+                        };
+                        (mode, route(info, cat, entry.endpoints.len(), q))
+                    })
+                    .collect();
+                routes.push(combine(per_mode));
+            }
+        }
+        routes
+    }
+
     fn routes_for(
         &self,
         entry: &PortEntry<'_>,
@@ -367,41 +406,10 @@ impl<'s> Matrix<'s> {
         windows: bool,
     ) -> NodeRoutes {
         let cat = idx.categorize(node);
-        let modes = self.modes();
-        let mut routes = Vec::new();
-        for source in Source::ALL {
-            for &destination in &entry.destinations {
-                if windows {
-                    routes.push(MatrixRoute {
-                        route: not_proxied(source, destination, Reason::WindowsNode),
-                        by_mode: None,
-                    });
-                    continue;
-                }
-                let per_mode: Vec<(ProxyMode, Route)> = modes
-                    .iter()
-                    .map(|&mode| {
-                        (
-                            mode,
-                            route(
-                                info,
-                                &cat,
-                                entry.endpoints.len(),
-                                RouteQuery {
-                                    source,
-                                    destination,
-                                    mode,
-                                },
-                            ),
-                        )
-                    })
-                    .collect();
-                routes.push(combine(per_mode));
-            }
-        }
+        let routes = self.routes_of(entry, info, &cat, windows);
         NodeRoutes {
             routes,
-            categorized: cat,
+            categorized: cat.into_owned(),
         }
     }
 
@@ -469,6 +477,10 @@ impl<'s> Matrix<'s> {
     /// Node counts per verdict for one port, in time proportional to its endpoints and the
     /// number of node groups (zones × kube-proxy versions), not to the number of nodes.
     /// Blind nodes are listed when there are at most `blind_limit`.
+    ///
+    /// Nodes that host an endpoint or are named by a node hint are categorized one by one
+    /// (allocation-free); every other node of a group categorizes like the group's
+    /// representative. Verdicts are computed once per distinct [`CategorySignature`].
     pub fn summary(&self, port: usize, blind_limit: usize) -> PortSummary {
         let entry = &self.ports[port];
         let mut counts: Vec<(Source, Destination, VerdictCounts)> = Vec::new();
@@ -477,97 +489,95 @@ impl<'s> Matrix<'s> {
                 counts.push((source, d, VerdictCounts::default()));
             }
         }
-        let mut blind_special: Vec<usize> = Vec::new();
-        let mut blind_groups: Vec<(usize, usize)> = Vec::new(); // (group, count)
-        let mut blind_count = 0;
-        let pod_cluster_ip = 0; // Source::Pod × Destination::ClusterIp is always the first route.
-        let is_blind = |r: &NodeRoutes| {
-            let route = &r.routes[pod_cluster_ip];
-            route.by_mode.is_none() && route.route.verdict == VerdictKind::Drop
-        };
-
-        let mut cache: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();
-        let mut special_per_group: HashMap<usize, usize> = HashMap::new();
-        let mut specials: HashSet<usize> = HashSet::new();
-        // Nodes that categorize individually: they host an endpoint or are named by a node hint.
-        {
-            let (_, idx) = self.index_for(entry, &self.default_proxy);
-            for name in idx.special_nodes() {
-                if let Some(&i) = self.node_index.get(name) {
-                    specials.insert(i);
-                }
-            }
-        }
-        let mut specials: Vec<usize> = specials.into_iter().collect();
-        specials.sort_unstable();
-        for &i in &specials {
-            let n = &self.nodes[i];
-            let pos = match cache.iter().position(|(p, _, _)| *p == n.proxy) {
+        // One (port info, index) per distinct kube-proxy behaviour among the nodes.
+        let mut indexes: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();
+        let index_pos = |proxy: ProxyFeatures, indexes: &mut Vec<_>| -> usize {
+            match indexes
+                .iter()
+                .position(|(p, _, _): &(ProxyFeatures, _, _)| *p == proxy)
+            {
                 Some(p) => p,
                 None => {
-                    let (info, idx) = self.index_for(entry, &n.proxy);
-                    cache.push((n.proxy, info, idx));
-                    cache.len() - 1
+                    let (info, idx) = self.index_for(entry, &proxy);
+                    indexes.push((proxy, info, idx));
+                    indexes.len() - 1
                 }
-            };
-            let (_, info, idx) = &cache[pos];
-            let r = self.routes_for(
-                entry,
-                info,
-                idx,
-                ProxyNode {
-                    name: n.name(),
-                    zone: n.zone,
-                },
-                n.node.is_windows(),
-            );
-            for (c, route) in counts.iter_mut().zip(&r.routes) {
-                c.2.add(route, 1);
             }
-            if is_blind(&r) {
+        };
+        // Verdicts per (index, windows, signature): (routes, blind).
+        let mut memo: HashMap<(usize, bool, CategorySignature), (Vec<MatrixRoute>, bool)> = HashMap::new();
+        let is_blind = |routes: &[MatrixRoute]| {
+            // Source::Pod × Destination::ClusterIp is always the first route.
+            routes
+                .first()
+                .is_some_and(|r| r.by_mode.is_none() && r.route.verdict == VerdictKind::Drop)
+        };
+
+        let default_pos = index_pos(self.default_proxy, &mut indexes);
+        let mut specials: Vec<usize> = indexes[default_pos]
+            .2
+            .special_nodes()
+            .filter_map(|name| self.node_index.get(name).copied())
+            .collect();
+        specials.sort_unstable();
+        specials.dedup();
+
+        let mut special_per_group: HashMap<usize, usize> = HashMap::new();
+        let mut blind_special: Vec<usize> = Vec::new();
+        let mut blind_groups: Vec<usize> = Vec::new();
+        let mut blind_count = 0;
+        let mut evaluate = |pos: usize,
+                            node: ProxyNode<'_>,
+                            windows: bool,
+                            weight: usize,
+                            indexes: &Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)>,
+                            counts: &mut Vec<(Source, Destination, VerdictCounts)>|
+         -> bool {
+            let (_, info, idx) = &indexes[pos];
+            let cat = idx.categorize(node);
+            let (routes, blind) = memo.entry((pos, windows, cat.signature())).or_insert_with(|| {
+                let routes = self.routes_of(entry, info, &cat, windows);
+                let blind = is_blind(&routes);
+                (routes, blind)
+            });
+            for (c, route) in counts.iter_mut().zip(routes.iter()) {
+                c.2.add(route, weight);
+            }
+            *blind
+        };
+        for &i in &specials {
+            let n = &self.nodes[i];
+            let pos = index_pos(n.proxy, &mut indexes);
+            let node = ProxyNode {
+                name: n.name(),
+                zone: n.zone,
+            };
+            if evaluate(pos, node, n.node.is_windows(), 1, &indexes, &mut counts) {
                 blind_count += 1;
                 blind_special.push(i);
             }
-            let g = self.group_of(i);
-            *special_per_group.entry(g).or_default() += 1;
+            *special_per_group.entry(self.group_of(i)).or_default() += 1;
         }
         for (g, group) in self.groups.iter().enumerate() {
             let ordinary = group.nodes.len() - special_per_group.get(&g).copied().unwrap_or(0);
             if ordinary == 0 {
                 continue;
             }
-            let pos = match cache.iter().position(|(p, _, _)| *p == group.proxy) {
-                Some(p) => p,
-                None => {
-                    let (info, idx) = self.index_for(entry, &group.proxy);
-                    cache.push((group.proxy, info, idx));
-                    cache.len() - 1
-                }
+            let pos = index_pos(group.proxy, &mut indexes);
+            let node = ProxyNode {
+                name: ANONYMOUS_NODE,
+                zone: &group.zone,
             };
-            let (_, info, idx) = &cache[pos];
-            let r = self.routes_for(
-                entry,
-                info,
-                idx,
-                ProxyNode {
-                    name: ANONYMOUS_NODE,
-                    zone: &group.zone,
-                },
-                group.windows,
-            );
-            for (c, route) in counts.iter_mut().zip(&r.routes) {
-                c.2.add(route, ordinary);
-            }
-            if is_blind(&r) {
+            if evaluate(pos, node, group.windows, ordinary, &indexes, &mut counts) {
                 blind_count += ordinary;
-                blind_groups.push((g, ordinary));
+                blind_groups.push(g);
             }
         }
         let mut blind_nodes = Vec::new();
         if blind_count <= blind_limit {
             let special_set: HashSet<usize> = specials.iter().copied().collect();
             let mut idx: Vec<usize> = blind_special;
-            for (g, _) in blind_groups {
+            for g in blind_groups {
                 idx.extend(
                     self.groups[g]
                         .nodes
@@ -591,12 +601,7 @@ impl<'s> Matrix<'s> {
     }
 
     fn group_of(&self, node: usize) -> usize {
-        let n = &self.nodes[node];
-        let windows = n.node.is_windows();
-        self.groups
-            .iter()
-            .position(|g| g.zone == n.zone && g.proxy == n.proxy && g.windows == windows)
-            .unwrap_or(0)
+        self.node_group[node]
     }
 }
 

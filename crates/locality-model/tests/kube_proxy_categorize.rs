@@ -95,7 +95,7 @@ fn check(
         n.sort();
         n
     };
-    let check_set = |what: &str, got: &Option<Vec<usize>>, exp: Set| match exp {
+    let check_set = |what: &str, got: &Option<std::borrow::Cow<'_, [usize]>>, exp: Set| match exp {
         None => assert!(
             got.is_none(),
             "{name}: {what} should be nil, got {:?}",

@@ -10,7 +10,8 @@ pub mod verdict;
 
 pub use endpoint::{NotProxiedReason, ProxyEndpoint, ServicePortInfo, endpoints_for_port};
 pub use topology::{
-    CategorizeIndex, CategorizedEndpoints, HintDecision, ProxyNode, TopologyMode, categorize_endpoints,
+    CategorizeIndex, CategorizedEndpoints, CategorySignature, HintDecision, ProxyNode, TopologyMode,
+    categorize_endpoints,
 };
 pub use verdict::{
     Confidence, Destination, Fallback, ProxyMode, Reason, Route, RouteQuery, Source, TraceStep, VerdictKind,

@@ -6,6 +6,7 @@
 //! [`CategorizeIndex::new`]; [`CategorizeIndex::categorize`] then answers per node in time
 //! proportional to the size of the answer, which keeps a 5,000-node matrix cheap.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::endpoint::{ProxyEndpoint, ServicePortInfo};
@@ -36,7 +37,7 @@ impl TopologyMode {
 }
 
 /// Why a hint mode was or was not used on a node (for `explain`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HintDecision {
     /// The Service does not use cluster endpoints (ITP Local, not externally accessible):
     /// hints are not looked at.
@@ -65,40 +66,94 @@ pub enum HintDecision {
 
 /// Result of `CategorizeEndpoints` on one node.
 ///
-/// `None` for a set means the Service does not use that kind of endpoints; `Some(vec![])`
-/// means it does and there are none (upstream returns `nil` for both; the difference matters
-/// for explaining a drop, so the model keeps it).
+/// `None` for a set means the Service does not use that kind of endpoints; `Some` of an
+/// empty set means it does and there are none (upstream returns `nil` for both; the
+/// difference matters for explaining a drop, so the model keeps it). The sets borrow from the
+/// [`CategorizeIndex`] they came from; [`CategorizedEndpoints::into_owned`] detaches them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CategorizedEndpoints {
+pub struct CategorizedEndpoints<'a> {
     /// Cluster set: indices into the endpoint list, ascending.
-    pub cluster: Option<Vec<usize>>,
+    pub cluster: Option<Cow<'a, [usize]>>,
     /// Local set: indices into the endpoint list, ascending.
-    pub local: Option<Vec<usize>>,
+    pub local: Option<Cow<'a, [usize]>>,
     /// `hasAnyEndpoints`: some endpoint anywhere is ready, or serving and terminating.
     pub has_any_endpoints: bool,
     /// The hint mode applied to the cluster set.
     pub topology: TopologyMode,
-    /// Why the topology mode was chosen (the first refusal when several modes were tried).
-    pub hint_decisions: Vec<HintDecision>,
+    /// Why the topology mode was chosen: the node-hint decision (when node hints were
+    /// considered), then the zone-hint decision, in the order kube-proxy takes them.
+    pub hint_decisions: [Option<HintDecision>; 2],
     /// The cluster set fell back to serving-terminating endpoints (no ready endpoint anywhere).
     pub cluster_fallback: bool,
     /// The local set fell back to serving-terminating local endpoints.
     pub local_fallback: bool,
 }
 
-impl CategorizedEndpoints {
+/// What decides the verdicts on a node, without the endpoint identities: nodes with the same
+/// signature get the same verdicts (used to count nodes per verdict cheaply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CategorySignature {
+    /// `hasAnyEndpoints`.
+    pub has_any_endpoints: bool,
+    /// Cluster set used, and non-empty.
+    pub cluster: Option<bool>,
+    /// Local set used, and non-empty.
+    pub local: Option<bool>,
+    /// Hint mode.
+    pub topology: TopologyMode,
+    /// Cluster fallback.
+    pub cluster_fallback: bool,
+    /// Local fallback.
+    pub local_fallback: bool,
+    /// Both sets are used and hold the same endpoints (then modes that pick different sets
+    /// still agree).
+    pub local_is_cluster: bool,
+}
+
+impl CategorizedEndpoints<'_> {
     /// `allReachableEndpoints`: the union of the cluster and local sets (sorted indices).
     pub fn all_reachable(&self) -> Vec<usize> {
         let mut all: Vec<usize> = self
             .cluster
             .iter()
             .chain(self.local.iter())
-            .flatten()
+            .flat_map(|s| s.iter())
             .copied()
             .collect();
         all.sort_unstable();
         all.dedup();
         all
+    }
+
+    /// The hint decisions, in order.
+    pub fn hint_decisions(&self) -> impl Iterator<Item = &HintDecision> {
+        self.hint_decisions.iter().flatten()
+    }
+
+    /// The verdict-deciding facts (see [`CategorySignature`]).
+    pub fn signature(&self) -> CategorySignature {
+        CategorySignature {
+            has_any_endpoints: self.has_any_endpoints,
+            cluster: self.cluster.as_ref().map(|s| !s.is_empty()),
+            local: self.local.as_ref().map(|s| !s.is_empty()),
+            topology: self.topology,
+            cluster_fallback: self.cluster_fallback,
+            local_fallback: self.local_fallback,
+            local_is_cluster: matches!((&self.cluster, &self.local), (Some(c), Some(l)) if c == l),
+        }
+    }
+
+    /// Detaches the sets from the index.
+    pub fn into_owned(self) -> CategorizedEndpoints<'static> {
+        CategorizedEndpoints {
+            cluster: self.cluster.map(|c| Cow::Owned(c.into_owned())),
+            local: self.local.map(|l| Cow::Owned(l.into_owned())),
+            has_any_endpoints: self.has_any_endpoints,
+            topology: self.topology,
+            hint_decisions: self.hint_decisions,
+            cluster_fallback: self.cluster_fallback,
+            local_fallback: self.local_fallback,
+        }
     }
 }
 
@@ -204,61 +259,61 @@ impl<'a> CategorizeIndex<'a> {
             .copied()
     }
 
-    /// `topologyModeFromHints` for a node, with the reasons.
-    fn topology_mode(&self, node: ProxyNode<'_>) -> (TopologyMode, Vec<HintDecision>) {
+    /// `topologyModeFromHints` for a node, with the reasons (node decision, zone decision).
+    fn topology_mode(&self, node: ProxyNode<'_>) -> (TopologyMode, [Option<HintDecision>; 2]) {
         if self.ready.is_empty() {
-            return (TopologyMode::None, vec![HintDecision::NoReadyEndpoints]);
+            return (TopologyMode::None, [Some(HintDecision::NoReadyEndpoints), None]);
         }
         if !self.hints_allowed {
-            return (TopologyMode::None, vec![HintDecision::AnnotationRequired]);
+            return (TopologyMode::None, [Some(HintDecision::AnnotationRequired), None]);
         }
-        let mut why = Vec::new();
+        let mut node_decision = None;
         if self.node_hints_enabled {
             match self.first_without_node_hint {
                 None if self.ready_by_node_hint.contains_key(node.name) => {
-                    return (
-                        TopologyMode::PreferSameNode,
-                        vec![HintDecision::Applied(TopologyMode::PreferSameNode)],
-                    );
+                    let applied = Some(HintDecision::Applied(TopologyMode::PreferSameNode));
+                    return (TopologyMode::PreferSameNode, [applied, None]);
                 }
-                None => why.push(HintDecision::NoneForThisNode {
-                    mode: TopologyMode::PreferSameNode,
-                }),
-                Some(i) if !self.ready_by_node_hint.is_empty() => why.push(HintDecision::NotAllHinted {
-                    mode: TopologyMode::PreferSameNode,
-                    unhinted: i,
-                }),
+                None => {
+                    node_decision = Some(HintDecision::NoneForThisNode {
+                        mode: TopologyMode::PreferSameNode,
+                    })
+                }
+                Some(i) if !self.ready_by_node_hint.is_empty() => {
+                    node_decision = Some(HintDecision::NotAllHinted {
+                        mode: TopologyMode::PreferSameNode,
+                        unhinted: i,
+                    })
+                }
                 Some(_) => {}
             }
         }
-        match self.first_without_zone_hint {
+        let zone_decision = match self.first_without_zone_hint {
             None if self.ready_by_zone_hint.contains_key(node.zone) => {
-                why.push(HintDecision::Applied(TopologyMode::PreferSameZone));
-                return (TopologyMode::PreferSameZone, why);
+                let applied = Some(HintDecision::Applied(TopologyMode::PreferSameZone));
+                return (TopologyMode::PreferSameZone, [node_decision, applied]);
             }
-            None => why.push(HintDecision::NoneForThisNode {
+            None => Some(HintDecision::NoneForThisNode {
                 mode: TopologyMode::PreferSameZone,
             }),
-            Some(i) if !self.ready_by_zone_hint.is_empty() => why.push(HintDecision::NotAllHinted {
+            Some(i) if !self.ready_by_zone_hint.is_empty() => Some(HintDecision::NotAllHinted {
                 mode: TopologyMode::PreferSameZone,
                 unhinted: i,
             }),
-            Some(_) => {}
-        }
-        if why.is_empty() {
-            why.push(HintDecision::NoHints);
-        }
-        (TopologyMode::None, why)
+            Some(_) if node_decision.is_none() => Some(HintDecision::NoHints),
+            Some(_) => None,
+        };
+        (TopologyMode::None, [node_decision, zone_decision])
     }
 
-    /// `CategorizeEndpoints` for one node.
-    pub fn categorize(&self, node: ProxyNode<'_>) -> CategorizedEndpoints {
+    /// `CategorizeEndpoints` for one node. Allocation-free: the sets borrow from the index.
+    pub fn categorize(&self, node: ProxyNode<'_>) -> CategorizedEndpoints<'_> {
         let mut out = CategorizedEndpoints {
             cluster: None,
             local: None,
             has_any_endpoints: self.has_any_endpoints(),
             topology: TopologyMode::None,
-            hint_decisions: vec![HintDecision::NotConsidered],
+            hint_decisions: [Some(HintDecision::NotConsidered), None],
             cluster_fallback: false,
             local_fallback: false,
         };
@@ -266,25 +321,21 @@ impl<'a> CategorizeIndex<'a> {
             let (mode, why) = self.topology_mode(node);
             out.topology = mode;
             out.hint_decisions = why;
-            let filtered: Vec<usize> = match mode {
-                TopologyMode::None => self.ready.clone(),
-                TopologyMode::PreferSameNode => self
-                    .ready_by_node_hint
-                    .get(node.name)
-                    .cloned()
-                    .unwrap_or_default(),
-                TopologyMode::PreferSameZone => self
-                    .ready_by_zone_hint
-                    .get(node.zone)
-                    .cloned()
-                    .unwrap_or_default(),
+            let filtered: &[usize] = match mode {
+                TopologyMode::None => &self.ready,
+                TopologyMode::PreferSameNode => {
+                    self.ready_by_node_hint.get(node.name).map_or(&[], Vec::as_slice)
+                }
+                TopologyMode::PreferSameZone => {
+                    self.ready_by_zone_hint.get(node.zone).map_or(&[], Vec::as_slice)
+                }
             };
             if filtered.is_empty() && self.terminating_fallback && !self.serving_terminating.is_empty() {
                 // No topology and no locality filter on the fallback (topology.go step 3.4).
-                out.cluster = Some(self.serving_terminating.clone());
+                out.cluster = Some(Cow::Borrowed(&self.serving_terminating));
                 out.cluster_fallback = true;
             } else {
-                out.cluster = Some(filtered);
+                out.cluster = Some(Cow::Borrowed(filtered));
             }
         }
         if self.uses_local {
@@ -293,14 +344,14 @@ impl<'a> CategorizeIndex<'a> {
             } else {
                 self.local_by_node.get(node.name)
             };
-            out.local = Some(match local {
-                Some((ready, _)) if !ready.is_empty() => ready.clone(),
+            out.local = Some(Cow::Borrowed(match local {
+                Some((ready, _)) if !ready.is_empty() => ready.as_slice(),
                 Some((_, terminating)) if !terminating.is_empty() => {
                     out.local_fallback = true;
-                    terminating.clone()
+                    terminating.as_slice()
                 }
-                _ => Vec::new(),
-            });
+                _ => &[],
+            }));
         }
         out
     }
@@ -326,6 +377,8 @@ pub fn categorize_endpoints(
     svc: &ServicePortInfo,
     node: ProxyNode<'_>,
     features: &ProxyFeatures,
-) -> CategorizedEndpoints {
-    CategorizeIndex::new(endpoints, svc, features).categorize(node)
+) -> CategorizedEndpoints<'static> {
+    CategorizeIndex::new(endpoints, svc, features)
+        .categorize(node)
+        .into_owned()
 }

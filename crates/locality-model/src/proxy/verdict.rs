@@ -406,8 +406,8 @@ pub fn route(
         return b.finish(VerdictKind::Reject, Vec::new(), reason, conf, false);
     }
 
-    let cluster = cat.cluster.clone().unwrap_or_default();
-    let local = cat.local.clone();
+    let cluster: Vec<usize> = cat.cluster.as_deref().map(<[usize]>::to_vec).unwrap_or_default();
+    let local: Option<Vec<usize>> = cat.local.as_deref().map(<[usize]>::to_vec);
     let cluster_reason = if cat.cluster_fallback {
         Reason::ClusterServingTerminating
     } else {
@@ -621,8 +621,8 @@ fn rule_text(mode: ProxyMode, target: &str, comment: &str) -> String {
     }
 }
 
-fn describe_sets(cat: &CategorizedEndpoints) -> String {
-    let set = |s: &Option<Vec<usize>>| match s {
+fn describe_sets(cat: &CategorizedEndpoints<'_>) -> String {
+    let set = |s: &Option<std::borrow::Cow<'_, [usize]>>| match s {
         None => "not used".to_string(),
         Some(v) => format!("{} endpoint(s)", v.len()),
     };

@@ -1,0 +1,201 @@
+//! `locality-audit`: the audit rules `LOC001`–`LOC020` (SPEC §7) over a cluster state and its
+//! routing [`Matrix`].
+//!
+//! Pure: no I/O, no async. [`audit`] returns an [`AuditReport`] (serialized as the stable
+//! `apiVersion: locality/v1`, `kind: AuditReport` document, see the crate README); the CLI
+//! renders it (table, JSON, YAML, Markdown, SARIF, HTML).
+//!
+//! The oracle is `locality-model`: endpoints per port come from the matrix (observed
+//! EndpointSlices, else derived by the EndpointSlice controller model), the per-port node
+//! counts from [`Matrix::summary`], the local endpoint sets mirror kube-proxy's
+//! `CategorizeEndpoints`, hints and safeguards come from the controller model
+//! (`endpointslice::{derive_endpoint_slices, recompute_hints, hint_counts_by_zone}`).
+//!
+//! **Client nodes** are nodes that run pods (any non-terminal pod, hostNetwork or not),
+//! weighted by their pod count; cordoned nodes still run clients. When the input has no pods,
+//! or the shape is assumed (`--nodes`/`--zones`), every node counts as a client node.
+//!
+//! **Cost.** Indexes are built once, linear in the input. Per service port the work is
+//! proportional to its endpoints plus the nodes a finding lists (at most
+//! [`AuditOptions::node_limit`]); the summary uses [`Matrix::summary`], whose cost is
+//! endpoints + ports × zones. Nothing iterates nodes × ports.
+
+mod context;
+pub mod report;
+pub mod rule;
+mod rules;
+pub mod schedule;
+mod shape;
+
+use std::collections::HashMap;
+
+use locality_model::matrix::{DataPlane, Matrix, VerdictCounts};
+use locality_model::objects::{ClusterState, Service};
+use locality_model::proxy::{Destination, Source};
+
+pub use report::{
+    AssumedShape, AuditOptions, AuditReport, DataPlaneInfo, Finding, InputKind, NodePods, ObjectRef, PortRef,
+    RouteCounts, ServiceRef, ServiceSummary, SkippedRule, SourceLocation, Totals,
+};
+pub use rule::{ParseError, RuleId, Severity};
+
+use context::Ctx;
+
+/// Audits `state` with its routing `matrix` (built by the caller with `Matrix::new(state, ..)`;
+/// its configuration gives the Kubernetes and kube-proxy versions and the data plane).
+///
+/// When the input has no Nodes and `options` give `assumed_nodes` or `assumed_zones`, the
+/// audit runs on a synthesized cluster of that shape instead (workloads' pods spread over the
+/// assumed nodes; see the README), and `matrix` is rebuilt internally with the same
+/// configuration. Rules that need cluster state the input lacks are listed in
+/// [`AuditReport::skipped_rules`] with the reason.
+///
+/// Never panics; the result does not depend on the order of objects in `state`.
+pub fn audit(state: &ClusterState, matrix: &Matrix<'_>, options: &AuditOptions) -> AuditReport {
+    let wants_shape = options.assumed_nodes.is_some_and(|n| n > 0) || !options.assumed_zones.is_empty();
+    if state.nodes.is_empty() && wants_shape {
+        let (synth, shape) = shape::synthesize(state, options.assumed_nodes, &options.assumed_zones);
+        let m = Matrix::new(&synth, matrix.config.clone());
+        let mut report = run(&synth, &m, options, true);
+        report.assumed_shape = Some(shape);
+        return report;
+    }
+    let mut report = run(state, matrix, options, false);
+    if wants_shape {
+        report
+            .notes
+            .push("--nodes/--zones ignored: the input has Nodes, the audit uses them".to_string());
+    }
+    report
+}
+
+fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bool) -> AuditReport {
+    let mut ctx = Ctx::new(state, m, options, assumed);
+    let (skipped, notes) = rules::availability(&ctx);
+    let skipped_ids: Vec<_> = skipped.iter().map(|s| s.rule).collect();
+    let rules_run: Vec<RuleId> = RuleId::ALL
+        .into_iter()
+        .filter(|r| options.selects(*r) && !skipped_ids.contains(r))
+        .collect();
+    rules::run(&mut ctx, &rules_run);
+
+    let mut findings = std::mem::take(&mut ctx.out);
+    findings.sort_by(|a, b| {
+        (a.severity, a.rule, &a.service, &a.port, a.ip_family, &a.message).cmp(&(
+            b.severity,
+            b.rule,
+            &b.service,
+            &b.port,
+            b.ip_family,
+            &b.message,
+        ))
+    });
+    findings.dedup();
+    let mut totals = Totals {
+        findings: findings.len(),
+        ..Totals::default()
+    };
+    let mut per_service: HashMap<(&str, &str), usize> = HashMap::new();
+    for f in &findings {
+        match f.severity {
+            Severity::Error => totals.error += 1,
+            Severity::Warning => totals.warning += 1,
+            Severity::Info => totals.info += 1,
+        }
+        *per_service
+            .entry((f.service.namespace.as_str(), f.service.name.as_str()))
+            .or_default() += 1;
+    }
+    let services = summaries(m, &per_service);
+    let (kind, mode, name) = match &m.config.data_plane {
+        DataPlane::KubeProxy(mode) => ("kube-proxy", *mode, None),
+        DataPlane::Other(n) => ("other", None, Some(n.clone())),
+        DataPlane::Unknown => ("unknown", None, None),
+    };
+    let mut all_notes = notes;
+    if assumed {
+        all_notes.push(format!(
+            "the input has no Nodes: audited on an assumed cluster of {} nodes; workloads' pods are spread one per node, zones interleaved",
+            m.nodes.len()
+        ));
+    }
+    AuditReport {
+        api_version: AuditReport::API_VERSION,
+        kind: AuditReport::KIND,
+        kubernetes_version: m.config.kube_version.to_string(),
+        kube_proxy_version: m.config.kube_proxy_version.to_string(),
+        data_plane: DataPlaneInfo {
+            kind,
+            mode,
+            name: name.filter(|_| kind == "other"),
+        },
+        input: options.input,
+        assumed_shape: None,
+        node_count: m.nodes.len(),
+        client_node_count: ctx.clients_sorted.len(),
+        rules: rules_run,
+        skipped_rules: skipped.into_iter().filter(|s| options.selects(s.rule)).collect(),
+        totals,
+        findings,
+        services,
+        notes: all_notes,
+    }
+}
+
+fn summaries(m: &Matrix<'_>, per_service: &HashMap<(&str, &str), usize>) -> Vec<ServiceSummary> {
+    let mut out = Vec::with_capacity(m.ports.len());
+    for i in 0..m.ports.len() {
+        let e = &m.ports[i];
+        let svc: &Service = e.service;
+        let s = m.summary(i, 0);
+        let mut pod = VerdictCounts::default();
+        let mut external = Vec::new();
+        for (source, dest, c) in s.counts {
+            if source == Source::Pod && dest == Destination::ClusterIp {
+                pod = c;
+            } else if source == Source::External && dest != Destination::ClusterIp {
+                external.push(RouteCounts {
+                    source,
+                    destination: dest,
+                    delivered: c.deliver,
+                    dropped: c.drop,
+                    rejected: c.reject,
+                    not_proxied: c.not_proxied,
+                    mode_dependent: c.mode_dependent,
+                });
+            }
+        }
+        let policy = |local: bool| if local { "Local" } else { "Cluster" };
+        out.push(ServiceSummary {
+            service: ServiceRef {
+                namespace: svc.meta.namespace.clone(),
+                name: svc.meta.name.clone(),
+            },
+            port: context::port_ref(e),
+            ip_family: e.info.family,
+            internal_traffic_policy: policy(e.info.internal_policy_local),
+            external_traffic_policy: e
+                .info
+                .externally_accessible()
+                .then(|| policy(e.info.external_policy_local)),
+            traffic_distribution: svc.traffic_distribution.clone(),
+            topology_mode: e.info.hints_annotation.clone(),
+            endpoint_source: match e.endpoint_source {
+                locality_model::matrix::EndpointSource::EndpointSlices => "EndpointSlices",
+                locality_model::matrix::EndpointSource::Derived => "derived",
+            },
+            nodes: m.nodes.len(),
+            delivered: pod.deliver,
+            dropped: pod.drop,
+            rejected: pod.reject,
+            not_proxied: pod.not_proxied,
+            mode_dependent: pod.mode_dependent,
+            external,
+            findings: per_service
+                .get(&(svc.meta.namespace.as_str(), svc.meta.name.as_str()))
+                .copied()
+                .unwrap_or(0),
+        });
+    }
+    out
+}

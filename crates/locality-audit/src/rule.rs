@@ -1,0 +1,198 @@
+//! The rule catalogue (SPEC §7): stable IDs, titles, default severities and the Kubernetes
+//! documentation page that states each guarantee.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// How bad a finding is. Ordered from the most to the least severe (`Error < Warning < Info`
+/// in `Ord`, so that sorting puts errors first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Traffic is lost now (timeouts or refusals on some nodes).
+    Error,
+    /// Traffic will be lost on a likely event (rollout, scale-down) or a setting does not do
+    /// what it says.
+    Warning,
+    /// Worth knowing; nothing is lost.
+    Info,
+}
+
+impl Severity {
+    /// All severities, most severe first.
+    pub const ALL: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Info];
+
+    /// `error`, `warning` or `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+
+    /// True when `self` is at least as severe as `threshold` (`--fail-on`).
+    pub fn at_least(self, threshold: Severity) -> bool {
+        self <= threshold
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Severity {
+    type Err = ParseError;
+
+    /// Parses `error`, `warning` or `info` (case-insensitive).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "error" => Ok(Severity::Error),
+            "warning" | "warn" => Ok(Severity::Warning),
+            "info" => Ok(Severity::Info),
+            _ => Err(ParseError::Severity(s.to_string())),
+        }
+    }
+}
+
+/// Error parsing a rule ID or a severity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// Not `LOC001`…`LOC020`.
+    #[error("unknown audit rule {0:?}: expected LOC001 to LOC020")]
+    Rule(String),
+    /// Not `error`, `warning` or `info`.
+    #[error("unknown severity {0:?}: expected error, warning or info")]
+    Severity(String),
+}
+
+macro_rules! rules {
+    ($( $id:ident = $code:literal, $sev:ident, $title:literal, $url:literal; )*) => {
+        /// A stable audit rule ID (SPEC §7). Serialized as its code (`"LOC001"`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum RuleId {
+            $(
+                #[doc = concat!("`", $code, "`: ", $title, ".")]
+                $id,
+            )*
+        }
+
+        impl RuleId {
+            /// Every rule, in ID order.
+            pub const ALL: [RuleId; 20] = [$(RuleId::$id),*];
+
+            /// The stable code, e.g. `LOC001`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(RuleId::$id => $code,)* }
+            }
+
+            /// A one-line title.
+            pub fn title(self) -> &'static str {
+                match self { $(RuleId::$id => $title,)* }
+            }
+
+            /// The severity its findings usually have (some findings are lowered or raised,
+            /// e.g. `LOC015` behind a load balancer is `info`).
+            pub fn default_severity(self) -> Severity {
+                match self { $(RuleId::$id => Severity::$sev,)* }
+            }
+
+            /// The kubernetes.io page that states the guarantee the rule checks.
+            pub fn docs_url(self) -> &'static str {
+                match self { $(RuleId::$id => $url,)* }
+            }
+        }
+    };
+}
+
+rules! {
+    Loc001 = "LOC001", Error,
+        "internalTrafficPolicy: Local Service with client nodes that have no local endpoint",
+        "https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/";
+    Loc002 = "LOC002", Warning,
+        "internalTrafficPolicy: Local backed by fewer replicas than client nodes",
+        "https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/";
+    Loc003 = "LOC003", Warning,
+        "DaemonSet behind an internalTrafficPolicy: Local Service cannot run on some client nodes",
+        "https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/#taints-and-tolerations";
+    Loc004 = "LOC004", Warning,
+        "DaemonSet rollout with maxSurge 0 blinds each node for the readiness gap",
+        "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/";
+    Loc005 = "LOC005", Info,
+        "trafficDistribution: PreferClose is a deprecated alias of PreferSameZone",
+        "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
+    Loc006 = "LOC006", Warning,
+        "A traffic preference has no effect on ClusterIP traffic under internalTrafficPolicy: Local",
+        "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
+    Loc007 = "LOC007", Warning,
+        "A ready endpoint lacks the hint the others carry: the preference is off on every node",
+        "https://kubernetes.io/docs/concepts/services-networking/topology-aware-routing/#safeguards";
+    Loc008 = "LOC008", Warning,
+        "Endpoints on nodes without a topology.kubernetes.io/zone label get no zone hints",
+        "https://kubernetes.io/docs/reference/labels-annotations-taints/#topologykubernetesiozone";
+    Loc009 = "LOC009", Warning,
+        "topology-mode: Auto without hints: a safeguard disabled them",
+        "https://kubernetes.io/docs/concepts/services-networking/topology-aware-routing/#safeguards";
+    Loc010 = "LOC010", Warning,
+        "Both the topology-mode annotation and trafficDistribution are set: the annotation wins",
+        "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
+    Loc011 = "LOC011", Warning,
+        "A same-zone or same-node preference concentrates load on few endpoints",
+        "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
+    Loc012 = "LOC012", Warning,
+        "A field or value the cluster's versions do not support or enable by default",
+        "https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/";
+    Loc013 = "LOC013", Error,
+        "A Service with a selector and no usable endpoint anywhere: connections are refused",
+        "https://kubernetes.io/docs/concepts/services-networking/service/#services-without-selectors";
+    Loc014 = "LOC014", Warning,
+        "Controller-managed EndpointSlices differ from what the controller would write",
+        "https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/#management";
+    Loc015 = "LOC015", Error,
+        "externalTrafficPolicy: Local with client-facing nodes that drop external traffic",
+        "https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/#preserving-the-client-source-ip";
+    Loc016 = "LOC016", Warning,
+        "Nodes served only by terminating endpoints: about to drop",
+        "https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/#conditions";
+    Loc017 = "LOC017", Warning,
+        "IPVS does not enforce internalTrafficPolicy: Local on an externally reachable Service",
+        "https://kubernetes.io/docs/reference/networking/virtual-ips/#proxy-mode-ipvs";
+    Loc018 = "LOC018", Warning,
+        "A traffic policy on a headless or ExternalName Service has no effect",
+        "https://kubernetes.io/docs/concepts/services-networking/service/#headless-services";
+    Loc019 = "LOC019", Warning,
+        "publishNotReadyAddresses with internalTrafficPolicy: Local sends local traffic to not-ready pods",
+        "https://kubernetes.io/docs/reference/kubernetes-api/service-resources/service-v1/#ServiceSpec";
+    Loc020 = "LOC020", Error,
+        "Selector-less Service whose endpoints lack nodeName under a Local policy: every node drops",
+        "https://kubernetes.io/docs/concepts/services-networking/service/#custom-endpointslices";
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RuleId {
+    type Err = ParseError;
+
+    /// Parses `LOC001` (case-insensitive, surrounding spaces ignored).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim();
+        RuleId::ALL
+            .into_iter()
+            .find(|r| r.as_str().eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| ParseError::Rule(s.to_string()))
+    }
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
