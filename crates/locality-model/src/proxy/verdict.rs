@@ -385,13 +385,10 @@ pub fn route(
             Reason::NoUsableEndpoints
         };
         let rule = match q.mode {
-            ProxyMode::Iptables => {
-                "filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES: -j REJECT (\"has no endpoints\")"
-            }
-            ProxyMode::Nftables => "no-endpoint-services / no-endpoint-nodeports: goto reject-chain",
             ProxyMode::Ipvs => {
-                "virtual server with no real servers; the kernel answers ICMP port unreachable"
+                "virtual server with no real servers; the kernel answers ICMP port unreachable".to_string()
             }
+            _ => rule_text(svc, q, "REJECT", "has no endpoints"),
         };
         b.step(
             "no-endpoints",
@@ -483,7 +480,7 @@ pub fn route(
                 "no-local",
                 "endpoints exist on other nodes, none usable on this node",
             )
-            .step("rule", rule_text(q.mode, "DROP", "has no local endpoints"));
+            .step("rule", rule_text(svc, q, "DROP", "has no local endpoints"));
             return b.finish(
                 VerdictKind::Drop,
                 Vec::new(),
@@ -571,7 +568,7 @@ pub fn route(
         }
         Source::External if !ipvs => {
             b.step("no-local", "no usable endpoint on this node")
-                .step("rule", rule_text(q.mode, "DROP", "has no local endpoints"));
+                .step("rule", rule_text(svc, q, "DROP", "has no local endpoints"));
             b.finish(
                 VerdictKind::Drop,
                 Vec::new(),
@@ -610,13 +607,60 @@ pub fn route(
     }
 }
 
-fn rule_text(mode: ProxyMode, target: &str, comment: &str) -> String {
-    match mode {
-        ProxyMode::Iptables => format!("filter KUBE-SERVICES: -j {target} (\"{comment}\")"),
-        ProxyMode::Nftables => format!(
-            "no-endpoint-services element: {} (\"{comment}\")",
-            target.to_lowercase()
-        ),
+/// The filter rule kube-proxy writes for a DROP or REJECT, as `iptables-save` /
+/// `nft list ruleset` would show it (chain and set names as in the proxiers; the
+/// per-Service chain hashes are not computed).
+fn rule_text(svc: &ServicePortInfo, q: RouteQuery, target: &str, comment: &str) -> String {
+    let proto = svc.port.protocol.as_str().to_lowercase();
+    let service = if svc.port.name.is_empty() {
+        format!("{}/{}", svc.namespace, svc.name)
+    } else {
+        format!("{}/{}:{}", svc.namespace, svc.name, svc.port.name)
+    };
+    let v6 = svc.family == crate::objects::IpFamily::IPv6;
+    let address = match q.destination {
+        Destination::ClusterIp => svc.cluster_ip,
+        Destination::LoadBalancer => svc.load_balancer_vips.first().copied(),
+        Destination::ExternalIp => svc.external_ips.first().copied(),
+        Destination::NodePort => None,
+    };
+    let port = if q.destination == Destination::NodePort {
+        svc.port.node_port
+    } else {
+        svc.port.port
+    };
+    match q.mode {
+        ProxyMode::Iptables => {
+            let chain = if q.destination == Destination::ClusterIp {
+                "KUBE-SERVICES"
+            } else {
+                "KUBE-EXTERNAL-SERVICES"
+            };
+            let dst = match address {
+                Some(ip) => format!("-d {ip}/{}", if v6 { 128 } else { 32 }),
+                None => "-m addrtype --dst-type LOCAL".to_string(),
+            };
+            format!(
+                "{} filter: -A {chain} -m comment --comment \"{service} {comment}\" {dst} -p {proto} -m {proto} --dport {port} -j {target}",
+                if v6 { "ip6tables" } else { "iptables" }
+            )
+        }
+        ProxyMode::Nftables => {
+            let verdict = if target == "DROP" {
+                "drop"
+            } else {
+                "goto reject-chain"
+            };
+            let family = if v6 { "ip6" } else { "ip" };
+            match address {
+                Some(ip) => format!(
+                    "add element {family} kube-proxy no-endpoint-services {{ {ip} . {proto} . {port} comment \"{service}\" : {verdict} }}"
+                ),
+                None => format!(
+                    "add element {family} kube-proxy no-endpoint-nodeports {{ {proto} . {port} comment \"{service}\" : {verdict} }}"
+                ),
+            }
+        }
         ProxyMode::Ipvs => format!("{target} ({comment})"),
     }
 }
