@@ -320,19 +320,9 @@ pub fn explain(
             reason: r.reason,
         })
         .collect();
-    let port_text = if entry.info.port.name.is_empty() {
-        format!("{}/{}", entry.info.port.port, entry.info.port.protocol.as_str())
-    } else {
-        format!(
-            "{}:{}/{}",
-            entry.info.port.name,
-            entry.info.port.port,
-            entry.info.port.protocol.as_str()
-        )
-    };
     Some(Explanation {
         service: format!("{}/{}", svc.meta.namespace, svc.meta.name),
-        port: port_text,
+        port: entry.info.port.to_string(),
         ip_family: entry.info.family.as_str(),
         node: n.name().to_string(),
         zone: (!n.zone.is_empty()).then(|| n.zone.to_string()),

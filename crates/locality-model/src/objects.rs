@@ -297,6 +297,17 @@ pub struct ServicePort {
     pub node_port: u16,
 }
 
+impl std::fmt::Display for ServicePort {
+    /// `name:port/PROTO`, or `port/PROTO` for an unnamed port.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.name.is_empty() {
+            write!(f, "{}/{}", self.port, self.protocol.as_str())
+        } else {
+            write!(f, "{}:{}/{}", self.name, self.port, self.protocol.as_str())
+        }
+    }
+}
+
 /// A Service `targetPort`: a number or a container port name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TargetPort {

@@ -54,16 +54,7 @@ fn rows_for(m: &Matrix<'_>, s: &PortSummary) -> Vec<Row> {
     let e = &m.ports[s.port];
     let svc = e.service;
     let service = format!("{}/{}", svc.meta.namespace, svc.meta.name);
-    let port = if e.info.port.name.is_empty() {
-        format!("{}/{}", e.info.port.port, e.info.port.protocol.as_str())
-    } else {
-        format!(
-            "{}:{}/{}",
-            e.info.port.name,
-            e.info.port.port,
-            e.info.port.protocol.as_str()
-        )
-    };
+    let port = e.info.port.to_string();
     let mut rows = Vec::new();
     for (source, dest, counts) in &s.counts {
         // The internal view (pods → clusterIP) and what outside clients see; the other cells

@@ -26,11 +26,7 @@ pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::
     for port in sel.port_indices(m) {
         let doc = port_doc(m, port, sel.nodes.as_deref());
         let service = format!("{}/{}", doc.namespace, doc.name);
-        let port_text = if doc.port.name.is_empty() {
-            format!("{}/{}", doc.port.port, doc.port.protocol)
-        } else {
-            format!("{}:{}/{}", doc.port.name, doc.port.port, doc.port.protocol)
-        };
+        let port_text = m.ports[port].info.port.to_string();
         for node in &doc.nodes {
             for r in &node.routes {
                 let mut verdict = r.verdict.to_string();
