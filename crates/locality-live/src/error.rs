@@ -1,0 +1,98 @@
+//! [`LiveError`]: why a live snapshot could not be taken.
+
+use locality_ingest::IngestError;
+
+/// Why a live snapshot failed. A forbidden list of one kind is **not** an error (it becomes
+/// a warning in [`LiveSnapshot`](crate::LiveSnapshot)); these are the failures after which
+/// no useful snapshot exists.
+///
+/// Every variant displays as one line that carries the API server's own message when
+/// there is one. [`LiveError::exit_code`] gives the CLI's exit code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LiveError {
+    /// No kubeconfig was found (no `--kubeconfig`, no usable `KUBECONFIG`, no
+    /// `~/.kube/config`, not running in a pod).
+    #[error(
+        "no kubeconfig: {detail}; pass -f FILE to read objects from files, or --kubeconfig PATH \
+         (or set KUBECONFIG) to read a cluster"
+    )]
+    NoKubeconfig {
+        /// Where it looked.
+        detail: String,
+    },
+    /// The kubeconfig exists but cannot be used: unreadable, invalid YAML, unknown context,
+    /// no current-context, a cluster without a server URL, bad certificate data.
+    #[error("kubeconfig {source_name}: {message}")]
+    Kubeconfig {
+        /// The kubeconfig file(s) or `in-cluster`.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The API server could not be reached or talked to: connection refused, DNS, TLS,
+    /// timeouts, a failing credential plugin.
+    #[error("cannot talk to the API server at {server}: {message}")]
+    Transport {
+        /// The API server URL.
+        server: String,
+        /// The chain of causes, outermost first.
+        message: String,
+    },
+    /// The API server refused the credentials (401 Unauthorized).
+    #[error("the API server at {server} rejected the credentials of {context} (401 Unauthorized): {message}")]
+    Unauthorized {
+        /// The API server URL.
+        server: String,
+        /// The kubeconfig context (or `in-cluster`).
+        context: String,
+        /// The server's message.
+        message: String,
+    },
+    /// A request failed with an HTTP error that cannot be degraded around (a 5xx after
+    /// retries, a 400, a second `410 Gone`…).
+    #[error("GET {url} failed: {code} {reason}: {message}")]
+    Api {
+        /// The URL requested (server, path and query).
+        url: String,
+        /// HTTP status code.
+        code: u16,
+        /// The server's reason (`InternalError`, `Expired`…) or the HTTP reason phrase.
+        reason: String,
+        /// The server's message.
+        message: String,
+    },
+    /// A response could not be read as Kubernetes objects (the error names the page, e.g.
+    /// `https://h:6443/api/v1/pods (page 2)`, and the object and field).
+    #[error("reading the API server's response: {0}")]
+    Ingest(#[from] IngestError),
+    /// The async runtime could not be started ([`snapshot_blocking`](crate::snapshot_blocking)).
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(String),
+}
+
+impl LiveError {
+    /// The CLI exit code: 2 (usage) for a missing or unusable kubeconfig or context, 1
+    /// (runtime error) for everything that happened while talking to the cluster.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            LiveError::NoKubeconfig { .. } | LiveError::Kubeconfig { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The error and its causes on one line, outermost first, without repeats (kube's errors
+/// often repeat their source in their own message).
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        let text = e.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = e.source();
+    }
+    parts.join(": ")
+}

@@ -1,0 +1,326 @@
+//! Reads a live Kubernetes cluster, read-only, into the locality model's [`ClusterState`].
+//!
+//! [`snapshot`] (or [`snapshot_blocking`] from synchronous code) resolves the kubeconfig as
+//! kubectl does ([`LiveOptions`]), lists every kind the model reads with `limit`/`continue`
+//! pagination, and detects the API server's version, kube-proxy's version and the data
+//! plane (SPEC §2 "Versions and skew", "Data planes").
+//!
+//! # How it reads
+//!
+//! Requests are raw `GET`s through a kube-rs [`Client`](kube::Client) (kubeconfig auth,
+//! exec plugins, TLS with rustls): `/version`, then `/api/v1/nodes`, `namespaces`,
+//! `services`, `/apis/discovery.k8s.io/v1/endpointslices`, `/api/v1/pods` and
+//! `/apis/apps/v1/{daemonsets,deployments,replicasets,statefulsets}`, cluster-wide with
+//! `-A` or in one namespace with `-n` (Nodes always cluster-wide). Each page's bytes go to
+//! [`locality_ingest::load_bytes`], the same lean parser as for files, named
+//! `<server><path> (page N)` in errors; a page parses while the next one downloads. The
+//! data plane comes from `kube-system`: the `kube-proxy` DaemonSet (image tag, args) and
+//! its ConfigMap, or a Cilium kube-proxy replacement. Only `get` and `list` are used;
+//! `deploy/rbac-audit.yaml` in the repository grants exactly these.
+//!
+//! Objects read live have an empty [`Origin`](locality_model::objects::Origin) (no file):
+//! reports locate them as `namespace/kind/name`.
+//!
+//! # Failures
+//!
+//! - A `403 Forbidden` (or `404`) on one kind is not fatal: the kind is named in
+//!   [`LiveSnapshot::forbidden`] and a warning says which conclusions it disables.
+//! - `429` and `5xx` are retried three times (100, 200, 400 ms, or the server's
+//!   `Retry-After` up to 10 s); a continue token that expired (`410 Gone`) restarts that
+//!   kind's list once.
+//! - Everything else is a [`LiveError`] carrying the server's message: no kubeconfig,
+//!   unknown context, connection refused, TLS, `401 Unauthorized`, a 5xx after retries.
+//!
+//! ```no_run
+//! let opts = locality_live::LiveOptions { all_namespaces: true, ..Default::default() };
+//! let snap = locality_live::snapshot_blocking(&opts, None)?;
+//! for w in &snap.warnings {
+//!     eprintln!("warning: {w}");
+//! }
+//! println!("{} nodes, data plane {}", snap.state.nodes.len(), snap.data_plane_source);
+//! # Ok::<(), locality_live::LiveError>(())
+//! ```
+
+use std::path::PathBuf;
+
+use locality_ingest::LoadOptions;
+use locality_model::matrix::DataPlane;
+use locality_model::objects::ClusterState;
+use locality_model::version::KubeVersion;
+
+mod config;
+mod dataplane;
+mod error;
+mod fetch;
+mod kinds;
+
+pub use error::LiveError;
+pub use kinds::{KINDS, KindSpec};
+
+use fetch::{Api, Failure};
+
+/// Default page size (`limit`), as kubectl's `--chunk-size`.
+pub const DEFAULT_PAGE_SIZE: u32 = 500;
+
+/// Which cluster and namespaces to read; the CLI's `--kubeconfig`, `--context`, `-n`,
+/// `-A` and a page size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveOptions {
+    /// `--kubeconfig PATH`; else `KUBECONFIG` (a path list, missing files ignored, first
+    /// file wins per key), else `~/.kube/config`, else the pod's ServiceAccount.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context NAME`; else the kubeconfig's `current-context`.
+    pub context: Option<String>,
+    /// `-n NS`; else the context's namespace, else `default`. Ignored with `all_namespaces`.
+    pub namespace: Option<String>,
+    /// `-A`: every namespace.
+    pub all_namespaces: bool,
+    /// Objects per page (`limit`); 0 lists each kind in one response.
+    pub page_size: u32,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            kubeconfig: None,
+            context: None,
+            namespace: None,
+            all_namespaces: false,
+            page_size: DEFAULT_PAGE_SIZE,
+        }
+    }
+}
+
+/// The cluster actually read, after resolution (for messages and reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The kubeconfig file(s) used (`:`-separated when `KUBECONFIG` lists several), or
+    /// `in-cluster`.
+    pub kubeconfig: String,
+    /// The context used (`None` in-cluster).
+    pub context: Option<String>,
+    /// The API server URL.
+    pub server: String,
+    /// The namespace read, `None` for all namespaces (`-A`).
+    pub namespace: Option<String>,
+}
+
+/// A read-only snapshot of a live cluster.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LiveSnapshot {
+    /// The objects read (origins empty: live objects have no file).
+    pub state: ClusterState,
+    /// The API server's minor version from `/version` (`gitVersion`), if readable.
+    pub server_version: Option<KubeVersion>,
+    /// The API server's `gitVersion` as given (`v1.35.2-eks-…`), if readable.
+    pub server_git_version: Option<String>,
+    /// kube-proxy's version from the `kube-system/kube-proxy` DaemonSet's image tag, if
+    /// readable (never `Node.status.nodeInfo.kubeProxyVersion`, empty since 1.33). The CLI
+    /// defaults it to the server's version when `None`.
+    pub kube_proxy_version: Option<KubeVersion>,
+    /// The data plane and proxy mode found (`KubeProxy(None)` when kube-proxy runs but its
+    /// mode is unknown). A `--proxy-mode` flag overrides it.
+    pub data_plane: DataPlane,
+    /// How the data plane was found, e.g. `DaemonSet kube-system/kube-proxy --proxy-mode:
+    /// mode ipvs` or `ConfigMap kube-system/kube-proxy config.conf: mode "" (the default
+    /// of kube-proxy 1.35: iptables)`.
+    pub data_plane_source: String,
+    /// Everything the user should know: forbidden kinds and what they disable, a restarted
+    /// list, an unknown proxy mode and why, parser warnings. One line each.
+    pub warnings: Vec<String>,
+    /// Kinds (`Pod`, `EndpointSlice`…) whose list was refused with 403 Forbidden.
+    pub forbidden: Vec<String>,
+    /// The cluster read.
+    pub target: Target,
+    /// Pages fetched over all kinds.
+    pub pages: usize,
+    /// Bytes of object lists read.
+    pub bytes_read: u64,
+}
+
+/// Progress reports: the kind being listed (`Pod`) and how many of it were read so far,
+/// after each page. Called on the caller's task, between requests.
+pub type Progress<'a> = &'a (dyn Fn(&str, usize) + Sync);
+
+/// Takes a read-only snapshot of the cluster `opts` points at.
+///
+/// `progress`, when given, is told after each page which kind is being listed and how many
+/// of its objects were read so far (for a progress bar; write it to stderr).
+///
+/// # Errors
+/// See [`LiveError`]; forbidden kinds are warnings, not errors.
+pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Result<LiveSnapshot, LiveError> {
+    let resolved = config::resolve(opts).await?;
+    let target = resolved.target;
+    let client = kube::Client::try_from(resolved.config).map_err(|e| LiveError::Kubeconfig {
+        source_name: target.kubeconfig.clone(),
+        message: error::chain(&e),
+    })?;
+    let api = Api {
+        client,
+        server: target.server.clone(),
+        context: target
+            .context
+            .as_ref()
+            .map_or_else(|| "in-cluster".to_owned(), |c| format!("context {c:?}")),
+    };
+    let mut warnings = Vec::new();
+
+    // /version first: it is readable by everyone (system:public-info-viewer), so it tells
+    // an unreachable server or bad credentials before anything else.
+    let (server_version, server_git_version) = match api.get("/version").await? {
+        Ok(body) => {
+            #[derive(serde::Deserialize)]
+            struct Info {
+                #[serde(default, rename = "gitVersion")]
+                git_version: String,
+            }
+            match serde_json::from_slice::<Info>(&body) {
+                Ok(info) => {
+                    let v = KubeVersion::parse_loose(&info.git_version);
+                    if v.is_none() {
+                        warnings.push(format!(
+                            "/version: cannot read the version in gitVersion {:?}",
+                            info.git_version
+                        ));
+                    }
+                    (v, Some(info.git_version))
+                }
+                Err(e) => {
+                    warnings.push(format!("/version: unreadable response: {e}"));
+                    (None, None)
+                }
+            }
+        }
+        Err(f) => {
+            warnings.push(format!(
+                "cannot read the API server's version (/version: {} {}: {}); pass --kube-version",
+                f.code, f.reason, f.message
+            ));
+            (None, None)
+        }
+    };
+
+    let mut state = ClusterState::default();
+    let mut forbidden = Vec::new();
+    let mut pages = 0usize;
+    let mut bytes_read = 0u64;
+    let ns = target.namespace.as_deref();
+    let scope = match ns {
+        Some(ns) => format!("in namespace {ns}"),
+        None => "in all namespaces".to_owned(),
+    };
+    for spec in KINDS {
+        let report = |n: usize| {
+            if let Some(p) = progress {
+                p(spec.kind, n);
+            }
+        };
+        let outcome = match (spec.kind, ns) {
+            ("Namespace", Some(name)) => get_one(&api, &format!("/api/v1/namespaces/{name}")).await?,
+            _ => {
+                let mut notes = Vec::new();
+                let r = api
+                    .list(&spec.path(ns), opts.page_size, &report, &mut notes)
+                    .await?;
+                warnings.extend(notes);
+                r
+            }
+        };
+        match outcome {
+            Ok(listed) => {
+                pages += listed.pages;
+                bytes_read += listed.bytes;
+                warnings.extend(listed.warnings);
+                fetch::merge(&mut state, listed.state);
+            }
+            Err(f) if f.code == 403 => {
+                let where_ = if spec.namespaced {
+                    scope.as_str()
+                } else {
+                    "(cluster-wide)"
+                };
+                warnings.push(format!(
+                    "forbidden: cannot list {} ({}) {where_}: {}; without them: {}",
+                    plural(spec.kind),
+                    spec.qualified(),
+                    f.message,
+                    spec.without
+                ));
+                forbidden.push(spec.kind.to_owned());
+            }
+            Err(f) if f.code == 404 && spec.kind == "Namespace" => {
+                warnings.push(format!(
+                    "namespace {:?} not found: {}",
+                    ns.unwrap_or_default(),
+                    f.message
+                ));
+            }
+            Err(f) if f.code == 404 => {
+                warnings.push(format!(
+                    "the API server does not serve {} ({}): {}; without them: {}",
+                    spec.qualified(),
+                    f.url,
+                    f.message,
+                    spec.without
+                ));
+            }
+            Err(f) => return Err(f.fatal()),
+        }
+    }
+
+    let detected = dataplane::detect(&api, &state.pods, server_version).await?;
+    warnings.extend(detected.notes);
+    Ok(LiveSnapshot {
+        state,
+        server_version,
+        server_git_version,
+        kube_proxy_version: detected.kube_proxy_version,
+        data_plane: detected.data_plane,
+        data_plane_source: detected.source,
+        warnings,
+        forbidden,
+        target,
+        pages,
+        bytes_read,
+    })
+}
+
+/// [`snapshot`] for synchronous callers: runs it on a current-thread tokio runtime.
+///
+/// # Errors
+/// As [`snapshot`], plus [`LiveError::Runtime`] when the runtime cannot start.
+pub fn snapshot_blocking(
+    opts: &LiveOptions,
+    progress: Option<Progress<'_>>,
+) -> Result<LiveSnapshot, LiveError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LiveError::Runtime(e.to_string()))?;
+    runtime.block_on(snapshot(opts, progress))
+}
+
+/// One object by name (the namespace of `-n`), as a one-page [`fetch::Listed`].
+async fn get_one(api: &Api, path: &str) -> Result<Result<fetch::Listed, Failure>, LiveError> {
+    let body = match api.get(path).await? {
+        Ok(body) => body,
+        Err(f) => return Ok(Err(f)),
+    };
+    let name = format!("{}{path}", api.server);
+    let loaded = locality_ingest::load_bytes(&name, &body, &LoadOptions::default())?;
+    let mut state = loaded.state;
+    fetch::clear_origins(&mut state);
+    Ok(Ok(fetch::Listed {
+        state,
+        warnings: loaded.warnings,
+        pages: 1,
+        bytes: body.len() as u64,
+    }))
+}
+
+/// `Pods`, `EndpointSlices`…
+fn plural(kind: &str) -> String {
+    format!("{kind}s")
+}
