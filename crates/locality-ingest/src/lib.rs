@@ -21,7 +21,12 @@
 //!
 //! # Speed
 //!
-//! A file is read into one buffer and parsed in one pass. The objects are deserialised
+//! A file is parsed in one pass over one buffer: files of 4 MiB and more are memory-mapped
+//! (private) and the JSON reader releases the pages it has passed, so peak memory is about
+//! the parsed state, not file + state. A pretty-printed JSON `List` of 8 MiB and more is
+//! cut at proven item boundaries and parsed on the available cores (`split`;
+//! `LOCALITY_INGEST_THREADS=1` turns that off); any doubt or error falls back to the
+//! sequential parse, which alone reports errors. The objects are deserialised
 //! into lean wire structs that name only the fields the model reads; everything else
 //! (`managedFields`, `containerStatuses`, volumes, env, most annotations) is skipped with
 //! `IgnoredAny`. Dispatch on `kind` happens while streaming; the few fields that precede
@@ -62,8 +67,10 @@ use locality_model::objects::{
 mod error;
 mod json;
 mod locate;
+mod mmap;
 mod object;
 pub mod quantity;
+mod split;
 mod wire;
 mod yaml;
 
@@ -160,20 +167,32 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loa
     let mut loader = Loader::new(opts);
     for f in &files {
         let name = f.display().to_string();
-        let bytes = if f.as_os_str() == "-" {
+        let mut input = if f.as_os_str() == "-" {
             let mut buf = Vec::new();
             std::io::stdin()
                 .lock()
                 .read_to_end(&mut buf)
                 .map_err(|e| IngestError::file(ErrorKind::Io, "-", format!("cannot read stdin: {e}")))?;
-            buf
+            mmap::Input::from_vec(buf)
         } else {
-            std::fs::read(f)
-                .map_err(|e| IngestError::file(ErrorKind::Io, &name, format!("cannot read: {e}")))?
+            open_input(f).map_err(|e| IngestError::file(ErrorKind::Io, &name, format!("cannot read: {e}")))?
         };
-        loader.add(&name, &bytes)?;
+        loader.add_input(&name, &mut input)?;
     }
     Ok(loader.finish())
+}
+
+/// Maps a large regular file, reads anything else.
+fn open_input(path: &Path) -> std::io::Result<mmap::Input> {
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() && meta.len() >= mmap::MAP_THRESHOLD {
+        return mmap::Input::map(&file);
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
+    let mut file = file;
+    file.read_to_end(&mut buf)?;
+    Ok(mmap::Input::from_vec(buf))
 }
 
 /// Reads one input held in memory; `name` is used in errors and [`Origin::file`].
@@ -242,8 +261,19 @@ impl<'o> Loader<'o> {
         self.bytes_read += bytes.len() as u64;
         self.files.push(name.to_owned());
         let sink = std::mem::take(&mut self.sink);
-        self.sink = parse_on_big_stack(name, bytes, self.opts, sink)?;
+        let opts = self.opts;
+        self.sink = parse_on_big_stack(name, move || parse_input(name, bytes, opts, sink, None))?;
         self.dedup.check(&self.sink.state, name, bytes)
+    }
+
+    /// As [`Self::add`], for an input this loader may patch and map (see [`split`]).
+    fn add_input(&mut self, name: &str, input: &mut mmap::Input) -> Result<(), IngestError> {
+        self.bytes_read += input.bytes().len() as u64;
+        self.files.push(name.to_owned());
+        let sink = std::mem::take(&mut self.sink);
+        let opts = self.opts;
+        self.sink = parse_on_big_stack(name, || parse_owned(name, &mut *input, opts, sink))?;
+        self.dedup.check(&self.sink.state, name, input.bytes())
     }
 
     fn finish(self) -> Loaded {
@@ -260,15 +290,18 @@ impl<'o> Loader<'o> {
 /// Stack for the parser thread. Nesting is bounded (serde_json: 128 levels; YAML:
 /// [`YamlLimits::max_depth`]), but a level of recursive descent can take tens of KiB in
 /// debug builds, more than a 2 MiB test or worker thread has. Reserved, not committed.
-const PARSE_STACK: usize = 64 << 20;
+pub(crate) const PARSE_STACK: usize = 64 << 20;
 
-/// Runs [`parse_input`] on a scoped thread with a [`PARSE_STACK`] stack.
-fn parse_on_big_stack(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Result<Sink, IngestError> {
+/// Runs `parse` on a scoped thread with a [`PARSE_STACK`] stack.
+fn parse_on_big_stack<F>(name: &str, parse: F) -> Result<Sink, IngestError>
+where
+    F: FnOnce() -> Result<Sink, IngestError> + Send,
+{
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("locality-ingest".into())
             .stack_size(PARSE_STACK)
-            .spawn_scoped(scope, || parse_input(name, bytes, opts, sink));
+            .spawn_scoped(scope, parse);
         match handle {
             Ok(h) => h.join().unwrap_or_else(|_| {
                 Err(IngestError::file(
@@ -286,8 +319,59 @@ fn parse_on_big_stack(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) 
     })
 }
 
-/// Detects the format and parses one input into `sink`.
-fn parse_input(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Result<Sink, IngestError> {
+/// Parses an input held in an [`mmap::Input`]: a large pretty-printed JSON List in
+/// parallel when [`split`] can prove its cuts, else sequentially, releasing mapped pages
+/// behind the parser.
+fn parse_owned(
+    name: &str,
+    input: &mut mmap::Input,
+    opts: &LoadOptions,
+    sink: Sink,
+) -> Result<Sink, IngestError> {
+    let bom = input.bytes().len() - locate::strip_bom(input.bytes()).len();
+    let parts = split::threads();
+    let text = &input.bytes()[bom..];
+    if parts > 1 && text.len() >= split::MIN_SPLIT_BYTES {
+        try_split(name, input, bom, opts, sink, parts, None)
+    } else {
+        parse_input(name, input.bytes(), opts, sink, Some(input))
+    }
+}
+
+/// The parallel attempt of [`parse_owned`] (with explicit cuts in tests), falling back
+/// to the sequential parse.
+fn try_split(
+    name: &str,
+    input: &mut mmap::Input,
+    bom: usize,
+    opts: &LoadOptions,
+    mut sink: Sink,
+    parts: usize,
+    cuts: Option<Vec<usize>>,
+) -> Result<Sink, IngestError> {
+    let text = &input.bytes()[bom..];
+    let plan = match cuts {
+        None => split::plan(text, parts),
+        Some(cuts) => split::plan(text, 1).map(|p| split::Plan { cuts, ..p }),
+    };
+    if let Some(plan) = plan
+        && let Some(chunks) = split::parse(name, input, bom, &plan)
+    {
+        split::append(&mut sink, chunks);
+        return Ok(sink);
+    }
+    parse_input(name, input.bytes(), opts, sink, Some(input))
+}
+
+/// Detects the format and parses one input into `sink`; `mapped` (the same bytes) lets
+/// the JSON reader release pages it has read.
+fn parse_input(
+    name: &str,
+    bytes: &[u8],
+    opts: &LoadOptions,
+    sink: Sink,
+    mapped: Option<&mmap::Input>,
+) -> Result<Sink, IngestError> {
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
         return Err(IngestError::file(
             ErrorKind::Encoding,
@@ -309,7 +393,11 @@ fn parse_input(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Resu
         ));
     };
     if matches!(text[first], b'{' | b'[') {
-        let ctx = Ctx::with_sink(name, text, false, sink);
+        let mut ctx = Ctx::with_sink(name, text, false, sink);
+        if let Some(input) = mapped {
+            let bom = bytes.len() - text.len();
+            ctx.window = Some(object::Window::new(input, bom, bytes.len()));
+        }
         json::load(&ctx, text)?;
         Ok(ctx.sink.into_inner())
     } else {

@@ -168,6 +168,37 @@ fn json_item_offset(t: &[u8], first: usize, n: usize) -> Option<usize> {
     }
 }
 
+/// Offset of the `[` of the top-level object's `items` array, when `items` is a key of
+/// the top-level object that starts within the first `limit` bytes.
+pub(crate) fn top_level_items(t: &[u8], limit: usize) -> Option<usize> {
+    let first = ws(t, 0);
+    if t.get(first) != Some(&b'{') {
+        return None;
+    }
+    let mut j = first + 1;
+    loop {
+        j = ws(t, j);
+        if j > limit || t.get(j) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(t, j)?;
+        let key = &t[j + 1..key_end - 1];
+        j = ws(t, key_end);
+        if t.get(j) != Some(&b':') {
+            return None;
+        }
+        j = ws(t, j + 1);
+        if key == b"items" {
+            return (t.get(j) == Some(&b'[')).then_some(j);
+        }
+        j = ws(t, skip_value(t, j)?);
+        if t.get(j) != Some(&b',') {
+            return None;
+        }
+        j += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

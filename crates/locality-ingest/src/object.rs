@@ -8,6 +8,7 @@
 //! `endpoints` precede its `kind`), for YAML as a `serde_json::Value`. Items of a `List`
 //! go straight into the [`Sink`] as they are read: nothing is materialised twice.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -70,6 +71,55 @@ pub(crate) struct Ctx<'b> {
     pub failure: RefCell<Failure>,
     /// Documents that held an object, a List or an array (not null).
     pub non_null_documents: Cell<u32>,
+    /// Releases input the parser has passed (JSON from a mapped file).
+    pub window: Option<Window<'b>>,
+    /// The item defaults of every top-level List's `items` read (see [`crate::split`]).
+    pub lists: RefCell<Vec<ItemDefault>>,
+}
+
+/// Kind and apiVersion of a typed List's items (`PodList` → `Pod`), if any.
+pub(crate) type ItemDefault = Option<(String, Option<String>)>;
+
+/// How far ahead of a [`Window`]'s last release the parser must be before the next.
+const RELEASE_STEP: usize = 8 << 20;
+
+/// The part of a mapped input one parser reads, released behind it as it goes.
+pub(crate) struct Window<'b> {
+    pub input: &'b crate::mmap::Input,
+    /// Offsets this parser may release (it reads, and nobody patched, `lo..hi`).
+    pub lo: usize,
+    pub hi: usize,
+    /// Released up to here.
+    pub done: Cell<usize>,
+    /// Offset of the previous object's `kind`.
+    pub prev: Cell<usize>,
+}
+
+impl Window<'_> {
+    pub(crate) fn new(input: &crate::mmap::Input, lo: usize, hi: usize) -> Window<'_> {
+        Window {
+            input,
+            lo,
+            hi,
+            done: Cell::new(lo),
+            prev: Cell::new(lo),
+        }
+    }
+
+    /// The parser reached `addr` (a borrowed `kind` of a List item or array element):
+    /// everything before the *previous* object's `kind` has been read for good (the
+    /// current object may still decode buffered fields that precede its `kind`).
+    fn reached(&self, addr: usize) {
+        let off = addr.wrapping_sub(self.input.addr());
+        if off < self.lo || off >= self.hi {
+            return;
+        }
+        let prev = self.prev.replace(off);
+        if prev >= self.done.get() + RELEASE_STEP {
+            self.input.release(self.done.get(), prev);
+            self.done.set(prev);
+        }
+    }
 }
 
 impl<'b> Ctx<'b> {
@@ -87,6 +137,8 @@ impl<'b> Ctx<'b> {
             sink: RefCell::new(sink),
             failure: RefCell::default(),
             non_null_documents: Cell::new(0),
+            window: None,
+            lists: RefCell::default(),
         }
     }
 
@@ -462,7 +514,19 @@ impl<'de, B: Buffer<'de>> Visitor<'de> for DocSeed<'_, '_, B> {
     }
 }
 
-/// Reads a List's `items`.
+/// A seed for a List's `items` (item indices from 0) that yields the number of items.
+pub(crate) fn items_seed<'c, 'b, 'de, B: Buffer<'de>>(
+    ctx: &'c Ctx<'b>,
+    default: Option<(String, Option<String>)>,
+) -> impl DeserializeSeed<'de, Value = u32> + use<'c, 'b, 'de, B> {
+    ItemsSeed::<B> {
+        ctx,
+        default,
+        _b: PhantomData,
+    }
+}
+
+/// Reads a List's `items`; yields the number of items.
 struct ItemsSeed<'c, 'b, B> {
     ctx: &'c Ctx<'b>,
     default: Option<(String, Option<String>)>,
@@ -470,30 +534,30 @@ struct ItemsSeed<'c, 'b, B> {
 }
 
 impl<'de, B: Buffer<'de>> DeserializeSeed<'de> for ItemsSeed<'_, '_, B> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+    type Value = u32;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u32, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de, B: Buffer<'de>> Visitor<'de> for ItemsSeed<'_, '_, B> {
-    type Value = ();
+    type Value = u32;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a list of objects (`items`)")
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+    fn visit_unit<E: de::Error>(self) -> Result<u32, E> {
         Err(E::custom(
             "`items` is null; a List needs an array of objects (write `items: []` for an empty List)",
         ))
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+    fn visit_none<E: de::Error>(self) -> Result<u32, E> {
         self.visit_unit()
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u32, A::Error> {
         let mut i: u32 = 0;
         loop {
             let seed = ObjectSeed::<B> {
@@ -505,7 +569,7 @@ impl<'de, B: Buffer<'de>> Visitor<'de> for ItemsSeed<'_, '_, B> {
             };
             match seq.next_element_seed(seed) {
                 Ok(Some(())) => i = i.saturating_add(1),
-                Ok(None) => return Ok(()),
+                Ok(None) => return Ok(i),
                 Err(e) => {
                     let mut f = self.ctx.failure.borrow_mut();
                     if f.item.is_none() {
@@ -541,8 +605,8 @@ impl<'de, B: Buffer<'de>> DeserializeSeed<'de> for ObjectSeed<'_, '_, '_, B> {
 }
 
 struct ObjState<'de, B> {
-    api_version: Option<String>,
-    kind_text: Option<String>,
+    api_version: Option<Cow<'de, str>>,
+    kind_text: Option<Cow<'de, str>>,
     kind: Option<Kind>,
     meta: Option<MetaW>,
     items_seen: bool,
@@ -580,8 +644,8 @@ impl<'de, B: Buffer<'de>> Visitor<'de> for ObjectSeed<'_, '_, '_, B> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut st = ObjState::<B> {
-            api_version: self.default.and_then(|d| d.1.clone()),
-            kind_text: self.default.map(|d| d.0.clone()),
+            api_version: self.default.and_then(|d| d.1.clone()).map(Cow::Owned),
+            kind_text: self.default.map(|d| Cow::Owned(d.0.clone())),
             kind: self.default.map(|d| Kind::of(&d.0)),
             meta: None,
             items_seen: false,
@@ -604,11 +668,16 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
         while let Some(key) = map.next_key::<ObjKey>()? {
             let field = match key {
                 ObjKey::ApiVersion => {
-                    st.api_version = Some(map.next_value::<String>()?);
+                    st.api_version = Some(map.next_value::<wire::Str<'de>>()?.0);
                     continue;
                 }
                 ObjKey::Kind => {
-                    let k: String = map.next_value()?;
+                    let k = map.next_value::<wire::Str<'de>>()?.0;
+                    if let (Cow::Borrowed(b), Some(w)) = (&k, &self.ctx.window)
+                        && self.item.is_some()
+                    {
+                        w.reached(b.as_ptr() as usize);
+                    }
                     if let Some(default) = self.default
                         && default.0 != k
                     {
@@ -639,6 +708,7 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                     if self.top && matches!(st.kind, None | Some(Kind::List)) {
                         st.items_seen = true;
                         let default = typed_list_default(st.kind_text.as_deref(), st.api_version.as_deref());
+                        self.ctx.lists.borrow_mut().push(default.clone());
                         map.next_value_seed(ItemsSeed::<B> {
                             ctx: self.ctx,
                             default,
@@ -725,7 +795,13 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                 return Ok(());
             }
             Kind::Other => {
-                *self.ctx.sink.borrow_mut().skipped.entry(kind_text).or_insert(0) += 1;
+                *self
+                    .ctx
+                    .sink
+                    .borrow_mut()
+                    .skipped
+                    .entry(kind_text.into_owned())
+                    .or_insert(0) += 1;
                 return Ok(());
             }
             _ => {}

@@ -35,6 +35,44 @@ pub(crate) fn opt_nonempty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Str
     Ok(Option::<String>::deserialize(d)?.filter(|s| !s.is_empty()))
 }
 
+/// A string borrowed from the input when it has no escapes (JSON), else owned. Reads
+/// exactly what `String` reads, with the same errors.
+pub(crate) struct Str<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Str<'de>, E> {
+                match std::str::from_utf8(v) {
+                    Ok(s) => Ok(Str(Cow::Owned(s.to_owned()))),
+                    Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+                }
+            }
+            fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<Str<'de>, E> {
+                match String::from_utf8(v) {
+                    Ok(s) => Ok(Str(Cow::Owned(s))),
+                    Err(e) => Err(E::invalid_value(de::Unexpected::Bytes(&e.into_bytes()), &self)),
+                }
+            }
+        }
+        d.deserialize_string(V)
+    }
+}
+
 /// A struct that must be written as a map: derived structs would also accept a sequence
 /// (fields by position), which would silently read `[..]` as something else.
 #[derive(Debug, Default, Clone)]
@@ -330,7 +368,7 @@ pub(crate) fn kept_annotations<'de, D: Deserializer<'de>>(d: D) -> Result<m::Lab
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<m::Labels, A::Error> {
             let mut out = m::Labels::new();
-            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
                 if KEPT_ANNOTATIONS.contains(&key.as_ref()) {
                     let v: String = map.next_value()?;
                     out.insert(key.into_owned(), v);
@@ -1231,7 +1269,7 @@ impl<'de> Visitor<'de> for AddressesSeed {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
-        while let Some(s) = seq.next_element::<Cow<'de, str>>()? {
+        while let Some(Str(s)) = seq.next_element::<Str<'de>>()? {
             out.push(classify_address(self.addr, &s).map_err(de::Error::custom)?);
         }
         Ok(out)
