@@ -4,6 +4,7 @@
 //! [`table`] (a text table), [`summary`] (node counts per verdict). Renderers never compute
 //! routing themselves: they format what `locality-model` returns.
 
+pub mod audit;
 pub mod explain;
 pub mod matrix;
 pub mod summary;

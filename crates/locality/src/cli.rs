@@ -44,6 +44,18 @@ pub enum Command {
     /// Exit codes: 0 success, 1 runtime error, 2 usage or input error (unknown Service, node
     /// or pod: the closest names are suggested).
     Explain(ExplainArgs),
+    /// Findings (rules LOC001–LOC020): blind nodes and the settings that cause them.
+    ///
+    /// Runs the audit rules of SPEC §7 on the objects and prints, ranked by severity, what is
+    /// wrong, on which Service, port and nodes (with their pod counts), the objects involved,
+    /// a one-line fix and the Kubernetes documentation page; then, per Service port, how many
+    /// nodes deliver, drop or reject. Works on manifests alone (no Nodes): rules that need
+    /// cluster state are skipped with a note, and --nodes/--zones supply the cluster's shape.
+    ///
+    /// Exit codes: 0 success (findings do not fail the run unless --fail-on is given), 1
+    /// runtime error, 2 usage or input error (unknown rule IDs are suggested), 3 a finding at
+    /// or above --fail-on exists.
+    Audit(AuditArgs),
 }
 
 /// Output formats of `matrix`.
@@ -195,4 +207,67 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value = "text")]
     pub output: ExplainOutput,
+}
+
+/// Output formats of `audit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuditOutput {
+    /// For people: findings grouped by severity, then the per-Service summary (80 columns).
+    Table,
+    /// The stable AuditReport document (crates/locality-audit/README.md).
+    Json,
+    /// The same document as YAML.
+    Yaml,
+    /// Markdown for pull-request comments and CI job summaries.
+    Markdown,
+    /// SARIF 2.1.0 for code-scanning tools.
+    Sarif,
+    /// One self-contained HTML page with a Service × node grid (use --output-file).
+    Html,
+}
+
+/// `--fail-on` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    /// Only errors fail the run.
+    Error,
+    /// Errors and warnings fail the run.
+    Warning,
+    /// Any finding fails the run.
+    Info,
+}
+
+/// Flags of `audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Inputs and versions.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: AuditOutput,
+    /// Write the output to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Exit with code 3 when a finding at or above this severity exists.
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<SeverityArg>,
+    /// Run only these rules (comma-separated or repeated, e.g. LOC001,LOC003).
+    #[arg(long = "rule", value_name = "ID", value_delimiter = ',')]
+    pub rules: Vec<String>,
+    /// Do not run these rules (comma-separated or repeated).
+    #[arg(long = "skip-rule", value_name = "ID", value_delimiter = ',')]
+    pub skip_rules: Vec<String>,
+    /// Only report Services of this namespace (the whole input is still read: clients in
+    /// every namespace count).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Without Nodes in the input (manifests only): assume a cluster of N nodes [default: one
+    /// per --zones entry].
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<usize>,
+    /// Without Nodes in the input: the zones of the assumed nodes, dealt round-robin
+    /// (comma-separated).
+    #[arg(long, value_name = "ZONES", value_delimiter = ',')]
+    pub zones: Vec<String>,
 }

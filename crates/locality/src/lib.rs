@@ -50,6 +50,10 @@ pub fn main(invocation: Invocation) -> ExitCode {
     let result = match &cli.command {
         Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
         Command::Explain(args) => commands::explain::run(args, &ui, &mut out),
+        Command::Audit(args) => match commands::audit::run(args, &ui, &mut out) {
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::from(error::EXIT_OK),

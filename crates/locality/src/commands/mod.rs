@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
+pub mod audit;
 pub mod explain;
 pub mod matrix;
