@@ -85,21 +85,37 @@ pub enum ProxyModeArg {
 }
 
 /// Where the objects come from and which Kubernetes is modelled (shared by commands).
+///
+/// With `-f`, objects are read from files; without it, from the current kubeconfig context
+/// (read-only: get and list only), as kubectl would.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     /// Files or directories (recursive) with Kubernetes objects in JSON or YAML; `-` for stdin.
-    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
+    /// Without -f the live cluster of the current kubeconfig context is read.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub filenames: Vec<PathBuf>,
+    /// Path to the kubeconfig file (live mode) [default: $KUBECONFIG, else ~/.kube/config].
+    #[arg(long, value_name = "FILE", conflicts_with = "filenames")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (live mode) [default: the current context].
+    #[arg(long, value_name = "NAME", conflicts_with = "filenames")]
+    pub context: Option<String>,
+    /// List objects in all namespaces (live mode; the default unless -n is given).
+    #[arg(short = 'A', long, conflicts_with = "filenames")]
+    pub all_namespaces: bool,
     /// Kubernetes version of the API server and controller manager (e.g. 1.35) [default: the
-    /// newest kubeletVersion of the Nodes, else the newest supported].
+    /// server's version live; on files the newest kubeletVersion of the Nodes, else the newest
+    /// supported].
     #[arg(long, value_name = "VERSION")]
     pub kube_version: Option<String>,
-    /// kube-proxy version on every node [default: each Node's kubeletVersion, else --kube-version].
+    /// kube-proxy version on every node [default: live, the kube-proxy DaemonSet's image tag;
+    /// on files, each Node's kubeletVersion; else --kube-version].
     #[arg(long, value_name = "VERSION")]
     pub kube_proxy_version: Option<String>,
-    /// kube-proxy's proxy mode.
-    #[arg(long, value_enum, default_value = "iptables")]
-    pub proxy_mode: ProxyModeArg,
+    /// kube-proxy's proxy mode [default: live, read from the kube-proxy DaemonSet or ConfigMap;
+    /// on files, iptables].
+    #[arg(long, value_enum)]
+    pub proxy_mode: Option<ProxyModeArg>,
     /// Derive EndpointSlices from pods even where observed slices exist.
     #[arg(long)]
     pub derive: bool,

@@ -4,12 +4,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use locality_ingest::{LoadOptions, Loaded, load_paths};
-use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
+use locality_model::matrix::Matrix;
 use locality_model::objects::ClusterState;
-use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
 
-use crate::cli::{ModelArgs, ProxyModeArg};
 use crate::error::CliError;
 use crate::ui::Ui;
 
@@ -116,29 +114,6 @@ pub fn resolve_versions(
         kube,
         kube_proxy,
         per_node,
-    })
-}
-
-/// The matrix configuration from the shared model flags.
-pub fn matrix_config(state: &ClusterState, args: &ModelArgs, ui: &Ui) -> Result<MatrixConfig, CliError> {
-    let versions = resolve_versions(
-        state,
-        args.kube_version.as_deref(),
-        args.kube_proxy_version.as_deref(),
-        ui,
-    )?;
-    let data_plane = match args.proxy_mode {
-        ProxyModeArg::Iptables => DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
-        ProxyModeArg::Nftables => DataPlane::KubeProxy(Some(ProxyMode::Nftables)),
-        ProxyModeArg::Ipvs => DataPlane::KubeProxy(Some(ProxyMode::Ipvs)),
-        ProxyModeArg::Unknown => DataPlane::KubeProxy(None),
-    };
-    Ok(MatrixConfig {
-        kube_version: versions.kube,
-        kube_proxy_version: versions.kube_proxy,
-        node_proxy_versions: versions.per_node,
-        data_plane,
-        derive: args.derive,
     })
 }
 

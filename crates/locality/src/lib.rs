@@ -9,6 +9,8 @@ pub mod commands;
 pub mod error;
 pub mod inputs;
 pub mod profile;
+pub mod progress;
+pub mod source;
 pub mod suggest;
 pub mod ui;
 

@@ -2,7 +2,7 @@
 //! by `locality_report::audit`.
 //!
 //! The command is split so that another source of state can be added without touching the
-//! rest: [`file_input`] reads `-f` inputs into an [`AuditInput`] (the state, the matrix
+//! rest: [`crate::source::load`] reads `-f` inputs or a live cluster into an [`AuditInput`] (the state, the matrix
 //! configuration with its versions, and where it came from); [`run_on`] audits any
 //! [`AuditInput`] and renders it. A live cluster source only has to build an `AuditInput`
 //! with `kind: InputKind::Live` (its objects carry no file origin, so SARIF gives logical
@@ -13,14 +13,11 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufWriter, Write};
 use std::str::FromStr;
-use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use locality_audit::{AuditOptions, AuditReport, InputKind, RuleId, Severity, audit};
-use locality_model::matrix::{Matrix, MatrixConfig};
+use locality_model::matrix::Matrix;
 use locality_model::objects::{ClusterState, Origin};
 use locality_report::audit::html::{Grid, write_html};
 use locality_report::audit::json::write_json;
@@ -31,119 +28,21 @@ use locality_report::audit::yaml::write_yaml;
 
 use crate::cli::{AuditArgs, AuditOutput, SeverityArg};
 use crate::error::{CliError, EXIT_OK};
-use crate::inputs::{load_inputs, matrix_config, report_controller_events};
+use crate::inputs::report_controller_events;
 use crate::profile::Profile;
+use crate::progress::{PROGRESS_THRESHOLD_BYTES, Progress, input_size};
 use crate::suggest::did_you_mean;
 use crate::ui::Ui;
 
 /// Exit code when a finding at or above `--fail-on` exists (SPEC §4).
 pub const EXIT_FINDINGS: u8 = 3;
 
-/// Inputs larger than this show a progress spinner on stderr (when it is a terminal).
-pub const PROGRESS_THRESHOLD_BYTES: u64 = 50 * 1024 * 1024;
-
 /// Re-reading inputs to find the line of objects for SARIF scans at most about this many
 /// bytes in total (each lookup scans its file up to the object); the rest point at the file.
 const LOCATE_BUDGET_BYTES: u64 = 1 << 30;
 
-/// A cluster state to audit, with the configuration to model it and its provenance.
-pub struct AuditInput {
-    /// The objects.
-    pub state: ClusterState,
-    /// Versions and data plane to model.
-    pub config: MatrixConfig,
-    /// Where the objects came from (`files` objects carry their file origin).
-    pub kind: InputKind,
-}
-
-/// A spinner on stderr for long work, hidden unless stderr is a terminal, the input is
-/// large, and `--quiet` is off.
-pub struct Progress {
-    bar: Option<ProgressBar>,
-}
-
-impl Progress {
-    /// A spinner that shows only when `enabled` and stderr is a terminal.
-    pub fn new(enabled: bool, ui: &Ui) -> Self {
-        if !enabled || ui.quiet || !std::io::stderr().is_terminal() {
-            return Progress { bar: None };
-        }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(Duration::from_millis(120));
-        Progress { bar: Some(bar) }
-    }
-
-    /// Shows what is being done.
-    pub fn set(&self, msg: impl Into<String>) {
-        if let Some(bar) = &self.bar {
-            bar.set_message(msg.into());
-        }
-    }
-
-    /// Removes the spinner.
-    pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
-
-/// Total size of the input files (directories walked for `.json`/`.yaml`/`.yml`; stdin
-/// counts 0): decides whether to show progress.
-pub fn input_size(paths: &[PathBuf]) -> u64 {
-    fn walk(p: &Path, depth: usize) -> u64 {
-        let Ok(meta) = std::fs::metadata(p) else { return 0 };
-        if meta.is_file() {
-            return meta.len();
-        }
-        if !meta.is_dir() || depth > 32 {
-            return 0;
-        }
-        let Ok(entries) = std::fs::read_dir(p) else {
-            return 0;
-        };
-        entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|e| {
-                e.is_dir()
-                    || e.extension()
-                        .and_then(|x| x.to_str())
-                        .is_some_and(|x| matches!(x, "json" | "yaml" | "yml"))
-            })
-            .map(|e| walk(&e, depth + 1))
-            .sum()
-    }
-    paths
-        .iter()
-        .filter(|p| p.as_os_str() != "-")
-        .map(|p| walk(p, 0))
-        .sum()
-}
-
-/// Reads the `-f` inputs and resolves the versions to model (flags, else the Nodes'
-/// kubeletVersions, else the newest supported).
-pub fn file_input(args: &AuditArgs, ui: &Ui, progress: &Progress) -> Result<AuditInput, CliError> {
-    let size = input_size(&args.model.filenames);
-    progress.set(format!("reading {} MB of input", size.div_ceil(1024 * 1024)));
-    let loaded = load_inputs(&args.model.filenames, ui)?;
-    let config = matrix_config(&loaded.state, &args.model, ui)?;
-    Ok(AuditInput {
-        state: loaded.state,
-        config,
-        kind: InputKind::Files,
-    })
-}
+/// The state and configuration an audit runs on (files or a live cluster).
+pub type AuditInput = crate::source::Loaded;
 
 fn parse_rules(values: &[String], flag: &str) -> Result<std::collections::BTreeSet<RuleId>, CliError> {
     let mut out = std::collections::BTreeSet::new();
@@ -187,9 +86,14 @@ pub fn options(args: &AuditArgs, kind: InputKind) -> Result<AuditOptions, CliErr
 pub fn run(args: &AuditArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliError> {
     // Flags first: a typo in --rule should not cost reading a large dump.
     options(args, InputKind::Files)?;
+    if args.model.filenames.is_empty() && (args.nodes.is_some() || !args.zones.is_empty()) {
+        return Err(CliError::usage(
+            "--nodes and --zones describe the target of manifests given with -f",
+        ));
+    }
     let progress = Progress::new(input_size(&args.model.filenames) > PROGRESS_THRESHOLD_BYTES, ui);
     let mut profile = Profile::from_env();
-    let input = file_input(args, ui, &progress)?;
+    let input = crate::source::load(&args.model, args.namespace.as_deref(), ui, &progress)?;
     profile.phase("ingest");
     run_on(&input, args, ui, &progress, &mut profile, out)
 }

@@ -10,7 +10,9 @@ use locality_report::explain::{write_json, write_text};
 
 use crate::cli::{DestArg, ExplainArgs, ExplainOutput, FamilyArg, SourceArg};
 use crate::error::CliError;
-use crate::inputs::{load_inputs, matrix_config, report_controller_events};
+use crate::inputs::report_controller_events;
+use crate::progress::{PROGRESS_THRESHOLD_BYTES, Progress, input_size};
+use crate::source;
 use crate::suggest::did_you_mean;
 use crate::ui::Ui;
 
@@ -24,10 +26,13 @@ fn namespaced(text: &str, namespace: Option<&str>) -> (String, String) {
 
 /// Runs `explain`.
 pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
-    let loaded = load_inputs(&args.model.filenames, ui)?;
+    let progress = Progress::new(input_size(&args.model.filenames) > PROGRESS_THRESHOLD_BYTES, ui);
+    // Live, only the Service's namespace is listed (and the Nodes).
+    let service_ns = namespaced(&args.service, args.namespace.as_deref()).0;
+    let loaded = source::load(&args.model, Some(&service_ns), ui, &progress)?;
+    progress.finish();
     let state = &loaded.state;
-    let config = matrix_config(state, &args.model, ui)?;
-    let matrix = Matrix::new(state, config);
+    let matrix = Matrix::new(state, loaded.config.clone());
     report_controller_events(&matrix, ui);
 
     let (ns, name) = namespaced(&args.service, args.namespace.as_deref());

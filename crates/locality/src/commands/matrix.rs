@@ -9,17 +9,20 @@ use locality_report::table::write_table;
 
 use crate::cli::{MatrixArgs, MatrixOutput};
 use crate::error::CliError;
-use crate::inputs::{load_inputs, matrix_config, report_controller_events};
+use crate::inputs::report_controller_events;
 use crate::profile::Profile;
+use crate::progress::{PROGRESS_THRESHOLD_BYTES, Progress, input_size};
+use crate::source;
 use crate::ui::Ui;
 
 /// Runs `matrix`.
 pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
     let mut profile = Profile::from_env();
-    let loaded = load_inputs(&args.model.filenames, ui)?;
+    let progress = Progress::new(input_size(&args.model.filenames) > PROGRESS_THRESHOLD_BYTES, ui);
+    let loaded = source::load(&args.model, args.namespace.as_deref(), ui, &progress)?;
+    progress.finish();
     profile.phase("ingest");
-    let config = matrix_config(&loaded.state, &args.model, ui)?;
-    let matrix = Matrix::new(&loaded.state, config);
+    let matrix = Matrix::new(&loaded.state, loaded.config.clone());
     profile.phase("prepare");
     report_controller_events(&matrix, ui);
 

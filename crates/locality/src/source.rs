@@ -1,0 +1,137 @@
+//! Where the cluster state comes from: `-f` files, or the live cluster of the current
+//! kubeconfig context (read-only), and the versions and data plane to model with it.
+
+use locality_audit::InputKind;
+use locality_live::{LiveOptions, LiveSnapshot, snapshot_blocking};
+use locality_model::matrix::{DataPlane, MatrixConfig};
+use locality_model::objects::ClusterState;
+use locality_model::proxy::ProxyMode;
+use locality_model::version::KubeVersion;
+
+use crate::cli::{ModelArgs, ProxyModeArg};
+use crate::error::CliError;
+use crate::inputs::{load_inputs, resolve_versions};
+use crate::progress::Progress;
+use crate::ui::Ui;
+
+/// A loaded cluster state with the configuration to model it.
+pub struct Loaded {
+    /// The objects.
+    pub state: ClusterState,
+    /// Versions and data plane.
+    pub config: MatrixConfig,
+    /// Files or live.
+    pub kind: InputKind,
+    /// The files read (file inputs only), in order.
+    pub files: Vec<String>,
+    /// Kinds the live cluster refused to list (they disable some conclusions).
+    pub forbidden: Vec<String>,
+}
+
+fn forced_mode(arg: Option<ProxyModeArg>) -> Option<DataPlane> {
+    arg.map(|m| match m {
+        ProxyModeArg::Iptables => DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
+        ProxyModeArg::Nftables => DataPlane::KubeProxy(Some(ProxyMode::Nftables)),
+        ProxyModeArg::Ipvs => DataPlane::KubeProxy(Some(ProxyMode::Ipvs)),
+        ProxyModeArg::Unknown => DataPlane::KubeProxy(None),
+    })
+}
+
+/// Loads the state the command works on. `namespace` restricts a live listing (Nodes are
+/// always listed cluster-wide).
+pub fn load(
+    args: &ModelArgs,
+    namespace: Option<&str>,
+    ui: &Ui,
+    progress: &Progress,
+) -> Result<Loaded, CliError> {
+    if !args.filenames.is_empty() {
+        let loaded = load_inputs(&args.filenames, ui)?;
+        let versions = resolve_versions(
+            &loaded.state,
+            args.kube_version.as_deref(),
+            args.kube_proxy_version.as_deref(),
+            ui,
+        )?;
+        let data_plane =
+            forced_mode(args.proxy_mode).unwrap_or(DataPlane::KubeProxy(Some(ProxyMode::Iptables)));
+        let config = MatrixConfig {
+            kube_version: versions.kube,
+            kube_proxy_version: versions.kube_proxy,
+            node_proxy_versions: versions.per_node,
+            data_plane,
+            derive: args.derive,
+        };
+        return Ok(Loaded {
+            state: loaded.state,
+            config,
+            kind: InputKind::Files,
+            files: loaded.files,
+            forbidden: Vec::new(),
+        });
+    }
+    let opts = LiveOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: namespace.map(str::to_string),
+        all_namespaces: args.all_namespaces || namespace.is_none(),
+        ..LiveOptions::default()
+    };
+    let report = |kind: &str, items: usize| progress.set(format!("listing {kind}: {items} objects"));
+    let snap = snapshot_blocking(&opts, Some(&report));
+    progress.finish();
+    let snap: LiveSnapshot = snap.map_err(|e| CliError {
+        code: e.exit_code() as u8,
+        message: e.to_string(),
+    })?;
+    for w in &snap.warnings {
+        ui.warn(w);
+    }
+    let parse = |flag: &str, v: &Option<String>| -> Result<Option<KubeVersion>, CliError> {
+        v.as_deref()
+            .map(|v| {
+                v.parse::<KubeVersion>()
+                    .map_err(|e| CliError::usage(format!("{flag}: {e}")))
+            })
+            .transpose()
+    };
+    let clamp = |v: KubeVersion| v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST);
+    let kube = parse("--kube-version", &args.kube_version)?
+        .or(snap.server_version.map(clamp))
+        .unwrap_or(KubeVersion::NEWEST);
+    let kube_proxy = parse("--kube-proxy-version", &args.kube_proxy_version)?
+        .or(snap.kube_proxy_version.map(clamp))
+        .unwrap_or(kube);
+    let data_plane = match forced_mode(args.proxy_mode) {
+        Some(d) => d,
+        None => {
+            ui.note(&format!(
+                "data plane {:?}: {}",
+                snap.data_plane, snap.data_plane_source
+            ));
+            if matches!(
+                snap.data_plane,
+                DataPlane::KubeProxy(None) | DataPlane::Unknown | DataPlane::Other(_)
+            ) {
+                ui.warn(&format!(
+                    "the proxy mode is not known ({}): verdicts that differ between iptables, nftables and ipvs are marked mode-dependent; pass --proxy-mode to choose",
+                    snap.data_plane_source
+                ));
+            }
+            snap.data_plane.clone()
+        }
+    };
+    Ok(Loaded {
+        state: snap.state,
+        config: MatrixConfig {
+            kube_version: kube,
+            kube_proxy_version: kube_proxy,
+            node_proxy_versions: Default::default(),
+            data_plane,
+            derive: args.derive,
+        },
+        kind: InputKind::Live,
+        files: Vec::new(),
+        forbidden: snap.forbidden,
+    })
+}

@@ -1,0 +1,110 @@
+//! The real binary in live mode (no `-f`), over real HTTP against the loopback fake API
+//! server of `locality-live`'s tests (recorded Lists, pagination, faults, RBAC).
+
+#[path = "../../locality-live/tests/support/mod.rs"]
+mod support;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use support::{FakeApi, TempDir, write_kubeconfig};
+
+fn locality() -> Command {
+    let mut c = Command::cargo_bin("locality").expect("locality binary");
+    c.env_remove("LOCALITY_PROFILE").env_remove("KUBECONFIG");
+    c
+}
+
+#[test]
+fn matrix_audit_and_explain_read_the_current_context() {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../locality-live/tests/fixtures/cluster.json");
+    let api = FakeApi::from_fixture(&fixture);
+    let token = api.token.clone();
+    let server = api.start();
+    let dir = TempDir::new("cli-live");
+    let kubeconfig = write_kubeconfig(&dir.0, &server.url(), &token);
+    let kc = kubeconfig.to_str().unwrap();
+
+    // matrix: the three-zone fixture's blind node, with the server's version and the mode
+    // read from the kube-proxy DaemonSet/ConfigMap.
+    let out = locality()
+        .args(["matrix", "--kubeconfig", kc, "-o", "json"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(doc["kubernetesVersion"], "1.35");
+    assert_eq!(doc["dataPlane"]["kind"], "kube-proxy");
+    let svc = doc["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "myservice")
+        .expect("myservice");
+    let node_c = svc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["node"] == "node-c")
+        .unwrap();
+    assert_eq!(node_c["routes"][0]["verdict"], "drop");
+
+    // audit: LOC001 for the blind node, logical locations (no files) in SARIF.
+    let out = locality()
+        .args(["audit", "--kubeconfig", kc, "-o", "json"])
+        .assert()
+        .success();
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(report["input"], "live");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "LOC001")
+    );
+    locality()
+        .args(["audit", "--kubeconfig", kc, "--fail-on", "error"])
+        .assert()
+        .code(3);
+
+    // explain lists only the Service's namespace.
+    locality()
+        .args([
+            "explain",
+            "internal-acceptance/myservice",
+            "--node",
+            "node-c",
+            "--kubeconfig",
+            kc,
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Verdict:    DROP"));
+}
+
+#[test]
+fn unreachable_server_is_a_runtime_error_with_the_cause() {
+    // A port nothing listens on: bind, note the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = TempDir::new("cli-live-down");
+    let kubeconfig = write_kubeconfig(&dir.0, &format!("http://127.0.0.1:{port}"), "t");
+    locality()
+        .args(["matrix", "--kubeconfig", kubeconfig.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("127.0.0.1").and(predicate::str::contains("refused")));
+}
+
+#[test]
+fn missing_kubeconfig_is_a_usage_error() {
+    locality()
+        .args(["matrix", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/kubeconfig"));
+}
