@@ -44,6 +44,9 @@ pub enum Command {
     /// Exit codes: 0 success, 1 runtime error, 2 usage or input error (unknown Service, node
     /// or pod: the closest names are suggested).
     Explain(ExplainArgs),
+    /// The embedded simulated cluster (a self-test and teaching aid, not a real cluster).
+    #[command(subcommand)]
+    Sim(SimCommand),
     /// Findings (rules LOC001–LOC020): blind nodes and the settings that cause them.
     ///
     /// Runs the audit rules of SPEC §7 on the objects and prints, ranked by severity, what is
@@ -286,4 +289,53 @@ pub struct AuditArgs {
     /// (comma-separated).
     #[arg(long, value_name = "ZONES", value_delimiter = ',')]
     pub zones: Vec<String>,
+}
+
+/// `locality sim` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// Print a node's simulated kube-proxy rule table, `iptables-save` style.
+    ///
+    /// Runs the simulated cluster (virtual time, deterministic for a seed) until its
+    /// controllers and kube-proxies have settled, then prints the rules the simulated
+    /// kube-proxy of NODE programmed. The simulated kube-proxy is an implementation separate
+    /// from the model's, so its rules are a cross-check, not a copy.
+    Rules(SimRulesArgs),
+}
+
+/// Flags of `sim rules`.
+#[derive(Debug, Args)]
+pub struct SimRulesArgs {
+    /// The node.
+    #[arg(value_name = "NODE")]
+    pub node: String,
+    /// Built-in topology (three-zones, four-nodes, telemetry) or a topology YAML file.
+    #[arg(long, value_name = "NAME|FILE", default_value = "three-zones")]
+    pub topology: String,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Data-plane profile of a node (NODE=PROFILE, e.g. node-c=kube-proxy:nftables,
+    /// node-a=ignores-local-policy); repeatable.
+    #[arg(long, value_name = "NODE=PROFILE")]
+    pub profile: Vec<String>,
+    /// Virtual seconds to run before printing.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub at: u64,
+    /// Workloads to create: `playbook` (the acceptance playbook's ITP Local Service with
+    /// backends on node-a and node-b and a client on every node), `none`, or `auto`
+    /// (`playbook` on topologies that describe nodes only).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub fixture: FixtureArg,
+}
+
+/// `--fixture` values of `sim rules`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FixtureArg {
+    /// The playbook fixture on topologies without workloads.
+    Auto,
+    /// Always the playbook fixture.
+    Playbook,
+    /// Only what the topology declares.
+    None,
 }

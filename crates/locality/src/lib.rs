@@ -52,6 +52,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
     let result = match &cli.command {
         Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
         Command::Explain(args) => commands::explain::run(args, &ui, &mut out),
+        Command::Sim(cli::SimCommand::Rules(args)) => commands::sim::rules(args, &mut out),
         Command::Audit(args) => match commands::audit::run(args, &ui, &mut out) {
             Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),

@@ -3,3 +3,4 @@
 pub mod audit;
 pub mod explain;
 pub mod matrix;
+pub mod sim;

@@ -1,0 +1,923 @@
+//! The simulated control plane: garbage collector, Deployment, ReplicaSet and DaemonSet
+//! controllers, scheduler, and the EndpointSlice controller (the model's
+//! `endpointslice::derive_endpoint_slices`). All of them read and write only the store.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use locality_model::endpointslice::{TopologyCache, derive_endpoint_slices};
+use locality_model::objects::{
+    CONTROLLER_NAME, EndpointSlice, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, Labels, Node, NodeSelectorTerm,
+    ObjectMeta, OwnerReference, Pod, PodPhase, PodSpec, SelectorRequirement, Taint, Toleration, WorkloadKind,
+};
+use locality_model::selector::{requirement_matches, service_selects};
+use locality_model::version::ControlPlaneFeatures;
+
+use crate::engine::{Engine, Task};
+use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
+use crate::store::EventType;
+
+/// Label the simulated Deployment controller puts on ReplicaSets and pods.
+pub const LABEL_POD_TEMPLATE_HASH: &str = "pod-template-hash";
+/// Label the simulated DaemonSet controller puts on its pods.
+pub const LABEL_CONTROLLER_REVISION_HASH: &str = "controller-revision-hash";
+
+#[derive(Default)]
+struct Dirty {
+    services: BTreeSet<ObjectKey>,
+    namespaces: BTreeSet<String>,
+    all_services: bool,
+    workloads: BTreeSet<ObjectKey>,
+    all_daemonsets: bool,
+    schedule: bool,
+    pods: BTreeSet<ObjectKey>,
+    deleted_owners: Vec<String>,
+}
+
+impl Engine {
+    /// One pass of every simulated controller over the store's new events.
+    pub(crate) fn reconcile(&mut self) {
+        self.reconcile_pending = false;
+        let events = match self.store.events_since(self.controller_cursor) {
+            Ok(e) => e.to_vec(),
+            Err(_) => Vec::new(),
+        };
+        self.controller_cursor = self.store.resource_version();
+        let mut d = Dirty::default();
+        for ev in &events {
+            let k = &ev.key;
+            match k.kind {
+                Kind::Pod => {
+                    d.pods.insert(k.clone());
+                    d.namespaces.insert(k.namespace.clone());
+                    if let Some(p) = ev.object.as_pod() {
+                        if p.pod.spec.node_name.is_empty() {
+                            d.schedule = true;
+                        }
+                        for o in p.pod.meta.owner_references.iter().filter(|o| o.controller) {
+                            let kind = match o.kind.as_str() {
+                                "ReplicaSet" => Kind::ReplicaSet,
+                                "DaemonSet" => Kind::DaemonSet,
+                                _ => continue,
+                            };
+                            let owner = ObjectKey::new(kind, &k.namespace, &o.name);
+                            if kind == Kind::ReplicaSet
+                                && let Some(dep) = self.owner_of(&owner, "Deployment")
+                            {
+                                d.workloads.insert(dep);
+                            }
+                            d.workloads.insert(owner);
+                        }
+                    }
+                    if ev.event_type == EventType::Deleted {
+                        d.schedule = true;
+                    }
+                }
+                Kind::Node => {
+                    d.all_services = true;
+                    d.all_daemonsets = true;
+                    d.schedule = true;
+                }
+                Kind::Service => {
+                    d.services.insert(k.clone());
+                }
+                Kind::Deployment | Kind::DaemonSet => {
+                    d.workloads.insert(k.clone());
+                }
+                Kind::ReplicaSet => {
+                    if let Some(dep) = self.owner_of(k, "Deployment") {
+                        d.workloads.insert(dep);
+                    } else if let Some(w) = ev.object.as_workload() {
+                        for o in w.workload.meta.owner_references.iter().filter(|o| o.controller) {
+                            d.workloads
+                                .insert(ObjectKey::new(Kind::Deployment, &k.namespace, &o.name));
+                        }
+                    }
+                    d.workloads.insert(k.clone());
+                }
+                Kind::Namespace | Kind::EndpointSlice => {}
+            }
+            if ev.event_type == EventType::Deleted && k.kind != Kind::Pod {
+                d.deleted_owners.push(ev.object.meta().uid.clone());
+            }
+        }
+
+        self.garbage_collect(&d.deleted_owners);
+        if d.all_daemonsets {
+            let all: Vec<ObjectKey> = self.store.list(Kind::DaemonSet).map(|(k, _)| k.clone()).collect();
+            d.workloads.extend(all);
+        }
+        // Deployments first (they scale ReplicaSets), then ReplicaSets, then DaemonSets.
+        for kind in [Kind::Deployment, Kind::ReplicaSet, Kind::DaemonSet] {
+            for key in d
+                .workloads
+                .iter()
+                .filter(|k| k.kind == kind)
+                .cloned()
+                .collect::<Vec<_>>()
+            {
+                match kind {
+                    Kind::Deployment => self.sync_deployment(&key),
+                    Kind::ReplicaSet => self.sync_replica_set(&key),
+                    _ => self.sync_daemon_set(&key),
+                }
+            }
+        }
+        if d.schedule {
+            self.schedule_pending();
+        }
+        for key in &d.pods {
+            self.kubelet_sync(key);
+        }
+        let services: BTreeSet<ObjectKey> = if d.all_services {
+            self.store.list(Kind::Service).map(|(k, _)| k.clone()).collect()
+        } else {
+            let mut s = d.services.clone();
+            for ns in &d.namespaces {
+                s.extend(
+                    self.store
+                        .list_namespace(Kind::Service, ns)
+                        .map(|(k, _)| k.clone()),
+                );
+            }
+            s
+        };
+        if !services.is_empty() {
+            self.sync_endpoint_slices(&services);
+        }
+    }
+
+    /// The controller owner of `key` of kind `owner_kind`, if any.
+    fn owner_of(&self, key: &ObjectKey, owner_kind: &str) -> Option<ObjectKey> {
+        let o = self.store.get(key)?;
+        let kind = match owner_kind {
+            "Deployment" => Kind::Deployment,
+            _ => return None,
+        };
+        o.object
+            .meta()
+            .owner_references
+            .iter()
+            .find(|r| r.controller && r.kind == owner_kind)
+            .map(|r| ObjectKey::new(kind, &key.namespace, &r.name))
+    }
+
+    /// Deletes objects whose controller owner was deleted (foreground GC is not simulated).
+    fn garbage_collect(&mut self, deleted: &[String]) {
+        if deleted.is_empty() {
+            return;
+        }
+        let gone: BTreeSet<&str> = deleted.iter().map(String::as_str).collect();
+        let mut victims = Vec::new();
+        for kind in [Kind::ReplicaSet, Kind::Pod, Kind::EndpointSlice] {
+            for (k, s) in self.store.list(kind) {
+                if s.object
+                    .meta()
+                    .owner_references
+                    .iter()
+                    .any(|o| gone.contains(o.uid.as_str()))
+                {
+                    victims.push(k.clone());
+                }
+            }
+        }
+        for k in victims {
+            let _ = self.delete(&k);
+        }
+    }
+
+    // ----- Deployment -----
+
+    fn sync_deployment(&mut self, key: &ObjectKey) {
+        let Some(s) = self.store.get(key) else { return };
+        let Some(dep) = s.object.as_workload().cloned() else {
+            return;
+        };
+        if dep.workload.meta.deletion_timestamp.is_some() {
+            return;
+        }
+        let replicas = i64::from(dep.workload.replicas.unwrap_or(1));
+        let hash = template_hash(&dep);
+        let uid = dep.workload.meta.uid.clone();
+        let rses: Vec<SimWorkload> = self
+            .store
+            .list_namespace(Kind::ReplicaSet, &key.namespace)
+            .filter_map(|(_, s)| s.object.as_workload().cloned())
+            .filter(|w| {
+                w.workload
+                    .meta
+                    .owner_references
+                    .iter()
+                    .any(|o| o.controller && o.uid == uid)
+            })
+            .collect();
+        let new_name = format!("{}-{hash}", key.name);
+        let mut new = rses.iter().find(|w| w.workload.meta.name == new_name).cloned();
+        let mut olds: Vec<SimWorkload> = rses
+            .iter()
+            .filter(|w| w.workload.meta.name != new_name)
+            .cloned()
+            .collect();
+        olds.sort_by(|a, b| {
+            a.workload
+                .meta
+                .creation_timestamp
+                .cmp(&b.workload.meta.creation_timestamp)
+        });
+        if new.is_none() {
+            let mut w = dep.clone();
+            w.workload.kind = WorkloadKind::ReplicaSet;
+            w.workload.meta = ObjectMeta {
+                name: new_name.clone(),
+                namespace: key.namespace.clone(),
+                labels: with(&dep.workload.template_labels, LABEL_POD_TEMPLATE_HASH, &hash),
+                owner_references: vec![owner_ref("Deployment", &dep.workload.meta)],
+                ..ObjectMeta::default()
+            };
+            w.workload.template_labels = with(&dep.workload.template_labels, LABEL_POD_TEMPLATE_HASH, &hash);
+            w.workload
+                .selector
+                .match_labels
+                .insert(LABEL_POD_TEMPLATE_HASH.into(), hash.clone());
+            w.workload.replicas = Some(0);
+            w.workload.max_surge = None;
+            w.workload.max_unavailable = None;
+            w.workload.update_strategy = None;
+            if self.create(Object::Workload(w.clone())).is_err() {
+                return;
+            }
+            new = Some(w);
+        }
+        let Some(mut new) = new else { return };
+        let available = |e: &Engine, w: &SimWorkload| -> i64 {
+            e.owned_pods(&w.workload.meta.namespace, &w.workload.meta.uid)
+                .iter()
+                .filter_map(|o| o.as_pod())
+                .filter(|p| p.pod.ready && p.pod.meta.deletion_timestamp.is_none())
+                .count() as i64
+        };
+        let spec = |w: &SimWorkload| i64::from(w.workload.replicas.unwrap_or(0));
+        let set = |e: &mut Engine, w: &mut SimWorkload, n: i64| {
+            w.workload.replicas = Some(n.max(0) as u32);
+            let _ = e.update(Object::Workload(w.clone()), None);
+        };
+
+        if dep.workload.update_strategy.as_deref() == Some("Recreate") {
+            let mut any_old = false;
+            for old in &mut olds {
+                if spec(old) > 0 {
+                    set(self, old, 0);
+                }
+                any_old |= !self.owned_pods(&key.namespace, &old.workload.meta.uid).is_empty();
+            }
+            if !any_old && spec(&new) != replicas {
+                set(self, &mut new, replicas);
+            }
+            return;
+        }
+
+        let surge = scaled(dep.workload.max_surge.as_deref().unwrap_or("25%"), replicas, true);
+        let mut unavailable = scaled(
+            dep.workload.max_unavailable.as_deref().unwrap_or("25%"),
+            replicas,
+            false,
+        );
+        if surge == 0 && unavailable == 0 {
+            unavailable = 1;
+        }
+        if olds.iter().all(|o| spec(o) == 0) {
+            if spec(&new) != replicas {
+                set(self, &mut new, replicas);
+            }
+            return;
+        }
+        // reconcileNewReplicaSet
+        let all: i64 = olds.iter().map(spec).sum::<i64>() + spec(&new);
+        let max_total = replicas + surge;
+        if spec(&new) < replicas && all < max_total {
+            let up = (max_total - all).min(replicas - spec(&new));
+            let n = spec(&new) + up;
+            set(self, &mut new, n);
+            return;
+        }
+        // reconcileOldReplicaSets
+        let min_available = replicas - unavailable;
+        let new_unavailable = spec(&new) - available(self, &new);
+        let mut max_down = all - min_available - new_unavailable;
+        if max_down <= 0 {
+            return;
+        }
+        // cleanupUnhealthyReplicas
+        for old in &mut olds {
+            if max_down <= 0 {
+                break;
+            }
+            let unhealthy = spec(old) - available(self, old);
+            let down = unhealthy.min(max_down).max(0);
+            if down > 0 {
+                let n = spec(old) - down;
+                set(self, old, n);
+                max_down -= down;
+            }
+        }
+        // scaleDownOldReplicaSetsForRollingUpdate
+        let total_available: i64 =
+            olds.iter().map(|o| available(self, o)).sum::<i64>() + available(self, &new);
+        if total_available <= min_available {
+            return;
+        }
+        let mut remaining = total_available - min_available;
+        for old in &mut olds {
+            if remaining <= 0 {
+                break;
+            }
+            let down = spec(old).min(remaining);
+            if down > 0 {
+                let n = spec(old) - down;
+                set(self, old, n);
+                remaining -= down;
+            }
+        }
+    }
+
+    /// Pods whose controller owner has `uid`.
+    fn owned_pods(&self, namespace: &str, uid: &str) -> Vec<Arc<Object>> {
+        self.store
+            .list_namespace(Kind::Pod, namespace)
+            .filter(|(_, s)| {
+                s.object.as_pod().is_some_and(|p| {
+                    p.pod
+                        .meta
+                        .owner_references
+                        .iter()
+                        .any(|o| o.controller && o.uid == uid)
+                })
+            })
+            .map(|(_, s)| s.object.clone())
+            .collect()
+    }
+
+    // ----- ReplicaSet -----
+
+    fn sync_replica_set(&mut self, key: &ObjectKey) {
+        let Some(s) = self.store.get(key) else { return };
+        let Some(rs) = s.object.as_workload().cloned() else {
+            return;
+        };
+        let want = i64::from(rs.workload.replicas.unwrap_or(1));
+        let owned = self.owned_pods(&key.namespace, &rs.workload.meta.uid);
+        let mut active: Vec<&SimPod> = owned
+            .iter()
+            .filter_map(|o| o.as_pod())
+            .filter(|p| {
+                p.pod.meta.deletion_timestamp.is_none()
+                    && !matches!(p.pod.phase, PodPhase::Succeeded | PodPhase::Failed)
+            })
+            .collect();
+        let diff = want - active.len() as i64;
+        if diff > 0 {
+            for _ in 0..diff {
+                let name = format!("{}-{}", key.name, self.rng.suffix(5));
+                let pod = self.pod_from_template(&rs, name, None);
+                let _ = self.create(Object::Pod(pod));
+            }
+        } else if diff < 0 {
+            // Delete unscheduled, then not ready, then the newest first.
+            active.sort_by(|a, b| {
+                let rank = |p: &&SimPod| (!p.pod.spec.node_name.is_empty(), p.pod.ready);
+                rank(a)
+                    .cmp(&rank(b))
+                    .then_with(|| b.pod.meta.creation_timestamp.cmp(&a.pod.meta.creation_timestamp))
+                    .then_with(|| b.pod.meta.name.cmp(&a.pod.meta.name))
+            });
+            for p in active.iter().take((-diff) as usize) {
+                let _ = self.delete(&ObjectKey::new(Kind::Pod, &key.namespace, &p.pod.meta.name));
+            }
+        }
+    }
+
+    fn pod_from_template(&self, w: &SimWorkload, name: String, node: Option<&str>) -> SimPod {
+        let mut spec: PodSpec = w.workload.template.clone();
+        spec.node_name = String::new();
+        if let Some(node) = node {
+            set_node_name_affinity(&mut spec, node);
+        }
+        let kind = w.workload.kind.as_str();
+        SimPod {
+            pod: Pod {
+                meta: ObjectMeta {
+                    name,
+                    namespace: w.workload.meta.namespace.clone(),
+                    labels: w.workload.template_labels.clone(),
+                    owner_references: vec![owner_ref(kind, &w.workload.meta)],
+                    ..ObjectMeta::default()
+                },
+                spec,
+                phase: PodPhase::Pending,
+                ready: false,
+                pod_ips: Vec::new(),
+            },
+            behaviour: w.pod_behaviour.clone(),
+        }
+    }
+
+    // ----- DaemonSet -----
+
+    fn sync_daemon_set(&mut self, key: &ObjectKey) {
+        let Some(s) = self.store.get(key) else { return };
+        let Some(ds) = s.object.as_workload().cloned() else {
+            return;
+        };
+        if ds.workload.meta.deletion_timestamp.is_some() {
+            return;
+        }
+        let hash = template_hash(&ds);
+        let mut template = ds.clone();
+        template.workload.template_labels = with(
+            &ds.workload.template_labels,
+            LABEL_CONTROLLER_REVISION_HASH,
+            &hash,
+        );
+        add_daemon_tolerations(&mut template.workload.template);
+
+        let owned = self.owned_pods(&key.namespace, &ds.workload.meta.uid);
+        let mut by_node: BTreeMap<String, Vec<&SimPod>> = BTreeMap::new();
+        for p in owned.iter().filter_map(|o| o.as_pod()) {
+            let node = if p.pod.spec.node_name.is_empty() {
+                affinity_node(&p.pod.spec).unwrap_or_default()
+            } else {
+                p.pod.spec.node_name.clone()
+            };
+            by_node.entry(node).or_default().push(p);
+        }
+        let node_objects: Vec<Arc<Object>> = self
+            .store
+            .list(Kind::Node)
+            .map(|(_, s)| s.object.clone())
+            .collect();
+        let nodes: Vec<&Node> = node_objects.iter().filter_map(|o| o.as_node()).collect();
+        let mut desired = 0i64;
+        let mut to_create: Vec<String> = Vec::new();
+        let mut to_delete: Vec<String> = Vec::new();
+        // Per node: (new pod, old pod), both not terminating; `None` when more than one of a kind.
+        let mut states: Vec<(String, Option<NodePods<'_>>)> = Vec::new();
+        for node in nodes {
+            let name = &node.meta.name;
+            let should_run = node_fits(&template.workload.template, node, true).is_ok();
+            let live: Vec<&SimPod> = by_node
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|p| p.pod.meta.deletion_timestamp.is_none())
+                .copied()
+                .collect();
+            if !should_run {
+                to_delete.extend(live.iter().map(|p| p.pod.meta.name.clone()));
+                continue;
+            }
+            desired += 1;
+            if live.is_empty() {
+                to_create.push(name.clone());
+                continue;
+            }
+            let mut new_pod = None;
+            let mut old_pod = None;
+            let mut ok = true;
+            for p in live {
+                let slot = if p.pod.meta.labels.get(LABEL_CONTROLLER_REVISION_HASH) == Some(&hash) {
+                    &mut new_pod
+                } else {
+                    &mut old_pod
+                };
+                if slot.is_some() {
+                    ok = false;
+                }
+                *slot = Some(p);
+            }
+            states.push((name.clone(), ok.then_some((new_pod, old_pod))));
+        }
+        let available = |p: &&SimPod| p.pod.ready && p.pod.meta.deletion_timestamp.is_none();
+        if ds.workload.update_strategy.as_deref() != Some("OnDelete") {
+            let surge = scaled(ds.workload.max_surge.as_deref().unwrap_or("0"), desired, true);
+            let mut max_unavailable = scaled(
+                ds.workload.max_unavailable.as_deref().unwrap_or("1"),
+                desired,
+                true,
+            );
+            if surge == 0 && max_unavailable == 0 {
+                max_unavailable = 1;
+            }
+            if surge == 0 {
+                let mut unavailable = to_create.len() as i64;
+                let mut allowed: Vec<String> = Vec::new();
+                let mut candidates: Vec<String> = Vec::new();
+                for (_, st) in &states {
+                    match st {
+                        None | Some((Some(_), Some(_))) | Some((None, None)) => unavailable += 1,
+                        Some((Some(n), None)) => {
+                            if !available(n) {
+                                unavailable += 1;
+                            }
+                        }
+                        Some((None, Some(o))) => {
+                            if !available(o) {
+                                allowed.push(o.pod.meta.name.clone());
+                            } else if unavailable < max_unavailable {
+                                candidates.push(o.pod.meta.name.clone());
+                            }
+                        }
+                    }
+                }
+                let remaining = (max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
+                to_delete.extend(allowed);
+                to_delete.extend(candidates.into_iter().take(remaining));
+            } else {
+                let mut num_surge = 0i64;
+                let mut allowed_new: Vec<String> = Vec::new();
+                let mut candidate_new: Vec<String> = Vec::new();
+                for (node, st) in &states {
+                    let Some((new_pod, old_pod)) = st else { continue };
+                    match (new_pod, old_pod) {
+                        (_, None) => {}
+                        (None, Some(o)) => {
+                            if !available(o) {
+                                allowed_new.push(node.clone());
+                                num_surge += 1;
+                            } else if num_surge < surge {
+                                candidate_new.push(node.clone());
+                            }
+                        }
+                        (Some(n), Some(o)) => {
+                            if !available(n) {
+                                num_surge += 1;
+                            } else {
+                                to_delete.push(o.pod.meta.name.clone());
+                            }
+                        }
+                    }
+                }
+                let remaining = (surge - num_surge).clamp(0, candidate_new.len() as i64) as usize;
+                to_create.extend(allowed_new);
+                to_create.extend(candidate_new.into_iter().take(remaining));
+            }
+        }
+        for node in to_create {
+            let name = format!("{}-{}", key.name, self.rng.suffix(5));
+            let pod = self.pod_from_template(&template, name, Some(&node));
+            let _ = self.create(Object::Pod(pod));
+        }
+        for name in to_delete {
+            let _ = self.delete(&ObjectKey::new(Kind::Pod, &key.namespace, name));
+        }
+    }
+
+    // ----- scheduler -----
+
+    /// Binds pending pods: feasible nodes (nodeName, nodeSelector, required node affinity,
+    /// taints, Ready, cordon), then the least loaded, ties broken by the seeded PRNG.
+    pub(crate) fn schedule_pending(&mut self) {
+        let node_objects: Vec<Arc<Object>> = self
+            .store
+            .list(Kind::Node)
+            .map(|(_, s)| s.object.clone())
+            .collect();
+        let nodes: Vec<&Node> = node_objects.iter().filter_map(|o| o.as_node()).collect();
+        let mut load: BTreeMap<String, usize> = BTreeMap::new();
+        let mut pending: Vec<(u64, ObjectKey, SimPod)> = Vec::new();
+        for (k, s) in self.store.list(Kind::Pod) {
+            let Some(p) = s.object.as_pod() else { continue };
+            if p.pod.spec.node_name.is_empty() {
+                if p.pod.meta.deletion_timestamp.is_none() {
+                    pending.push((s.created, k.clone(), p.clone()));
+                }
+            } else {
+                *load.entry(p.pod.spec.node_name.clone()).or_default() += 1;
+            }
+        }
+        pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        for (_, key, mut pod) in pending {
+            let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+            let mut feasible: Vec<&Node> = Vec::new();
+            for &n in &nodes {
+                match node_fits(&pod.pod.spec, n, false) {
+                    Ok(()) => feasible.push(n),
+                    Err(r) => *reasons.entry(r).or_default() += 1,
+                }
+            }
+            if feasible.is_empty() {
+                let why = reasons
+                    .iter()
+                    .map(|(r, n)| format!("{n} node(s) {r}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.unschedulable.insert(
+                    key,
+                    format!(
+                        "0/{} nodes are available: {why} (simulated scheduler)",
+                        nodes.len()
+                    ),
+                );
+                continue;
+            }
+            let min = feasible
+                .iter()
+                .map(|n| load.get(&n.meta.name).copied().unwrap_or(0))
+                .min()
+                .unwrap_or(0);
+            let best: Vec<&&Node> = feasible
+                .iter()
+                .filter(|n| load.get(&n.meta.name).copied().unwrap_or(0) == min)
+                .collect();
+            let pick = best[self.rng.below(best.len() as u64) as usize].meta.name.clone();
+            *load.entry(pick.clone()).or_default() += 1;
+            self.unschedulable.remove(&key);
+            pod.pod.spec.node_name = pick;
+            let _ = self.update(Object::Pod(pod), None);
+        }
+    }
+
+    // ----- EndpointSlice controller -----
+
+    fn sync_endpoint_slices(&mut self, services: &BTreeSet<ObjectKey>) {
+        let features = ControlPlaneFeatures::at(self.config.kube_version);
+        let mut writes: Vec<(ObjectKey, Option<EndpointSlice>)> = Vec::new();
+        {
+            let nodes = self.node_objects();
+            let topology = TopologyCache::from_nodes(nodes.values().copied());
+            for key in services {
+                let existing: BTreeMap<String, &EndpointSlice> = self
+                    .store
+                    .list_namespace(Kind::EndpointSlice, &key.namespace)
+                    .filter_map(|(_, s)| s.object.as_endpoint_slice())
+                    .filter(|s| {
+                        s.meta.labels.get(LABEL_SERVICE_NAME) == Some(&key.name)
+                            && s.meta.labels.get(LABEL_MANAGED_BY).map(String::as_str)
+                                == Some(CONTROLLER_NAME)
+                    })
+                    .map(|s| (s.meta.name.clone(), s))
+                    .collect();
+                let svc = self.store.get(key).and_then(|s| s.object.as_service());
+                let derived = match svc {
+                    Some(svc) => {
+                        let selector = svc.selector.clone().unwrap_or_default();
+                        let pods: Vec<&Pod> = self
+                            .store
+                            .list_namespace(Kind::Pod, &key.namespace)
+                            .filter_map(|(_, s)| s.object.as_pod())
+                            .map(|p| &p.pod)
+                            .filter(|p| service_selects(&selector, &p.meta.labels))
+                            .collect();
+                        derive_endpoint_slices(svc, &pods, &nodes, &topology, &features).slices
+                    }
+                    None => Vec::new(),
+                };
+                let mut seen = BTreeSet::new();
+                for mut slice in derived {
+                    let skey = ObjectKey::new(Kind::EndpointSlice, &key.namespace, &slice.meta.name);
+                    seen.insert(slice.meta.name.clone());
+                    if let Some(svc) = svc {
+                        for o in &mut slice.meta.owner_references {
+                            o.uid = svc.meta.uid.clone();
+                        }
+                    }
+                    match existing.get(&slice.meta.name) {
+                        Some(old) if same_slice(old, &slice) => {}
+                        _ => writes.push((skey, Some(slice))),
+                    }
+                }
+                for name in existing.keys().filter(|n| !seen.contains(*n)) {
+                    writes.push((ObjectKey::new(Kind::EndpointSlice, &key.namespace, name), None));
+                }
+            }
+        }
+        for (key, slice) in writes {
+            match slice {
+                None => {
+                    let _ = self.delete(&key);
+                }
+                Some(slice) => {
+                    if self.store.get(&key).is_some() {
+                        let _ = self.update(Object::EndpointSlice(slice), None);
+                    } else {
+                        let _ = self.create(Object::EndpointSlice(slice));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Kubelet reaction to a pod change on its node (admission, SIGTERM, cleanup).
+    pub(crate) fn kubelet_sync(&mut self, key: &ObjectKey) {
+        let Some((pod, _)) = self.stored_pod(key) else {
+            self.forget_pod(key);
+            return;
+        };
+        let uid = pod.pod.meta.uid.clone();
+        let node = pod.pod.spec.node_name.clone();
+        let deleting = pod.pod.meta.deletion_timestamp.is_some();
+        let behaviour = pod.behaviour.clone();
+        if node.is_empty() || !self.nodes.contains_key(&node) {
+            if deleting {
+                self.schedule(self.now, Task::RemovePod(key.clone(), uid));
+            }
+            return;
+        }
+        let known = self.pods.get(key).filter(|r| r.uid == uid).cloned();
+        match known {
+            None if !deleting => {
+                self.pods.insert(
+                    key.clone(),
+                    crate::engine::PodRuntime {
+                        uid: uid.clone(),
+                        node,
+                        ..Default::default()
+                    },
+                );
+                let jitter = self.rng.below(self.config.start_jitter_ms + 1);
+                let at = self.now + behaviour.start_delay_ms + jitter;
+                self.schedule(at, Task::ContainerStarted(key.clone(), uid));
+            }
+            None => self.schedule(self.now, Task::RemovePod(key.clone(), uid)),
+            Some(rt) if deleting && rt.sigterm.is_none() => {
+                if !rt.started {
+                    self.schedule(self.now, Task::RemovePod(key.clone(), uid));
+                    return;
+                }
+                if let Some(r) = self.pods.get_mut(key) {
+                    r.sigterm = Some(self.now);
+                }
+                let secs = behaviour
+                    .shutdown_delay_seconds
+                    .min(behaviour.termination_grace_period_seconds);
+                self.schedule(self.now + secs * 1000, Task::ProcessExit(key.clone(), uid));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// A node's (updated, old) daemon pods, both not terminating.
+type NodePods<'a> = (Option<&'a SimPod>, Option<&'a SimPod>);
+
+fn same_slice(a: &EndpointSlice, b: &EndpointSlice) -> bool {
+    a.address_type == b.address_type
+        && a.endpoints == b.endpoints
+        && a.ports == b.ports
+        && a.meta.labels == b.meta.labels
+}
+
+fn owner_ref(kind: &str, meta: &ObjectMeta) -> OwnerReference {
+    OwnerReference {
+        kind: kind.to_string(),
+        name: meta.name.clone(),
+        uid: meta.uid.clone(),
+        controller: true,
+    }
+}
+
+fn with(labels: &Labels, k: &str, v: &str) -> Labels {
+    let mut l = labels.clone();
+    l.insert(k.to_string(), v.to_string());
+    l
+}
+
+/// A stable hash of a workload's pod template (labels, spec, behaviour), in the
+/// `pod-template-hash` alphabet.
+pub fn template_hash(w: &SimWorkload) -> String {
+    let text = format!(
+        "{:?}{:?}{:?}",
+        w.workload.template_labels, w.workload.template, w.pod_behaviour
+    );
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..10)
+        .map(|i| ALPHABET[((h >> (i * 6)) % ALPHABET.len() as u64) as usize] as char)
+        .collect()
+}
+
+/// An int-or-percent (`"1"`, `"25%"`) scaled against `total`.
+pub fn scaled(value: &str, total: i64, round_up: bool) -> i64 {
+    let v = value.trim();
+    if let Some(p) = v.strip_suffix('%') {
+        let p: f64 = p.trim().parse().unwrap_or(0.0);
+        let x = p * total as f64 / 100.0;
+        (if round_up { x.ceil() } else { x.floor() }) as i64
+    } else {
+        v.parse().unwrap_or(0)
+    }
+}
+
+/// Replaces the `metadata.name` field requirement of the required node affinity, as the
+/// DaemonSet controller does (`ReplaceDaemonSetPodNodeNameNodeAffinity`).
+fn set_node_name_affinity(spec: &mut PodSpec, node: &str) {
+    let req = SelectorRequirement {
+        key: "metadata.name".into(),
+        operator: "In".into(),
+        values: vec![node.to_string()],
+    };
+    if spec.required_node_affinity.is_empty() {
+        spec.required_node_affinity.push(NodeSelectorTerm::default());
+    }
+    for term in &mut spec.required_node_affinity {
+        term.match_fields = vec![req.clone()];
+    }
+}
+
+fn affinity_node(spec: &PodSpec) -> Option<String> {
+    spec.required_node_affinity
+        .iter()
+        .flat_map(|t| &t.match_fields)
+        .find(|r| r.key == "metadata.name" && r.operator == "In" && r.values.len() == 1)
+        .map(|r| r.values[0].clone())
+}
+
+/// The DaemonSet controller's own tolerations (`AddOrUpdateDaemonPodTolerations`).
+fn add_daemon_tolerations(spec: &mut PodSpec) {
+    let mut add = |key: &str, effect: &str| {
+        spec.tolerations.push(Toleration {
+            key: key.into(),
+            operator: "Exists".into(),
+            value: String::new(),
+            effect: effect.into(),
+        })
+    };
+    add("node.kubernetes.io/not-ready", "NoExecute");
+    add("node.kubernetes.io/unreachable", "NoExecute");
+    add("node.kubernetes.io/disk-pressure", "NoSchedule");
+    add("node.kubernetes.io/memory-pressure", "NoSchedule");
+    add("node.kubernetes.io/pid-pressure", "NoSchedule");
+    add("node.kubernetes.io/unschedulable", "NoSchedule");
+    if spec.host_network {
+        add("node.kubernetes.io/network-unavailable", "NoSchedule");
+    }
+}
+
+fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
+    tolerations.iter().any(|t| {
+        (t.effect.is_empty() || t.effect == taint.effect)
+            && match t.operator.as_str() {
+                "Exists" => t.key.is_empty() || t.key == taint.key,
+                _ => t.key == taint.key && t.value == taint.value,
+            }
+    })
+}
+
+/// Whether a pod with `spec` may run on `node`: `Ok`, or the scheduler's reason.
+/// `daemon`: the DaemonSet controller's check (it ignores Ready and cordons through its
+/// tolerations).
+pub fn node_fits(spec: &PodSpec, node: &Node, daemon: bool) -> Result<(), String> {
+    if !spec.node_name.is_empty() && spec.node_name != node.meta.name {
+        return Err("didn't match the requested node name".into());
+    }
+    if !spec
+        .node_selector
+        .iter()
+        .all(|(k, v)| node.meta.labels.get(k) == Some(v))
+    {
+        return Err("didn't match Pod's node affinity/selector".into());
+    }
+    if !spec.required_node_affinity.is_empty() {
+        let fields: Labels = [("metadata.name".to_string(), node.meta.name.clone())].into();
+        let term_ok = |t: &NodeSelectorTerm| {
+            (!t.match_expressions.is_empty() || !t.match_fields.is_empty())
+                && t.match_expressions
+                    .iter()
+                    .all(|r| requirement_matches(r, &node.meta.labels))
+                && t.match_fields.iter().all(|r| requirement_matches(r, &fields))
+        };
+        if !spec.required_node_affinity.iter().any(term_ok) {
+            return Err("didn't match Pod's node affinity/selector".into());
+        }
+    }
+    let mut taints: Vec<Taint> = node.taints.clone();
+    if node.unschedulable {
+        taints.push(Taint {
+            key: "node.kubernetes.io/unschedulable".into(),
+            value: String::new(),
+            effect: "NoSchedule".into(),
+        });
+    }
+    if !daemon && node.ready == Some(false) {
+        taints.push(Taint {
+            key: "node.kubernetes.io/not-ready".into(),
+            value: String::new(),
+            effect: "NoSchedule".into(),
+        });
+    }
+    for t in taints
+        .iter()
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+    {
+        if !tolerates(&spec.tolerations, t) {
+            return Err(if t.value.is_empty() {
+                format!("had untolerated taint {{{}: }}", t.key)
+            } else {
+                format!("had untolerated taint {{{}: {}}}", t.key, t.value)
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,555 @@
+//! The simulated cluster's discrete-event engine: a virtual clock, a task queue, the store, and
+//! the simulated controllers, kubelets and kube-proxies that act through the store.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+use locality_model::objects::{IpFamily, Node, ServiceType};
+use locality_model::version::KubeVersion;
+
+use crate::kubeproxy::{DataPlaneProfile, SimKubeProxy};
+use crate::objects::{Kind, Object, ObjectKey};
+use crate::rng::SplitMix64;
+use crate::store::{Store, StoreError, WatchEvent};
+use crate::time::Millis;
+
+/// Parameters of a simulated run.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Version of the simulated API server and controller manager.
+    pub kube_version: KubeVersion,
+    /// Default version of the simulated kube-proxies.
+    pub kube_proxy_version: KubeVersion,
+    /// Delay from a change in the store to its programming by a conformant kube-proxy (ms).
+    pub proxy_sync_delay_ms: Millis,
+    /// kube-proxy's `--iptables-min-sync-period` / `--nftables-min-sync-period`: at most one
+    /// sync per this many ms (changes in between are batched).
+    pub proxy_min_sync_period_ms: Millis,
+    /// Delay from a change to the simulated controllers reacting (ms).
+    pub controller_delay_ms: Millis,
+    /// Random extra container start time, uniform in `0..=start_jitter_ms`.
+    pub start_jitter_ms: Millis,
+    /// Delay from a container's exit to the kubelet removing the deleted pod (ms).
+    pub kubelet_cleanup_delay_ms: Millis,
+    /// Give pods an IPv6 address too (dual-stack pod network).
+    pub dual_stack: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            kube_version: KubeVersion::new(1, 35),
+            kube_proxy_version: KubeVersion::new(1, 35),
+            proxy_sync_delay_ms: 1_000,
+            proxy_min_sync_period_ms: 1_000,
+            controller_delay_ms: 10,
+            start_jitter_ms: 250,
+            kubelet_cleanup_delay_ms: 200,
+            dual_stack: false,
+        }
+    }
+}
+
+/// Errors of the simulated cluster.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// The simulated API refused the request.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An unknown node was named.
+    #[error("simulated cluster has no node {0:?}")]
+    UnknownNode(String),
+    /// A topology could not be built.
+    #[error("simulated topology: {0}")]
+    Topology(String),
+}
+
+/// Something the engine will do at a virtual instant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Task {
+    /// Run the simulated controllers over the store's new events.
+    Reconcile,
+    /// The kubelet's container for a pod is running.
+    ContainerStarted(ObjectKey, String),
+    /// A readiness probe runs.
+    Probe(ObjectKey, String),
+    /// The pod's process exits after SIGTERM (shutdown delay or grace period over).
+    ProcessExit(ObjectKey, String),
+    /// The kubelet removes the terminated pod.
+    RemovePod(ObjectKey, String),
+    /// A node's kube-proxy syncs its rules.
+    ProxySync(String),
+}
+
+/// Node-local runtime state of a simulated pod (the kubelet's view, not in the store).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PodRuntime {
+    pub uid: String,
+    pub node: String,
+    pub started: bool,
+    pub running: bool,
+    pub sigterm: Option<Millis>,
+    pub probe_failures: u32,
+    pub ips: Vec<IpAddr>,
+}
+
+/// Per-node runtime: pod CIDRs and IP allocation, and the node's simulated kube-proxy.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeRuntime {
+    pub index: u32,
+    pub next_host: u32,
+    pub used: BTreeSet<u32>,
+    pub proxy: SimKubeProxy,
+}
+
+/// The simulated cluster.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    pub(crate) now: Millis,
+    pub(crate) config: SimConfig,
+    pub(crate) rng: SplitMix64,
+    pub(crate) store: Store,
+    pub(crate) tasks: BTreeMap<(Millis, u64), Task>,
+    pub(crate) seq: u64,
+    pub(crate) controller_cursor: u64,
+    pub(crate) reconcile_pending: bool,
+    pub(crate) proxy_cursor: u64,
+    /// Service, EndpointSlice and Node events, the kube-proxies' watch feed.
+    pub(crate) proxy_feed: Vec<WatchEvent>,
+    pub(crate) nodes: BTreeMap<String, NodeRuntime>,
+    pub(crate) node_count: u32,
+    pub(crate) pods: HashMap<ObjectKey, PodRuntime>,
+    pub(crate) pod_by_ip: HashMap<IpAddr, ObjectKey>,
+    pub(crate) next_cluster_ip: u32,
+    pub(crate) next_node_port: u16,
+    pub(crate) profiles: BTreeMap<String, DataPlaneProfile>,
+    pub(crate) proxy_versions: BTreeMap<String, KubeVersion>,
+    pub(crate) unschedulable: BTreeMap<ObjectKey, String>,
+    pub(crate) endpoint_cache: crate::kubeproxy::EndpointCache,
+}
+
+impl Engine {
+    /// An empty simulated cluster with the namespaces every cluster has (`default`,
+    /// `kube-system`, `kube-public`, `kube-node-lease`).
+    pub fn new(config: SimConfig) -> Self {
+        let mut e = Engine {
+            now: 0,
+            rng: SplitMix64::new(config.seed),
+            config,
+            store: Store::new(),
+            tasks: BTreeMap::new(),
+            seq: 0,
+            controller_cursor: 0,
+            reconcile_pending: false,
+            proxy_cursor: 0,
+            proxy_feed: Vec::new(),
+            nodes: BTreeMap::new(),
+            node_count: 0,
+            pods: HashMap::new(),
+            pod_by_ip: HashMap::new(),
+            next_cluster_ip: 10,
+            next_node_port: 30000,
+            profiles: BTreeMap::new(),
+            proxy_versions: BTreeMap::new(),
+            unschedulable: BTreeMap::new(),
+            endpoint_cache: Default::default(),
+        };
+        for ns in ["default", "kube-node-lease", "kube-public", "kube-system"] {
+            let _ = e.store.create(crate::builders::namespace(ns), 0);
+        }
+        e.controller_cursor = e.store.resource_version();
+        e.proxy_cursor = e.store.resource_version();
+        e
+    }
+
+    /// Current virtual time (ms since the simulated epoch).
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    /// The simulated API's store (read-only: write through [`Engine::create`] and friends).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// An object by key.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Object> {
+        self.store.get(key).map(|s| &*s.object)
+    }
+
+    /// Sets the data-plane profile of a node's simulated kube-proxy (before or after the node
+    /// exists; an existing kube-proxy restarts with an empty table and resyncs).
+    pub fn set_profile(&mut self, node: &str, profile: DataPlaneProfile) {
+        self.profiles.insert(node.to_string(), profile);
+        if self.nodes.contains_key(node) {
+            self.restart_proxy(node);
+        }
+    }
+
+    /// Sets the version of a node's simulated kube-proxy (restarts it).
+    pub fn set_proxy_version(&mut self, node: &str, version: KubeVersion) {
+        self.proxy_versions.insert(node.to_string(), version);
+        if self.nodes.contains_key(node) {
+            self.restart_proxy(node);
+        }
+    }
+
+    /// A node's simulated kube-proxy.
+    pub fn kube_proxy(&self, node: &str) -> Option<&SimKubeProxy> {
+        self.nodes.get(node).map(|n| &n.proxy)
+    }
+
+    /// Why a pending pod is not scheduled, if the simulated scheduler gave up on it.
+    pub fn unschedulable_reason(&self, key: &ObjectKey) -> Option<&str> {
+        self.unschedulable.get(key).map(String::as_str)
+    }
+
+    /// Names of the simulated nodes with a kubelet and kube-proxy.
+    pub fn node_names(&self) -> impl Iterator<Item = &str> {
+        self.nodes.keys().map(String::as_str)
+    }
+
+    // ----- simulated API (what an API server would call) -----
+
+    /// Creates an object, with the API server's admission: Services get cluster IPs (and
+    /// NodePorts) allocated, Nodes get a kubelet and a kube-proxy.
+    pub fn create(&mut self, mut object: Object) -> Result<u64, SimError> {
+        if let Some(key) = object.key()
+            && !key.kind.cluster_scoped()
+        {
+            let ns = ObjectKey::new(Kind::Namespace, "", key.namespace.as_str());
+            if key.namespace.is_empty() {
+                return Err(StoreError::Invalid(format!("{key}: a namespace is required")).into());
+            }
+            if self.store.get(&ns).is_none_or(|s| s.deletion.is_some()) {
+                return Err(StoreError::NotFound(ns).into());
+            }
+        }
+        if let Object::Service(svc) = &mut object {
+            self.allocate_service(svc);
+        }
+        let node_name = object.as_node().map(|n| n.meta.name.clone());
+        let rv = self.store.create(object, self.now)?;
+        if let Some(name) = node_name {
+            self.add_node_runtime(&name);
+        }
+        self.kick();
+        Ok(rv)
+    }
+
+    /// Replaces an object (spec and status); `precondition` is the resourceVersion read.
+    pub fn update(&mut self, mut object: Object, precondition: Option<u64>) -> Result<u64, SimError> {
+        if let Object::Service(svc) = &mut object {
+            self.allocate_service(svc);
+        }
+        let rv = self.store.update(object, self.now, precondition)?;
+        self.kick();
+        Ok(rv)
+    }
+
+    /// Deletes an object: Pods gracefully (deletionTimestamp, the kubelet finishes the
+    /// deletion), everything else at once, with the garbage collector removing dependents.
+    pub fn delete(&mut self, key: &ObjectKey) -> Result<(), SimError> {
+        if key.kind == Kind::Pod {
+            self.store.mark_deleting(key, self.now)?;
+        } else {
+            self.store.remove(key, self.now)?;
+            if key.kind == Kind::Node {
+                self.nodes.remove(&key.name);
+            }
+        }
+        self.kick();
+        Ok(())
+    }
+
+    // ----- driver -----
+
+    /// Virtual time of the next task, if any.
+    pub fn next_event_time(&self) -> Option<Millis> {
+        self.tasks.keys().next().map(|(t, _)| *t)
+    }
+
+    /// Runs the next task; false when nothing is scheduled.
+    pub fn step(&mut self) -> bool {
+        let Some(((t, _), task)) = self.tasks.pop_first() else {
+            return false;
+        };
+        self.now = self.now.max(t);
+        self.run_task(task);
+        self.kick();
+        true
+    }
+
+    /// Runs every task due up to `t`, as fast as possible, then sets the clock to `t`.
+    pub fn run_until(&mut self, t: Millis) {
+        while self.next_event_time().is_some_and(|n| n <= t) {
+            self.step();
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// Runs for `d` ms of virtual time.
+    pub fn run_for(&mut self, d: Millis) {
+        self.run_until(self.now + d);
+    }
+
+    pub(crate) fn schedule(&mut self, at: Millis, task: Task) {
+        self.seq += 1;
+        self.tasks.insert((at.max(self.now), self.seq), task);
+    }
+
+    fn run_task(&mut self, task: Task) {
+        match task {
+            Task::Reconcile => self.reconcile(),
+            Task::ContainerStarted(key, uid) => self.container_started(&key, &uid),
+            Task::Probe(key, uid) => self.probe(&key, &uid),
+            Task::ProcessExit(key, uid) => self.process_exit(&key, &uid),
+            Task::RemovePod(key, uid) => self.remove_pod(&key, &uid),
+            Task::ProxySync(node) => self.proxy_sync(&node),
+        }
+    }
+
+    /// After any change: wake the controllers, and feed kube-proxies the events they watch.
+    pub(crate) fn kick(&mut self) {
+        let rv = self.store.resource_version();
+        if rv > self.controller_cursor && !self.reconcile_pending {
+            self.reconcile_pending = true;
+            self.schedule(self.now + self.config.controller_delay_ms, Task::Reconcile);
+        }
+        if rv > self.proxy_cursor {
+            let new: Vec<WatchEvent> = self
+                .store
+                .events_since(self.proxy_cursor)
+                .map(|e| e.to_vec())
+                .unwrap_or_default();
+            self.proxy_cursor = rv;
+            let mut wake: Vec<(String, Millis)> = Vec::new();
+            for ev in new {
+                if !matches!(ev.key.kind, Kind::Service | Kind::EndpointSlice | Kind::Node) {
+                    continue;
+                }
+                let min_sync = self.config.proxy_min_sync_period_ms;
+                for (name, n) in &self.nodes {
+                    if n.proxy.interested(&ev) && n.proxy.next_sync.is_none() {
+                        let earliest = n.proxy.last_sync().map_or(0, |t| t + min_sync);
+                        wake.push((name.clone(), (ev.time + n.proxy.lag_ms).max(earliest)));
+                    }
+                }
+                self.proxy_feed.push(ev);
+                for (name, at) in wake.drain(..) {
+                    if let Some(n) = self.nodes.get_mut(&name)
+                        && n.proxy.next_sync.is_none()
+                    {
+                        n.proxy.next_sync = Some(at);
+                        self.seq += 1;
+                        self.tasks
+                            .insert((at.max(self.now), self.seq), Task::ProxySync(name));
+                    }
+                }
+            }
+        }
+    }
+
+    fn proxy_sync(&mut self, node: &str) {
+        let now = self.now;
+        let Some(n) = self.nodes.get_mut(node) else { return };
+        n.proxy.next_sync = None;
+        let horizon = now.saturating_sub(n.proxy.lag_ms);
+        let mut i = n.proxy.applied;
+        while i < self.proxy_feed.len() && self.proxy_feed[i].time <= horizon {
+            let ev = &self.proxy_feed[i];
+            if n.proxy.interested(ev) {
+                n.proxy.apply(ev);
+            }
+            i += 1;
+        }
+        n.proxy.applied = i;
+        n.proxy.sync(now, &mut self.endpoint_cache);
+        // Events not yet due: sync again when the first one is.
+        if let Some(ev) = self.proxy_feed[i..].iter().find(|e| n.proxy.interested(e)) {
+            let at = (ev.time + n.proxy.lag_ms).max(now + self.config.proxy_min_sync_period_ms);
+            n.proxy.next_sync = Some(at);
+            self.seq += 1;
+            self.tasks
+                .insert((at.max(now), self.seq), Task::ProxySync(node.to_string()));
+        }
+    }
+
+    fn add_node_runtime(&mut self, name: &str) {
+        if self.nodes.contains_key(name) {
+            return;
+        }
+        self.node_count += 1;
+        let proxy = self.new_proxy(name);
+        self.nodes.insert(
+            name.to_string(),
+            NodeRuntime {
+                index: self.node_count,
+                next_host: 2,
+                used: BTreeSet::new(),
+                proxy,
+            },
+        );
+        // Its kube-proxy starts by listing everything it watches.
+        self.schedule_proxy_replay(name);
+    }
+
+    fn new_proxy(&self, name: &str) -> SimKubeProxy {
+        SimKubeProxy::new(
+            name,
+            self.profiles.get(name).cloned().unwrap_or_default(),
+            self.proxy_versions
+                .get(name)
+                .copied()
+                .unwrap_or(self.config.kube_proxy_version),
+            self.config.proxy_sync_delay_ms,
+        )
+    }
+
+    fn restart_proxy(&mut self, name: &str) {
+        let proxy = self.new_proxy(name);
+        if let Some(n) = self.nodes.get_mut(name) {
+            n.proxy = proxy;
+        }
+        self.schedule_proxy_replay(name);
+    }
+
+    fn schedule_proxy_replay(&mut self, name: &str) {
+        // The feed holds every relevant event since the start, so a fresh kube-proxy replays it
+        // (a list then watch) and programs its table one sync delay from now.
+        let at = self.now + self.config.proxy_sync_delay_ms;
+        if let Some(n) = self.nodes.get_mut(name) {
+            n.proxy.applied = 0;
+            // Every event in the feed up to now is due at its own time + lag; replay them all at once.
+            n.proxy.next_sync = Some(at);
+        }
+        self.schedule(at, Task::ProxySync(name.to_string()));
+    }
+
+    /// API-server admission for Services: cluster IPs per family and NodePorts.
+    fn allocate_service(&mut self, svc: &mut locality_model::objects::Service) {
+        if svc.type_ == ServiceType::ExternalName || svc.headless {
+            return;
+        }
+        if svc.ip_families.is_empty() {
+            svc.ip_families = svc.families();
+        }
+        for fam in svc.ip_families.clone() {
+            if svc.cluster_ips.iter().any(|ip| IpFamily::of(ip) == fam) {
+                continue;
+            }
+            let n = self.next_cluster_ip;
+            self.next_cluster_ip += 1;
+            let ip = match fam {
+                IpFamily::IPv4 => IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 96, 0, 0)) + n)),
+                IpFamily::IPv6 => IpAddr::V6(Ipv6Addr::from(
+                    u128::from(Ipv6Addr::new(0xfd00, 0x10, 0x96, 0, 0, 0, 0, 0)) + u128::from(n),
+                )),
+            };
+            svc.cluster_ips.push(ip);
+        }
+        if matches!(svc.type_, ServiceType::NodePort | ServiceType::LoadBalancer) {
+            let taken: BTreeSet<u16> = self
+                .store
+                .list(Kind::Service)
+                .filter_map(|(_, s)| s.object.as_service())
+                .flat_map(|s| s.ports.iter().map(|p| p.node_port))
+                .chain(svc.ports.iter().map(|p| p.node_port))
+                .collect();
+            for p in &mut svc.ports {
+                if p.node_port == 0 {
+                    while taken.contains(&self.next_node_port) {
+                        self.next_node_port += 1;
+                    }
+                    p.node_port = self.next_node_port;
+                    self.next_node_port += 1;
+                    if self.next_node_port > 32767 {
+                        self.next_node_port = 30000;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Nodes by name, for lookups (`NodeLookup`).
+    pub(crate) fn node_objects(&self) -> BTreeMap<&str, &Node> {
+        self.store
+            .list(Kind::Node)
+            .filter_map(|(k, s)| s.object.as_node().map(|n| (k.name.as_str(), n)))
+            .collect()
+    }
+
+    /// Renders the store's event log, one line per event (`rv time TYPE kind/ns/name`), for
+    /// comparisons (same seed, same log).
+    pub fn event_log_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        for e in self.store.events() {
+            let _ = writeln!(
+                s,
+                "{} {} {} {} {:?}",
+                e.resource_version,
+                e.time,
+                e.event_type.as_str(),
+                e.key,
+                digest(&e.object)
+            );
+        }
+        s
+    }
+
+    /// The store's events (for a watch replay).
+    pub fn events_since(&self, resource_version: u64) -> Result<&[WatchEvent], StoreError> {
+        self.store.events_since(resource_version)
+    }
+
+    pub(crate) fn stored_pod(&self, key: &ObjectKey) -> Option<(&crate::objects::SimPod, Arc<Object>)> {
+        let s = self.store.get(key)?;
+        let obj = s.object.clone();
+        s.object.as_pod().map(|p| (p, obj))
+    }
+}
+
+/// A short content digest of an object for the event log (pod IPs, readiness, node).
+fn digest(o: &Object) -> String {
+    match o {
+        Object::Pod(p) => format!(
+            "node={} ips={:?} ready={} phase={:?} deleting={}",
+            p.pod.spec.node_name,
+            p.pod.pod_ips,
+            p.pod.ready,
+            p.pod.phase,
+            p.pod.meta.deletion_timestamp.is_some()
+        ),
+        Object::EndpointSlice(s) => s
+            .endpoints
+            .iter()
+            .map(|e| {
+                format!(
+                    "{:?}/{:?}{:?}{:?}",
+                    e.addresses.first(),
+                    e.conditions.ready,
+                    e.conditions.serving,
+                    e.conditions.terminating
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Object::Service(s) => format!(
+            "{:?} {:?}",
+            s.cluster_ips,
+            s.ports.iter().map(|p| p.node_port).collect::<Vec<_>>()
+        ),
+        Object::Workload(w) => format!("replicas={:?}", w.workload.replicas),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,178 @@
+//! The simulated kubelet: pod IPs from per-node CIDRs, container start, readiness probes by
+//! declared parameters, and graceful termination (SIGTERM, shutdown delay, grace period).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use locality_model::objects::PodPhase;
+
+use crate::engine::{Engine, Task};
+use crate::objects::{Object, ObjectKey, ProbeHandler};
+
+impl Engine {
+    /// The pod CIDRs of a simulated node: `10.244.<n>.0/24` and `fd00:10:244:<n>::/64`.
+    pub fn pod_cidrs(&self, node: &str) -> Option<(String, String)> {
+        let n = self.nodes.get(node)?;
+        Some((
+            format!("10.244.{}.0/24", n.index),
+            format!("fd00:10:244:{:x}::/64", n.index),
+        ))
+    }
+
+    fn allocate_ips(&mut self, node: &str) -> Vec<IpAddr> {
+        let dual = self.config.dual_stack;
+        let Some(n) = self.nodes.get_mut(node) else {
+            return Vec::new();
+        };
+        let mut host = n.next_host;
+        for _ in 0..253 {
+            if host > 254 {
+                host = 2;
+            }
+            if !n.used.contains(&host) {
+                break;
+            }
+            host += 1;
+        }
+        n.used.insert(host);
+        n.next_host = host + 1;
+        // Node indices above 255 use the second octet range 10.245.., still unique per node.
+        let idx = n.index;
+        let v4 = Ipv4Addr::new(10, 244 + (idx / 256) as u8, (idx % 256) as u8, host as u8);
+        let mut ips = vec![IpAddr::V4(v4)];
+        if dual {
+            ips.push(IpAddr::V6(Ipv6Addr::new(
+                0xfd00,
+                0x10,
+                0x244,
+                idx as u16,
+                0,
+                0,
+                0,
+                host as u16,
+            )));
+        }
+        ips
+    }
+
+    pub(crate) fn container_started(&mut self, key: &ObjectKey, uid: &str) {
+        let Some((pod, _)) = self.stored_pod(key) else {
+            return;
+        };
+        if pod.pod.meta.uid != uid {
+            return;
+        }
+        if pod.pod.meta.deletion_timestamp.is_some() {
+            self.schedule(self.now, Task::RemovePod(key.clone(), uid.to_string()));
+            return;
+        }
+        let mut pod = pod.clone();
+        let node = pod.pod.spec.node_name.clone();
+        let ips = if pod.pod.spec.host_network {
+            self.store
+                .get(&ObjectKey::new(crate::objects::Kind::Node, "", &node))
+                .and_then(|s| s.object.as_node())
+                .map(|n| n.internal_ips.clone())
+                .unwrap_or_default()
+        } else {
+            self.allocate_ips(&node)
+        };
+        if !pod.pod.spec.host_network {
+            for ip in &ips {
+                self.pod_by_ip.insert(*ip, key.clone());
+            }
+        }
+        if let Some(rt) = self.pods.get_mut(key) {
+            rt.started = true;
+            rt.running = true;
+            rt.ips = ips.clone();
+        }
+        pod.pod.phase = PodPhase::Running;
+        pod.pod.pod_ips = ips;
+        pod.pod.ready = pod.behaviour.readiness.is_none();
+        if let Some(probe) = &pod.behaviour.readiness {
+            let at = self.now + probe.initial_delay_seconds * 1000;
+            self.schedule(at, Task::Probe(key.clone(), uid.to_string()));
+        }
+        let _ = self.update(Object::Pod(pod), None);
+    }
+
+    pub(crate) fn probe(&mut self, key: &ObjectKey, uid: &str) {
+        let Some((pod, _)) = self.stored_pod(key) else {
+            return;
+        };
+        if pod.pod.meta.uid != uid {
+            return;
+        }
+        let Some(probe) = pod.behaviour.readiness.clone() else {
+            return;
+        };
+        let Some(rt) = self.pods.get(key).cloned() else {
+            return;
+        };
+        if !rt.running {
+            return;
+        }
+        let success = pod.behaviour.listens
+            && match &probe.handler {
+                ProbeHandler::TcpSocket { .. } => true,
+                ProbeHandler::HttpGet { .. } => !(probe.fails_on_sigterm() && rt.sigterm.is_some()),
+            };
+        let mut pod = pod.clone();
+        let failures = if success { 0 } else { rt.probe_failures + 1 };
+        if let Some(r) = self.pods.get_mut(key) {
+            r.probe_failures = failures;
+        }
+        if success && !pod.pod.ready {
+            pod.pod.ready = true;
+            let _ = self.update(Object::Pod(pod), None);
+        } else if !success && pod.pod.ready && failures >= probe.failure_threshold.max(1) {
+            pod.pod.ready = false;
+            let _ = self.update(Object::Pod(pod), None);
+        }
+        let at = self.now + probe.period_seconds.max(1) * 1000;
+        self.schedule(at, Task::Probe(key.clone(), uid.to_string()));
+    }
+
+    pub(crate) fn process_exit(&mut self, key: &ObjectKey, uid: &str) {
+        let Some((pod, _)) = self.stored_pod(key) else {
+            return;
+        };
+        if pod.pod.meta.uid != uid {
+            return;
+        }
+        let mut pod = pod.clone();
+        if let Some(rt) = self.pods.get_mut(key) {
+            rt.running = false;
+        }
+        pod.pod.ready = false;
+        let _ = self.update(Object::Pod(pod), None);
+        let at = self.now + self.config.kubelet_cleanup_delay_ms;
+        self.schedule(at, Task::RemovePod(key.clone(), uid.to_string()));
+    }
+
+    pub(crate) fn remove_pod(&mut self, key: &ObjectKey, uid: &str) {
+        let matches = self.stored_pod(key).is_some_and(|(p, _)| p.pod.meta.uid == uid);
+        if matches {
+            let _ = self.store.remove(key, self.now);
+            self.forget_pod(key);
+        }
+    }
+
+    /// Drops the kubelet's runtime state of a removed pod and frees its IPs.
+    pub(crate) fn forget_pod(&mut self, key: &ObjectKey) {
+        if self.store.get(key).is_some() {
+            return;
+        }
+        if let Some(rt) = self.pods.remove(key) {
+            for ip in &rt.ips {
+                if self.pod_by_ip.get(ip) != Some(key) {
+                    continue; // a hostNetwork pod's node address
+                }
+                self.pod_by_ip.remove(ip);
+                if let (IpAddr::V4(v4), Some(n)) = (ip, self.nodes.get_mut(&rt.node)) {
+                    n.used.remove(&u32::from(v4.octets()[3]));
+                }
+            }
+        }
+    }
+}

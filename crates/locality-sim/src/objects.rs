@@ -1,0 +1,272 @@
+//! The objects of the simulated cluster: the model's types (`locality_model::objects`) plus the
+//! declared parameters that make simulated pods behave like the images `verify` uses.
+
+use locality_model::objects::{
+    EndpointSlice, Namespace, Node, ObjectMeta, Pod, Service, Workload, WorkloadKind,
+};
+
+/// The kinds the simulated API knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// v1 Namespace (cluster-scoped).
+    Namespace,
+    /// v1 Node (cluster-scoped).
+    Node,
+    /// v1 Pod.
+    Pod,
+    /// v1 Service.
+    Service,
+    /// discovery.k8s.io/v1 EndpointSlice.
+    EndpointSlice,
+    /// apps/v1 Deployment.
+    Deployment,
+    /// apps/v1 ReplicaSet.
+    ReplicaSet,
+    /// apps/v1 DaemonSet.
+    DaemonSet,
+}
+
+impl Kind {
+    /// Kubernetes kind name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Namespace => "Namespace",
+            Kind::Node => "Node",
+            Kind::Pod => "Pod",
+            Kind::Service => "Service",
+            Kind::EndpointSlice => "EndpointSlice",
+            Kind::Deployment => "Deployment",
+            Kind::ReplicaSet => "ReplicaSet",
+            Kind::DaemonSet => "DaemonSet",
+        }
+    }
+    /// True for cluster-scoped kinds (empty namespace).
+    pub fn cluster_scoped(self) -> bool {
+        matches!(self, Kind::Namespace | Kind::Node)
+    }
+    /// The kind of a workload.
+    pub fn of_workload(kind: WorkloadKind) -> Option<Kind> {
+        match kind {
+            WorkloadKind::Deployment => Some(Kind::Deployment),
+            WorkloadKind::ReplicaSet => Some(Kind::ReplicaSet),
+            WorkloadKind::DaemonSet => Some(Kind::DaemonSet),
+            WorkloadKind::StatefulSet => None,
+        }
+    }
+}
+
+/// Identity of an object in the simulated store: (kind, namespace, name).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// Kind.
+    pub kind: Kind,
+    /// Namespace (empty for cluster-scoped kinds).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// A key.
+    pub fn new(kind: Kind, namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        ObjectKey {
+            kind,
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{}/{}", self.kind.as_str(), self.name)
+        } else {
+            write!(f, "{}/{}/{}", self.kind.as_str(), self.namespace, self.name)
+        }
+    }
+}
+
+/// How a readiness probe checks the container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeHandler {
+    /// `tcpSocket`: succeeds while the process listens on the port.
+    TcpSocket {
+        /// Port.
+        port: u16,
+    },
+    /// `httpGet`: succeeds while the process runs; a `/readyz` path (agnhost netexec) fails
+    /// from SIGTERM on.
+    HttpGet {
+        /// Path, e.g. `/readyz` or `/hostname`.
+        path: String,
+        /// Port.
+        port: u16,
+    },
+}
+
+/// A readiness probe's declared parameters (`readinessProbe`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadinessProbe {
+    /// Handler.
+    pub handler: ProbeHandler,
+    /// `initialDelaySeconds`.
+    pub initial_delay_seconds: u64,
+    /// `periodSeconds` (default 10, minimum 1).
+    pub period_seconds: u64,
+    /// `failureThreshold` (default 3, minimum 1).
+    pub failure_threshold: u32,
+}
+
+impl ReadinessProbe {
+    /// True when the probe fails from SIGTERM on (agnhost netexec's `/readyz`).
+    pub fn fails_on_sigterm(&self) -> bool {
+        matches!(&self.handler, ProbeHandler::HttpGet { path, .. } if path == "/readyz")
+    }
+}
+
+/// The declared behaviour of a simulated pod's container (by parameters, not by running code).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodBehaviour {
+    /// Time from binding to the container running (image pull and start), in ms.
+    pub start_delay_ms: u64,
+    /// Readiness probe; `None`: Ready as soon as the container runs.
+    pub readiness: Option<ReadinessProbe>,
+    /// `terminationGracePeriodSeconds` (default 30).
+    pub termination_grace_period_seconds: u64,
+    /// agnhost's `--delay-shutdown` seconds: after SIGTERM the process keeps serving this long
+    /// (bounded by the grace period), then exits.
+    pub shutdown_delay_seconds: u64,
+    /// Whether the process listens on its declared container ports (agnhost `netexec`: yes;
+    /// `pause`: no).
+    pub listens: bool,
+}
+
+impl Default for PodBehaviour {
+    fn default() -> Self {
+        PodBehaviour {
+            start_delay_ms: 1_000,
+            readiness: None,
+            termination_grace_period_seconds: 30,
+            shutdown_delay_seconds: 0,
+            listens: true,
+        }
+    }
+}
+
+/// A simulated Pod: the model's [`Pod`] and its declared behaviour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimPod {
+    /// The pod as the model reads it (status fields written by the simulated kubelet).
+    pub pod: Pod,
+    /// Declared behaviour.
+    pub behaviour: PodBehaviour,
+}
+
+/// A simulated workload: the model's [`Workload`] and its pods' declared behaviour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimWorkload {
+    /// The workload (`replicas` of a ReplicaSet is written by the simulated Deployment controller).
+    pub workload: Workload,
+    /// Behaviour of the pods of its template.
+    pub pod_behaviour: PodBehaviour,
+}
+
+/// An object in the simulated store.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Object {
+    /// Namespace.
+    Namespace(Namespace),
+    /// Node.
+    Node(Node),
+    /// Pod.
+    Pod(SimPod),
+    /// Service.
+    Service(Service),
+    /// EndpointSlice.
+    EndpointSlice(EndpointSlice),
+    /// Deployment, ReplicaSet or DaemonSet.
+    Workload(SimWorkload),
+}
+
+impl Object {
+    /// Its kind (`None` for a StatefulSet, which the simulation does not run).
+    pub fn kind(&self) -> Option<Kind> {
+        Some(match self {
+            Object::Namespace(_) => Kind::Namespace,
+            Object::Node(_) => Kind::Node,
+            Object::Pod(_) => Kind::Pod,
+            Object::Service(_) => Kind::Service,
+            Object::EndpointSlice(_) => Kind::EndpointSlice,
+            Object::Workload(w) => return Kind::of_workload(w.workload.kind),
+        })
+    }
+    /// Its metadata.
+    pub fn meta(&self) -> &ObjectMeta {
+        match self {
+            Object::Namespace(o) => &o.meta,
+            Object::Node(o) => &o.meta,
+            Object::Pod(o) => &o.pod.meta,
+            Object::Service(o) => &o.meta,
+            Object::EndpointSlice(o) => &o.meta,
+            Object::Workload(o) => &o.workload.meta,
+        }
+    }
+    /// Its metadata, mutable.
+    pub fn meta_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            Object::Namespace(o) => &mut o.meta,
+            Object::Node(o) => &mut o.meta,
+            Object::Pod(o) => &mut o.pod.meta,
+            Object::Service(o) => &mut o.meta,
+            Object::EndpointSlice(o) => &mut o.meta,
+            Object::Workload(o) => &mut o.workload.meta,
+        }
+    }
+    /// Its store key (`None` for a StatefulSet).
+    pub fn key(&self) -> Option<ObjectKey> {
+        let kind = self.kind()?;
+        let m = self.meta();
+        let ns = if kind.cluster_scoped() {
+            String::new()
+        } else {
+            m.namespace.clone()
+        };
+        Some(ObjectKey::new(kind, ns, m.name.clone()))
+    }
+    /// The pod, if this is one.
+    pub fn as_pod(&self) -> Option<&SimPod> {
+        match self {
+            Object::Pod(p) => Some(p),
+            _ => None,
+        }
+    }
+    /// The node, if this is one.
+    pub fn as_node(&self) -> Option<&Node> {
+        match self {
+            Object::Node(n) => Some(n),
+            _ => None,
+        }
+    }
+    /// The Service, if this is one.
+    pub fn as_service(&self) -> Option<&Service> {
+        match self {
+            Object::Service(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The EndpointSlice, if this is one.
+    pub fn as_endpoint_slice(&self) -> Option<&EndpointSlice> {
+        match self {
+            Object::EndpointSlice(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The workload, if this is one.
+    pub fn as_workload(&self) -> Option<&SimWorkload> {
+        match self {
+            Object::Workload(w) => Some(w),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! The simulated API server's storage: objects keyed by (kind, namespace, name) with
+//! monotonically increasing resourceVersions, and an event log a watch can replay.
+//!
+//! Controllers of the simulated cluster act only through this store, as real controllers act
+//! only through the API server; an HTTP API server can sit directly on top of it (list =
+//! [`Store::list`] + [`Store::resource_version`], watch = [`Store::events_since`]).
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use crate::objects::{Kind, Object, ObjectKey};
+use crate::time::{Millis, rfc3339};
+
+/// Type of a watch event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// `ADDED`.
+    Added,
+    /// `MODIFIED`.
+    Modified,
+    /// `DELETED`.
+    Deleted,
+}
+
+impl EventType {
+    /// Wire spelling (`ADDED`, `MODIFIED`, `DELETED`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One entry of the simulated event log.
+#[derive(Debug, Clone)]
+pub struct WatchEvent {
+    /// The resourceVersion this change produced (strictly increasing over the log).
+    pub resource_version: u64,
+    /// Virtual time of the change.
+    pub time: Millis,
+    /// ADDED / MODIFIED / DELETED.
+    pub event_type: EventType,
+    /// The object's key.
+    pub key: ObjectKey,
+    /// The object after the change (for DELETED: its last state).
+    pub object: Arc<Object>,
+}
+
+/// An object as stored, with the metadata the simulated API server manages.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// `metadata.resourceVersion`: the log position of its last change.
+    pub resource_version: u64,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// Virtual creation time.
+    pub created: Millis,
+    /// Virtual deletion time (`metadata.deletionTimestamp`), once a graceful delete started.
+    pub deletion: Option<Millis>,
+    /// The object (its `meta.uid`, `creation_timestamp`, `deletion_timestamp` are kept in sync).
+    pub object: Arc<Object>,
+}
+
+/// Errors of the simulated store, named like the API server's `Status` reasons.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// 409 AlreadyExists.
+    #[error("simulated API: {0} already exists")]
+    AlreadyExists(ObjectKey),
+    /// 404 NotFound.
+    #[error("simulated API: {0} not found")]
+    NotFound(ObjectKey),
+    /// 409 Conflict (stale resourceVersion precondition).
+    #[error("simulated API: conflict on {key}: resourceVersion {given} is not the current {current}")]
+    Conflict {
+        /// The object.
+        key: ObjectKey,
+        /// The precondition given.
+        given: u64,
+        /// The stored version.
+        current: u64,
+    },
+    /// 422 Invalid.
+    #[error("simulated API: invalid object: {0}")]
+    Invalid(String),
+    /// 410 Gone (a watch from a compacted resourceVersion).
+    #[error("simulated API: resourceVersion {given} is too old (oldest available is {oldest})")]
+    Gone {
+        /// The version asked for.
+        given: u64,
+        /// The oldest version still in the log.
+        oldest: u64,
+    },
+}
+
+/// The simulated object store and its event log.
+#[derive(Debug, Clone, Default)]
+pub struct Store {
+    objects: BTreeMap<ObjectKey, Stored>,
+    log: Vec<WatchEvent>,
+    /// Versions `<= compacted` are no longer in the log.
+    compacted: u64,
+    rv: u64,
+    uids: u64,
+}
+
+impl Store {
+    /// An empty store at resourceVersion 0.
+    pub fn new() -> Self {
+        Store::default()
+    }
+
+    /// The current (latest) resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
+    /// Number of stored objects.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// The object at `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Stored> {
+        self.objects.get(key)
+    }
+
+    /// All objects of a kind, by namespace then name.
+    pub fn list(&self, kind: Kind) -> impl Iterator<Item = (&ObjectKey, &Stored)> {
+        let start = ObjectKey::new(kind, "", "");
+        self.objects
+            .range((Bound::Included(start), Bound::Unbounded))
+            .take_while(move |(k, _)| k.kind == kind)
+    }
+
+    /// All objects of a kind in one namespace, by name.
+    pub fn list_namespace<'a>(
+        &'a self,
+        kind: Kind,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Stored)> + 'a {
+        let start = ObjectKey::new(kind, namespace, "");
+        self.objects
+            .range((Bound::Included(start), Bound::Unbounded))
+            .take_while(move |(k, _)| k.kind == kind && k.namespace == namespace)
+    }
+
+    /// Creates an object; the store assigns uid, creationTimestamp and resourceVersion.
+    pub fn create(&mut self, mut object: Object, now: Millis) -> Result<u64, StoreError> {
+        let key = object
+            .key()
+            .ok_or_else(|| StoreError::Invalid("the simulated cluster does not run StatefulSets".into()))?;
+        if key.name.is_empty() {
+            return Err(StoreError::Invalid(format!(
+                "{} without a name",
+                key.kind.as_str()
+            )));
+        }
+        if self.objects.contains_key(&key) {
+            return Err(StoreError::AlreadyExists(key));
+        }
+        self.uids += 1;
+        let uid = format!(
+            "sim-{:08x}-{:04x}",
+            self.uids,
+            (self.uids * 2_654_435_761) & 0xffff
+        );
+        let meta = object.meta_mut();
+        meta.uid = uid.clone();
+        meta.creation_timestamp = Some(rfc3339(now));
+        meta.deletion_timestamp = None;
+        let object = Arc::new(object);
+        let rv = self.append(now, EventType::Added, key.clone(), object.clone());
+        self.objects.insert(
+            key,
+            Stored {
+                resource_version: rv,
+                uid,
+                created: now,
+                deletion: None,
+                object,
+            },
+        );
+        Ok(rv)
+    }
+
+    /// Replaces an object (spec or status). uid, creation and deletion timestamps are kept
+    /// from the stored object. A change-free update is a no-op (no new version, no event), as
+    /// on a real API server. `precondition`: the resourceVersion the writer read.
+    pub fn update(
+        &mut self,
+        mut object: Object,
+        now: Millis,
+        precondition: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        let key = object
+            .key()
+            .ok_or_else(|| StoreError::Invalid("the simulated cluster does not run StatefulSets".into()))?;
+        let stored = self
+            .objects
+            .get(&key)
+            .ok_or_else(|| StoreError::NotFound(key.clone()))?;
+        if let Some(given) = precondition
+            && given != stored.resource_version
+        {
+            return Err(StoreError::Conflict {
+                key,
+                given,
+                current: stored.resource_version,
+            });
+        }
+        {
+            let old = stored.object.meta();
+            let meta = object.meta_mut();
+            meta.uid = old.uid.clone();
+            meta.creation_timestamp = old.creation_timestamp.clone();
+            meta.deletion_timestamp = old.deletion_timestamp.clone();
+        }
+        if *stored.object == object {
+            return Ok(stored.resource_version);
+        }
+        let object = Arc::new(object);
+        let rv = self.append(now, EventType::Modified, key.clone(), object.clone());
+        let stored = self.objects.get_mut(&key).expect("checked above");
+        stored.resource_version = rv;
+        stored.object = object;
+        Ok(rv)
+    }
+
+    /// Starts a graceful deletion: sets `deletionTimestamp` (a MODIFIED event). Idempotent.
+    pub fn mark_deleting(&mut self, key: &ObjectKey, now: Millis) -> Result<u64, StoreError> {
+        let stored = self
+            .objects
+            .get(key)
+            .ok_or_else(|| StoreError::NotFound(key.clone()))?;
+        if stored.deletion.is_some() {
+            return Ok(stored.resource_version);
+        }
+        let mut object = (*stored.object).clone();
+        object.meta_mut().deletion_timestamp = Some(rfc3339(now));
+        let object = Arc::new(object);
+        let rv = self.append(now, EventType::Modified, key.clone(), object.clone());
+        let stored = self.objects.get_mut(key).expect("checked above");
+        stored.resource_version = rv;
+        stored.deletion = Some(now);
+        stored.object = object;
+        Ok(rv)
+    }
+
+    /// Removes an object (a DELETED event carrying its last state).
+    pub fn remove(&mut self, key: &ObjectKey, now: Millis) -> Result<Arc<Object>, StoreError> {
+        let stored = self
+            .objects
+            .remove(key)
+            .ok_or_else(|| StoreError::NotFound(key.clone()))?;
+        self.append(now, EventType::Deleted, key.clone(), stored.object.clone());
+        Ok(stored.object)
+    }
+
+    /// The events after `resource_version` (a watch from that version), or 410 Gone when the
+    /// log no longer reaches back that far.
+    pub fn events_since(&self, resource_version: u64) -> Result<&[WatchEvent], StoreError> {
+        if resource_version < self.compacted {
+            return Err(StoreError::Gone {
+                given: resource_version,
+                oldest: self.compacted,
+            });
+        }
+        let start = self
+            .log
+            .partition_point(|e| e.resource_version <= resource_version);
+        Ok(&self.log[start..])
+    }
+
+    /// The whole retained event log.
+    pub fn events(&self) -> &[WatchEvent] {
+        &self.log
+    }
+
+    /// Drops log entries up to and including `resource_version` (watches from older versions
+    /// then get 410 Gone).
+    pub fn compact(&mut self, resource_version: u64) {
+        let cut = self
+            .log
+            .partition_point(|e| e.resource_version <= resource_version);
+        self.log.drain(..cut);
+        self.compacted = self.compacted.max(resource_version.min(self.rv));
+    }
+
+    fn append(&mut self, time: Millis, event_type: EventType, key: ObjectKey, object: Arc<Object>) -> u64 {
+        self.rv += 1;
+        self.log.push(WatchEvent {
+            resource_version: self.rv,
+            time,
+            event_type,
+            key,
+            object,
+        });
+        self.rv
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locality_model::objects::{Namespace, ObjectMeta};
+
+    fn ns(name: &str) -> Object {
+        Object::Namespace(Namespace {
+            meta: ObjectMeta {
+                name: name.into(),
+                ..ObjectMeta::default()
+            },
+        })
+    }
+
+    #[test]
+    fn versions_events_and_errors() {
+        let mut s = Store::new();
+        assert_eq!(s.create(ns("a"), 0).unwrap(), 1);
+        assert!(matches!(s.create(ns("a"), 0), Err(StoreError::AlreadyExists(_))));
+        let key = ObjectKey::new(Kind::Namespace, "", "a");
+        // No-op update: same version, no event.
+        assert_eq!(s.update(ns("a"), 5, None).unwrap(), 1);
+        let mut labelled = ns("a");
+        labelled.meta_mut().labels.insert("x".into(), "y".into());
+        assert!(matches!(
+            s.update(labelled.clone(), 5, Some(0)),
+            Err(StoreError::Conflict { .. })
+        ));
+        assert_eq!(s.update(labelled, 5, Some(1)).unwrap(), 2);
+        assert_eq!(s.mark_deleting(&key, 6).unwrap(), 3);
+        assert!(s.get(&key).unwrap().object.meta().deletion_timestamp.is_some());
+        s.remove(&key, 7).unwrap();
+        let types: Vec<_> = s.events_since(0).unwrap().iter().map(|e| e.event_type).collect();
+        assert_eq!(
+            types,
+            [
+                EventType::Added,
+                EventType::Modified,
+                EventType::Modified,
+                EventType::Deleted
+            ]
+        );
+        assert_eq!(s.events_since(2).unwrap().len(), 2);
+        s.compact(2);
+        assert!(matches!(s.events_since(1), Err(StoreError::Gone { .. })));
+        assert_eq!(s.events_since(2).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,81 @@
+//! `locality sim`: the embedded simulated cluster.
+
+use std::io::Write;
+
+use locality_sim::{DataPlaneProfile, Engine, SimConfig, Topology, builders};
+
+use crate::cli::{FixtureArg, SimRulesArgs};
+use crate::error::CliError;
+use crate::suggest::did_you_mean;
+
+/// Loads a built-in topology by name, or a topology YAML file.
+fn topology(name: &str) -> Result<Topology, CliError> {
+    if let Ok(t) = Topology::builtin(name) {
+        return Ok(t);
+    }
+    let path = std::path::Path::new(name);
+    if !path.exists() {
+        return Err(CliError::usage(format!(
+            "no built-in simulated topology {name:?} and no such file{}",
+            did_you_mean(name, ["three-zones", "four-nodes", "telemetry"].into_iter())
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
+    Topology::from_yaml(&text, name).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// Runs `sim rules NODE`.
+pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let topology = topology(&args.topology)?;
+    let config = SimConfig {
+        seed: args.seed,
+        ..SimConfig::default()
+    };
+    let mut engine = Engine::from_topology(&topology, config).map_err(|e| CliError::usage(e.to_string()))?;
+    let nodes: Vec<String> = engine.node_names().map(str::to_string).collect();
+    let check_node = |node: &str| -> Result<(), CliError> {
+        if nodes.iter().any(|n| n == node) {
+            Ok(())
+        } else {
+            Err(CliError::usage(format!(
+                "the simulated cluster has no node {node:?}{}",
+                did_you_mean(node, nodes.iter().map(String::as_str))
+            )))
+        }
+    };
+    check_node(&args.node)?;
+    for p in &args.profile {
+        let Some((node, profile)) = p.split_once('=') else {
+            return Err(CliError::usage(format!("--profile {p:?}: expected NODE=PROFILE")));
+        };
+        check_node(node)?;
+        let profile: DataPlaneProfile = profile
+            .parse()
+            .map_err(|e| CliError::usage(format!("--profile {p:?}: {e}")))?;
+        engine.set_profile(node, profile);
+    }
+    let with_fixture = match args.fixture {
+        FixtureArg::Playbook => true,
+        FixtureArg::None => false,
+        FixtureArg::Auto => !topology
+            .objects
+            .iter()
+            .any(|o| matches!(o, locality_sim::Object::Service(_))),
+    };
+    if with_fixture {
+        builders::playbook_fixture(&mut engine)
+            .map_err(|e| CliError::usage(format!("--fixture playbook: {e}")))?;
+    }
+    engine.run_until(args.at.saturating_mul(1000));
+    let text = engine
+        .rules_text(&args.node)
+        .map_err(|e| CliError::runtime(e.to_string()))?;
+    writeln!(
+        out,
+        "# SIMULATED cluster (locality, topology {}, seed {}, t={}s virtual): kube-proxy rules of node {}",
+        args.topology, args.seed, args.at, args.node
+    )?;
+    write!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
