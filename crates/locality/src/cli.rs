@@ -44,9 +44,6 @@ pub enum Command {
     /// Exit codes: 0 success, 1 runtime error, 2 usage or input error (unknown Service, node
     /// or pod: the closest names are suggested).
     Explain(ExplainArgs),
-    /// The embedded simulated cluster (a self-test and teaching aid, not a real cluster).
-    #[command(subcommand)]
-    Sim(SimCommand),
     /// Findings (rules LOC001–LOC020): blind nodes and the settings that cause them.
     ///
     /// Runs the audit rules of SPEC §7 on the objects and prints, ranked by severity, what is
@@ -59,6 +56,9 @@ pub enum Command {
     /// runtime error, 2 usage or input error (unknown rule IDs are suggested), 3 a finding at
     /// or above --fail-on exists.
     Audit(AuditArgs),
+    /// The embedded simulated cluster (a self-test and teaching aid, not a real cluster).
+    #[command(subcommand)]
+    Sim(SimCommand),
 }
 
 /// Output formats of `matrix`.
