@@ -130,17 +130,25 @@ fn write_one(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
         VerdictKind::Reject => "REJECT".to_string(),
         VerdictKind::NotProxied => "NOT PROXIED".to_string(),
     };
-    writeln!(out, "\nVerdict:    {verdict} ({})", e.reason.as_str())?;
-    for m in &e.by_mode {
+    if e.by_mode.is_empty() {
+        writeln!(out, "\nVerdict:    {verdict} ({})", e.reason.as_str())?;
+        writeln!(out, "Client sees: {}", e.client_sees)?;
+    } else {
         writeln!(
             out,
-            "            {}: {} ({})",
-            m.mode,
-            m.verdict.as_str(),
-            m.reason.as_str()
+            "\nVerdict:    depends on the proxy mode, which is not known (--proxy-mode):"
         )?;
+        for m in &e.by_mode {
+            writeln!(
+                out,
+                "            {}: {} ({}): the client sees {}",
+                m.mode,
+                m.verdict.as_str(),
+                m.reason.as_str(),
+                m.verdict.client_sees()
+            )?;
+        }
     }
-    writeln!(out, "Client sees: {}", e.client_sees)?;
     if e.verdict == VerdictKind::Deliver {
         writeln!(
             out,

@@ -294,6 +294,13 @@ pub struct AuditArgs {
 /// `locality sim` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum SimCommand {
+    /// Serve a simulated cluster over the Kubernetes API on 127.0.0.1, for kubectl and kube-rs.
+    ///
+    /// Writes a kubeconfig (context `locality-sim`) once listening, prints its path, and runs
+    /// until Ctrl-C. Virtual time runs `--speed` times faster than the wall clock. Everything
+    /// it serves is simulated: it is a self-test of locality, not evidence about a real data
+    /// plane.
+    Serve(SimServeArgs),
     /// Print a node's simulated kube-proxy rule table, `iptables-save` style.
     ///
     /// Runs the simulated cluster (virtual time, deterministic for a seed) until its
@@ -303,12 +310,9 @@ pub enum SimCommand {
     Rules(SimRulesArgs),
 }
 
-/// Flags of `sim rules`.
+/// What simulated cluster to build (shared by `sim` commands).
 #[derive(Debug, Args)]
-pub struct SimRulesArgs {
-    /// The node.
-    #[arg(value_name = "NODE")]
-    pub node: String,
+pub struct SimClusterArgs {
     /// Built-in topology (three-zones, four-nodes, telemetry) or a topology YAML file.
     #[arg(long, value_name = "NAME|FILE", default_value = "three-zones")]
     pub topology: String,
@@ -319,9 +323,6 @@ pub struct SimRulesArgs {
     /// node-a=ignores-local-policy); repeatable.
     #[arg(long, value_name = "NODE=PROFILE")]
     pub profile: Vec<String>,
-    /// Virtual seconds to run before printing.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub at: u64,
     /// Workloads to create: `playbook` (the acceptance playbook's ITP Local Service with
     /// backends on node-a and node-b and a client on every node), `none`, or `auto`
     /// (`playbook` on topologies that describe nodes only).
@@ -329,7 +330,38 @@ pub struct SimRulesArgs {
     pub fixture: FixtureArg,
 }
 
-/// `--fixture` values of `sim rules`.
+/// Flags of `sim rules`.
+#[derive(Debug, Args)]
+pub struct SimRulesArgs {
+    /// The node.
+    #[arg(value_name = "NODE")]
+    pub node: String,
+    /// The simulated cluster.
+    #[command(flatten)]
+    pub cluster: SimClusterArgs,
+    /// Virtual seconds to run before printing.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub at: u64,
+}
+
+/// Flags of `sim serve`.
+#[derive(Debug, Args)]
+pub struct SimServeArgs {
+    /// The simulated cluster.
+    #[command(flatten)]
+    pub cluster: SimClusterArgs,
+    /// Virtual seconds per wall-clock second.
+    #[arg(long, default_value_t = 10.0)]
+    pub speed: f64,
+    /// Port on 127.0.0.1 (0: a free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Where to write the kubeconfig [default: a file in the temporary directory].
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig_out: Option<PathBuf>,
+}
+
+/// `--fixture` values of `sim` commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FixtureArg {
     /// The playbook fixture on topologies without workloads.

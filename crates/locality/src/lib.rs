@@ -53,6 +53,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
         Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
         Command::Explain(args) => commands::explain::run(args, &ui, &mut out),
         Command::Sim(cli::SimCommand::Rules(args)) => commands::sim::rules(args, &mut out),
+        Command::Sim(cli::SimCommand::Serve(args)) => commands::sim::serve(args, &ui, &mut out),
         Command::Audit(args) => match commands::audit::run(args, &ui, &mut out) {
             Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),

@@ -52,3 +52,91 @@ fn unknown_names_are_usage_errors() {
         .assert()
         .code(2);
 }
+
+/// `sim serve` in a child process, then `matrix` and `audit` read it live over the
+/// Kubernetes API like any cluster (the issue-3 live path against the simulated API server).
+#[test]
+fn serve_then_read_the_simulated_cluster_live() {
+    let dir = std::env::temp_dir().join(format!("locality-sim-serve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    let bin = assert_cmd::cargo::cargo_bin("locality");
+    let child = std::process::Command::new(&bin)
+        .args([
+            "sim",
+            "serve",
+            "--speed",
+            "50",
+            "--kubeconfig-out",
+            kubeconfig.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start sim serve");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    // Stops the server even when an assertion fails.
+    let guard = Kill(child);
+    // Wait for the kubeconfig: it is written only once the server listens.
+    let start = std::time::Instant::now();
+    while !kubeconfig.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "sim serve did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Let the simulated controllers schedule and start the fixture (50× speed).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let kc = kubeconfig.to_str().unwrap();
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .args([
+            "matrix",
+            "--kubeconfig",
+            kc,
+            "--proxy-mode",
+            "iptables",
+            "-o",
+            "json",
+        ])
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let svc = doc["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "myservice")
+        .expect("myservice");
+    assert_eq!(svc["endpointSource"], "EndpointSlices");
+    let node_c = svc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["node"] == "node-c")
+        .unwrap();
+    assert_eq!(node_c["routes"][0]["verdict"], "drop");
+    Command::cargo_bin("locality")
+        .unwrap()
+        .args([
+            "audit",
+            "--kubeconfig",
+            kc,
+            "--proxy-mode",
+            "iptables",
+            "--fail-on",
+            "error",
+        ])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("LOC001"));
+    drop(guard);
+    let _ = std::fs::remove_dir_all(&dir);
+}

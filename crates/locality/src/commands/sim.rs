@@ -2,11 +2,13 @@
 
 use std::io::Write;
 
+use locality_apiserver::ServeOptions;
 use locality_sim::{DataPlaneProfile, Engine, SimConfig, Topology, builders};
 
-use crate::cli::{FixtureArg, SimRulesArgs};
+use crate::cli::{FixtureArg, SimClusterArgs, SimRulesArgs, SimServeArgs};
 use crate::error::CliError;
 use crate::suggest::did_you_mean;
+use crate::ui::Ui;
 
 /// Loads a built-in topology by name, or a topology YAML file.
 fn topology(name: &str) -> Result<Topology, CliError> {
@@ -24,8 +26,8 @@ fn topology(name: &str) -> Result<Topology, CliError> {
     Topology::from_yaml(&text, name).map_err(|e| CliError::usage(e.to_string()))
 }
 
-/// Runs `sim rules NODE`.
-pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
+/// Builds the simulated cluster the flags describe: topology, profiles, fixture.
+fn build_engine(args: &SimClusterArgs) -> Result<Engine, CliError> {
     let topology = topology(&args.topology)?;
     let config = SimConfig {
         seed: args.seed,
@@ -33,22 +35,11 @@ pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let mut engine = Engine::from_topology(&topology, config).map_err(|e| CliError::usage(e.to_string()))?;
     let nodes: Vec<String> = engine.node_names().map(str::to_string).collect();
-    let check_node = |node: &str| -> Result<(), CliError> {
-        if nodes.iter().any(|n| n == node) {
-            Ok(())
-        } else {
-            Err(CliError::usage(format!(
-                "the simulated cluster has no node {node:?}{}",
-                did_you_mean(node, nodes.iter().map(String::as_str))
-            )))
-        }
-    };
-    check_node(&args.node)?;
     for p in &args.profile {
         let Some((node, profile)) = p.split_once('=') else {
             return Err(CliError::usage(format!("--profile {p:?}: expected NODE=PROFILE")));
         };
-        check_node(node)?;
+        check_node(&nodes, node)?;
         let profile: DataPlaneProfile = profile
             .parse()
             .map_err(|e| CliError::usage(format!("--profile {p:?}: {e}")))?;
@@ -66,6 +57,25 @@ pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
         builders::playbook_fixture(&mut engine)
             .map_err(|e| CliError::usage(format!("--fixture playbook: {e}")))?;
     }
+    Ok(engine)
+}
+
+fn check_node(nodes: &[String], node: &str) -> Result<(), CliError> {
+    if nodes.iter().any(|n| n == node) {
+        Ok(())
+    } else {
+        Err(CliError::usage(format!(
+            "the simulated cluster has no node {node:?}{}",
+            did_you_mean(node, nodes.iter().map(String::as_str))
+        )))
+    }
+}
+
+/// Runs `sim rules NODE`.
+pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut engine = build_engine(&args.cluster)?;
+    let nodes: Vec<String> = engine.node_names().map(str::to_string).collect();
+    check_node(&nodes, &args.node)?;
     engine.run_until(args.at.saturating_mul(1000));
     let text = engine
         .rules_text(&args.node)
@@ -73,9 +83,45 @@ pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(
         out,
         "# SIMULATED cluster (locality, topology {}, seed {}, t={}s virtual): kube-proxy rules of node {}",
-        args.topology, args.seed, args.at, args.node
+        args.cluster.topology, args.cluster.seed, args.at, args.node
     )?;
     write!(out, "{text}")?;
     out.flush()?;
     Ok(())
+}
+
+/// Runs `sim serve` until the process is interrupted.
+pub fn serve(args: &SimServeArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
+    if !(args.speed.is_finite() && args.speed >= 0.0) {
+        return Err(CliError::usage(format!(
+            "--speed {}: expected a number ≥ 0",
+            args.speed
+        )));
+    }
+    let engine = build_engine(&args.cluster)?;
+    let opts = ServeOptions {
+        speed: args.speed,
+        port: args.port,
+        kubeconfig_out: args.kubeconfig_out.clone(),
+        ..ServeOptions::new(engine)
+    };
+    let running = locality_apiserver::serve(opts).map_err(|e| CliError::runtime(e.to_string()))?;
+    let kubeconfig = running.kubeconfig_path().display().to_string();
+    writeln!(out, "{kubeconfig}")?;
+    out.flush()?;
+    if !ui.quiet {
+        eprintln!(
+            "SIMULATED cluster ({} topology, seed {}, {}× real time) serving the Kubernetes API at {}\n\
+             kubeconfig (context {}): {kubeconfig}\n  export KUBECONFIG={kubeconfig}\n\
+             Ctrl-C stops it.",
+            args.cluster.topology,
+            args.cluster.seed,
+            args.speed,
+            running.url(),
+            locality_apiserver::CONTEXT_NAME
+        );
+    }
+    loop {
+        std::thread::park();
+    }
 }

@@ -1,0 +1,342 @@
+//! `locality-apiserver`: the **simulated** cluster ([`locality_sim::Engine`]) served over the
+//! Kubernetes REST API on loopback, in scaled real time (`locality sim serve`).
+//!
+//! [`serve`] binds `127.0.0.1`, starts a thread that runs the HTTP server and a driver that
+//! advances the engine's virtual clock by `speed` × wall time, and writes a kubeconfig whose
+//! context is `locality-sim` once the socket is listening. Requests apply to the engine at the
+//! current virtual time.
+//!
+//! Served: discovery, OpenAPI v3 (enough for kubectl's default validation), get, list (label
+//! and field selectors, `limit`/`continue`), watch (resourceVersion, `410 Gone` as an `ERROR`
+//! event), create, update, delete (pods gracefully), merge and strategic-merge patches of
+//! labels, annotations and replicas, `Table` answers for `kubectl get` (`-o wide` shows node
+//! and IP) and `metav1.Status` errors, for Namespaces, Nodes, Pods, Services, EndpointSlices,
+//! Deployments, ReplicaSets and DaemonSets (StatefulSets: read-only and empty). Everything it
+//! answers says it is simulated.
+
+mod decode;
+mod discovery;
+mod encode;
+mod resources;
+mod select;
+mod server;
+mod status;
+mod table;
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use locality_sim::time::Millis;
+use locality_sim::{Engine, SimConfig, SimError, Topology};
+use serde_json::Value;
+
+/// The context (and cluster and user) name in the written kubeconfig.
+pub const CONTEXT_NAME: &str = "locality-sim";
+
+/// The `Server` header of every answer.
+pub const SERVER_HEADER: &str = "locality-sim (simulated Kubernetes API server)";
+
+/// How to serve a simulated cluster.
+#[derive(Debug)]
+pub struct ServeOptions {
+    /// The simulated cluster (topology, seed, profiles already applied).
+    pub engine: Engine,
+    /// Virtual seconds per wall second (default 10); 0 freezes the clock (see
+    /// [`Running::advance`]).
+    pub speed: f64,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Where to write the kubeconfig; `None`: `$TMPDIR/locality-sim-<port>.kubeconfig`.
+    pub kubeconfig_out: Option<PathBuf>,
+}
+
+impl ServeOptions {
+    /// Serves `engine` at speed 10 on a free port.
+    pub fn new(engine: Engine) -> Self {
+        ServeOptions {
+            engine,
+            speed: 10.0,
+            port: 0,
+            kubeconfig_out: None,
+        }
+    }
+
+    /// Serves a fresh engine built from `topology`.
+    ///
+    /// # Errors
+    /// When the topology cannot be built.
+    pub fn from_topology(topology: &Topology, config: SimConfig) -> Result<Self, SimError> {
+        Ok(ServeOptions::new(Engine::from_topology(topology, config)?))
+    }
+}
+
+/// Why the simulated API server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The port could not be bound.
+    #[error("simulated API server: cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The kubeconfig could not be written.
+    #[error("simulated API server: cannot write the kubeconfig {path}: {source}")]
+    Kubeconfig {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The async runtime or server thread could not start.
+    #[error("simulated API server: cannot start: {0}")]
+    Runtime(std::io::Error),
+    /// A bad option.
+    #[error("simulated API server: {0}")]
+    Options(String),
+}
+
+/// The virtual clock: `base` virtual ms at wall instant `start`, advancing `speed`× wall time.
+#[derive(Debug)]
+pub(crate) struct Clock {
+    start: Instant,
+    base: f64,
+    speed: f64,
+}
+
+impl Clock {
+    pub(crate) fn now(&self) -> Millis {
+        let wall = self.start.elapsed().as_secs_f64() * 1000.0;
+        (self.base + wall * self.speed).max(0.0) as Millis
+    }
+}
+
+/// The engine and the server's own state, behind one lock.
+pub(crate) struct Sim {
+    pub(crate) engine: Engine,
+    /// The JSON objects were created with, by uid (images, commands, probes).
+    pub(crate) raw: HashMap<String, Value>,
+    pub(crate) clock: Clock,
+    /// Watches from a resourceVersion below this get 410 Gone (forced expiry).
+    pub(crate) expire_before: u64,
+    pub(crate) name_seq: u64,
+}
+
+impl Sim {
+    /// Runs the engine up to the current virtual time.
+    pub(crate) fn catch_up(&mut self) {
+        let t = self.clock.now();
+        if t > self.engine.now() {
+            self.engine.run_until(t);
+        }
+    }
+}
+
+/// State shared by the server's tasks.
+pub(crate) struct Shared {
+    sim: Mutex<Sim>,
+    /// The store's latest resourceVersion, for watches to wake on.
+    pub(crate) changed: tokio::sync::watch::Sender<u64>,
+    pub(crate) addr: SocketAddr,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Sim> {
+        self.sim.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Tells watches the store may have changed.
+    pub(crate) fn notify(&self, sim: &Sim) {
+        let rv = sim.engine.store().resource_version();
+        self.changed.send_if_modified(|cur| {
+            let changed = *cur != rv;
+            *cur = rv;
+            changed
+        });
+    }
+}
+
+/// A running simulated API server; stops on [`Running::shutdown`] or drop.
+pub struct Running {
+    url: String,
+    kubeconfig: PathBuf,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("url", &self.url)
+            .field("kubeconfig", &self.kubeconfig)
+            .finish()
+    }
+}
+
+impl Running {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The port listened on.
+    pub fn port(&self) -> u16 {
+        self.shared.addr.port()
+    }
+
+    /// The kubeconfig written (context `locality-sim`).
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Current virtual time (ms).
+    pub fn virtual_now(&self) -> Millis {
+        self.shared.lock().clock.now()
+    }
+
+    /// Runs `f` on the engine, caught up to the current virtual time (watches are told of
+    /// any change `f` makes).
+    pub fn with_engine<R>(&self, f: impl FnOnce(&mut Engine) -> R) -> R {
+        let mut sim = self.shared.lock();
+        sim.catch_up();
+        let r = f(&mut sim.engine);
+        self.shared.notify(&sim);
+        r
+    }
+
+    /// Jumps the virtual clock forward by `ms` and runs the engine up to it.
+    pub fn advance(&self, ms: Millis) {
+        let mut sim = self.shared.lock();
+        sim.clock.base += ms as f64;
+        sim.catch_up();
+        self.shared.notify(&sim);
+    }
+
+    /// Fault injection: watches from a resourceVersion below `rv` get `410 Gone`, as after a
+    /// compaction.
+    pub fn expire_watches_before(&self, rv: u64) {
+        self.shared.lock().expire_before = rv;
+    }
+
+    /// Stops the server and waits for its thread.
+    pub fn shutdown(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop_now();
+    }
+}
+
+/// Starts serving `opts.engine` on 127.0.0.1; returns once it listens and the kubeconfig is
+/// written.
+///
+/// # Errors
+/// See [`ServeError`].
+pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
+    if !(opts.speed.is_finite() && opts.speed >= 0.0) {
+        return Err(ServeError::Options(format!(
+            "speed must be a finite number >= 0, not {}",
+            opts.speed
+        )));
+    }
+    let addr_text = format!("127.0.0.1:{}", opts.port);
+    let listener = TcpListener::bind(&addr_text).map_err(|source| ServeError::Bind {
+        addr: addr_text.clone(),
+        source,
+    })?;
+    listener.set_nonblocking(true).map_err(ServeError::Runtime)?;
+    let addr = listener.local_addr().map_err(ServeError::Runtime)?;
+    let url = format!("http://{addr}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let kubeconfig = opts
+        .kubeconfig_out
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("locality-sim-{}.kubeconfig", addr.port())));
+    let base = opts.engine.now() as f64;
+    let rv = opts.engine.store().resource_version();
+    let shared = Arc::new(Shared {
+        sim: Mutex::new(Sim {
+            engine: opts.engine,
+            raw: HashMap::new(),
+            clock: Clock {
+                start: Instant::now(),
+                base,
+                speed: opts.speed,
+            },
+            expire_before: 0,
+            name_seq: 0,
+        }),
+        changed: tokio::sync::watch::channel(rv).0,
+        addr,
+    });
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    let task_shared = shared.clone();
+    let thread = std::thread::Builder::new()
+        .name("locality-sim-apiserver".into())
+        .spawn(move || runtime.block_on(server::run(listener, task_shared, stopped)))
+        .map_err(ServeError::Runtime)?;
+    let mut running = Running {
+        url: url.clone(),
+        kubeconfig: kubeconfig.clone(),
+        shared,
+        stop: Some(stop),
+        thread: Some(thread),
+    };
+    // The socket listens since bind(); write the kubeconfig now.
+    if let Err(source) = write_kubeconfig(&kubeconfig, &url) {
+        running.stop_now();
+        return Err(ServeError::Kubeconfig {
+            path: kubeconfig,
+            source,
+        });
+    }
+    Ok(running)
+}
+
+/// The kubeconfig text for `url` (cluster, user and context `locality-sim`).
+pub fn kubeconfig_text(url: &str) -> String {
+    format!(
+        "# A SIMULATED cluster served by `locality sim serve` (not a real Kubernetes cluster).\n\
+apiVersion: v1\n\
+kind: Config\n\
+clusters:\n\
+- name: {CONTEXT_NAME}\n  cluster:\n    server: {url}\n\
+users:\n\
+- name: {CONTEXT_NAME}\n  user: {{}}\n\
+contexts:\n\
+- name: {CONTEXT_NAME}\n  context:\n    cluster: {CONTEXT_NAME}\n    user: {CONTEXT_NAME}\n    namespace: default\n\
+current-context: {CONTEXT_NAME}\n\
+preferences: {{}}\n"
+    )
+}
+
+fn write_kubeconfig(path: &Path, url: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("tmp-locality-sim");
+    std::fs::write(&tmp, kubeconfig_text(url))?;
+    std::fs::rename(&tmp, path)
+}

@@ -1,0 +1,1065 @@
+//! The HTTP server: routing, the REST verbs, watches and the virtual-clock driver.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Bytes, Frame, Incoming};
+use locality_sim::store::EventType;
+use locality_sim::store::StoreError;
+use locality_sim::{Kind, Object, ObjectKey, SimError};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::encode::{self, Ctx};
+use crate::resources::{self, Resource};
+use crate::select::{self, FieldTerm};
+use crate::status::{self, ApiError};
+use crate::{SERVER_HEADER, Shared, Sim, decode, discovery, table};
+
+/// Largest request body read (16 MiB).
+const MAX_BODY: usize = 16 << 20;
+
+/// A response body: all at once, or a stream of chunks (watches).
+pub(crate) enum Body {
+    Full(Option<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match &mut *self {
+            Body::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Body::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Body::Full(None))
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match self {
+            Body::Full(Some(b)) => hyper::body::SizeHint::with_exact(b.len() as u64),
+            Body::Full(None) => hyper::body::SizeHint::with_exact(0),
+            Body::Stream(_) => hyper::body::SizeHint::default(),
+        }
+    }
+}
+
+/// Accepts connections until `stop`, and drives the virtual clock.
+pub(crate) async fn run(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let driver = shared.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(20));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tick.tick().await;
+            let mut sim = driver.lock();
+            sim.catch_up();
+            driver.notify(&sim);
+        }
+    });
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let shared = shared.clone();
+                        async move { Ok::<_, Infallible>(handle(shared, req).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        }
+    }
+}
+
+fn response(code: u16, content_type: &str, body: Bytes) -> Response<Body> {
+    let mut r = Response::new(Body::Full(Some(body)));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    if let Ok(v) = content_type.parse() {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));
+    h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
+    r
+}
+
+fn json_response(code: u16, v: &Value) -> Response<Body> {
+    let bytes = serde_json::to_vec(v).unwrap_or_default();
+    response(code, "application/json", Bytes::from(bytes))
+}
+
+fn error_response(e: &ApiError) -> Response<Body> {
+    json_response(e.code, &e.to_status())
+}
+
+/// Query parameters, percent-decoded.
+pub(crate) struct Query(HashMap<String, String>);
+
+impl Query {
+    fn parse(q: Option<&str>) -> Query {
+        let mut m = HashMap::new();
+        for pair in q.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            m.insert(percent_decode(k), percent_decode(v));
+        }
+        Query(m)
+    }
+
+    fn get(&self, k: &str) -> Option<&str> {
+        self.0.get(k).map(String::as_str)
+    }
+
+    fn flag(&self, k: &str) -> bool {
+        matches!(self.get(k), Some("1" | "true" | ""))
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A request for a resource: which, where, what.
+struct Target {
+    r: &'static Resource,
+    namespace: Option<String>,
+    name: Option<String>,
+    sub: Option<String>,
+}
+
+/// `/api/v1/...` or `/apis/{g}/{v}/...` after the prefix.
+fn parse_target(group: &str, version: &str, rest: &[&str]) -> Option<Target> {
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some((*ns).to_string()), tail),
+        _ => (None, rest),
+    };
+    let (plural, name, sub) = match rest {
+        [p] => (*p, None, None),
+        [p, n] => (*p, Some((*n).to_string()), None),
+        [p, n, s] => (*p, Some((*n).to_string()), Some((*s).to_string())),
+        _ => return None,
+    };
+    let r = resources::find(group, version, plural)?;
+    if namespace.is_some() && !r.namespaced {
+        return None;
+    }
+    Some(Target {
+        r,
+        namespace,
+        name,
+        sub,
+    })
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    let query = Query::parse(parts.uri.query());
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return error_response(&ApiError::bad_request(format!(
+                "cannot read the request body: {e}"
+            )));
+        }
+    };
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let method = parts.method.clone();
+    let get = method == Method::GET;
+    let result = match segs.as_slice() {
+        ["version"] if get => Ok(json_response(
+            200,
+            &discovery::version(shared.lock().engine.config().kube_version),
+        )),
+        ["healthz" | "livez" | "readyz"] if get => Ok(response(200, "text/plain", Bytes::from_static(b"ok"))),
+        ["api"] if get => Ok(json_response(
+            200,
+            &discovery::core_versions(&shared.addr.to_string()),
+        )),
+        ["apis"] if get => Ok(json_response(200, &discovery::groups())),
+        ["apis", g] if get => discovery::group_doc(g)
+            .map(|v| json_response(200, &v))
+            .ok_or_else(|| ApiError::no_route(&path)),
+        ["api", v] if get => discovery::resource_list("", v)
+            .map(|v| json_response(200, &v))
+            .ok_or_else(|| ApiError::no_route(&path)),
+        ["apis", g, v] if get => discovery::resource_list(g, v)
+            .map(|v| json_response(200, &v))
+            .ok_or_else(|| ApiError::no_route(&path)),
+        ["openapi", "v3"] if get => Ok(json_response(200, &discovery::openapi_v3_root())),
+        ["openapi", "v3", "api", v] if get => discovery::openapi_v3_group_version("", v)
+            .map(|v| json_response(200, &v))
+            .ok_or_else(|| ApiError::no_route(&path)),
+        ["openapi", "v3", "apis", g, v] if get => discovery::openapi_v3_group_version(g, v)
+            .map(|v| json_response(200, &v))
+            .ok_or_else(|| ApiError::no_route(&path)),
+        // An empty OpenAPI v2 document (protobuf of no fields): kubectl's fallback validation
+        // finds no schema and skips client-side checks.
+        ["openapi", "v2"] if get => Ok(response(
+            200,
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            Bytes::new(),
+        )),
+        ["api", v, rest @ ..] => match parse_target("", v, rest) {
+            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body).await,
+            None => Err(ApiError::no_route(&path)),
+        },
+        ["apis", g, v, rest @ ..] => match parse_target(g, v, rest) {
+            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body).await,
+            None => Err(ApiError::no_route(&path)),
+        },
+        _ => Err(ApiError::no_route(&path)),
+    };
+    result.unwrap_or_else(|e| error_response(&e))
+}
+
+/// How the client wants objects: plain JSON or a `Table`, and what rows carry.
+#[derive(Clone, Copy)]
+struct Want {
+    table: bool,
+    include: Include,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Include {
+    None,
+    Metadata,
+    Object,
+}
+
+fn want(headers: &HeaderMap, q: &Query) -> Want {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let table = accept.split(',').any(|a| a.contains("as=Table"));
+    let include = match q.get("includeObject") {
+        Some("Object") => Include::Object,
+        Some("None") => Include::None,
+        _ => Include::Metadata,
+    };
+    Want { table, include }
+}
+
+async fn resource(
+    shared: &Arc<Shared>,
+    method: &Method,
+    headers: &HeaderMap,
+    q: &Query,
+    t: Target,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let want = want(headers, q);
+    if t.sub.as_deref() == Some("scale") && matches!(t.r.kind, Some(Kind::Deployment | Kind::ReplicaSet)) {
+        return scale(shared, method, headers, &t, body);
+    }
+    if t.sub.as_deref().is_some_and(|s| s != "status") {
+        return Err(ApiError::no_route(&format!(
+            "{}/{}: subresource not served by the simulated API server",
+            t.r.plural,
+            t.sub.as_deref().unwrap_or_default()
+        )));
+    }
+    match (method.as_str(), &t.name) {
+        ("GET", None) if q.flag("watch") && q.get("watch").is_some() => watch(shared, &t, q, want).await,
+        ("GET", None) => list(shared, &t, q, want),
+        ("GET", Some(name)) => get(shared, &t, name, want),
+        ("POST", None) => create(shared, &t, body),
+        ("PUT", Some(name)) if t.sub.is_none() => update(shared, &t, name, body),
+        ("PATCH", Some(name)) if t.sub.is_none() => patch(shared, &t, name, headers, body),
+        ("DELETE", Some(name)) if t.sub.is_none() => delete(shared, &t, name),
+        _ => Err(ApiError::method_not_allowed(method.as_str(), t.r.plural)),
+    }
+}
+
+fn store_kind(t: &Target) -> Option<Kind> {
+    t.r.kind
+}
+
+fn key_of(t: &Target, kind: Kind, name: &str) -> ObjectKey {
+    let ns = if t.r.namespaced {
+        t.namespace.clone().unwrap_or_default()
+    } else {
+        String::new()
+    };
+    ObjectKey::new(kind, ns, name)
+}
+
+fn map_sim_error(t: &Target, name: &str, e: SimError) -> ApiError {
+    let r = t.r;
+    match e {
+        SimError::Store(StoreError::AlreadyExists(_)) => ApiError::already_exists(r.plural, r.group, name),
+        SimError::Store(StoreError::NotFound(k))
+            if k.kind == Kind::Namespace && r.kind != Some(Kind::Namespace) =>
+        {
+            ApiError::not_found("namespaces", "", &k.name)
+        }
+        SimError::Store(StoreError::NotFound(_)) => ApiError::not_found(r.plural, r.group, name),
+        SimError::Store(StoreError::Conflict { given, current, .. }) => ApiError::conflict(
+            r.plural,
+            r.group,
+            name,
+            &format!(
+                "the object has been modified; please apply your changes to the latest version and try again (resourceVersion {given}, current {current})"
+            ),
+        ),
+        SimError::Store(StoreError::Invalid(m)) => ApiError::invalid(r.kind_name, r.group, name, &m),
+        SimError::Store(StoreError::Gone { .. }) => ApiError::gone(e.to_string()),
+        other => ApiError::invalid(r.kind_name, r.group, name, &other.to_string()),
+    }
+}
+
+/// Label and field selectors of a request.
+struct Filter {
+    labels: locality_model::objects::LabelSelector,
+    fields: Vec<FieldTerm>,
+    namespace: Option<String>,
+}
+
+fn supported_fields(kind: Option<Kind>) -> &'static [&'static str] {
+    match kind {
+        Some(Kind::Pod) => &[
+            "metadata.name",
+            "metadata.namespace",
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+        ],
+        Some(Kind::Node) => &["metadata.name", "spec.unschedulable"],
+        Some(Kind::Namespace) => &["metadata.name", "status.phase"],
+        _ => &["metadata.name", "metadata.namespace"],
+    }
+}
+
+fn field_value(o: &Object, field: &str) -> String {
+    let m = o.meta();
+    match (o, field) {
+        (_, "metadata.name") => m.name.clone(),
+        (_, "metadata.namespace") => m.namespace.clone(),
+        (Object::Pod(p), "spec.nodeName") => p.pod.spec.node_name.clone(),
+        (Object::Pod(_), "spec.restartPolicy") => "Always".into(),
+        (Object::Pod(_), "spec.schedulerName") => "default-scheduler".into(),
+        (Object::Pod(_), "spec.serviceAccountName") => String::new(),
+        (Object::Pod(p), "spec.hostNetwork") => p.pod.spec.host_network.to_string(),
+        (Object::Pod(p), "status.phase") => format!("{:?}", p.pod.phase),
+        (Object::Pod(p), "status.podIP") => {
+            p.pod.pod_ips.first().map(ToString::to_string).unwrap_or_default()
+        }
+        (Object::Node(n), "spec.unschedulable") => n.unschedulable.to_string(),
+        (Object::Namespace(_), "status.phase") => if m.deletion_timestamp.is_some() {
+            "Terminating"
+        } else {
+            "Active"
+        }
+        .into(),
+        _ => String::new(),
+    }
+}
+
+fn filter(t: &Target, q: &Query) -> Result<Filter, ApiError> {
+    let labels = select::parse_label_selector(q.get("labelSelector").unwrap_or_default())?;
+    let fields = select::parse_field_selector(
+        q.get("fieldSelector").unwrap_or_default(),
+        supported_fields(t.r.kind),
+        t.r.plural,
+    )?;
+    Ok(Filter {
+        labels,
+        fields,
+        namespace: if t.r.namespaced { t.namespace.clone() } else { None },
+    })
+}
+
+impl Filter {
+    fn matches(&self, key: &ObjectKey, o: &Object) -> bool {
+        self.namespace.as_ref().is_none_or(|ns| *ns == key.namespace)
+            && select::label_matches(&self.labels, &o.meta().labels)
+            && select::fields_match(&self.fields, |f| field_value(o, f))
+    }
+}
+
+fn list_kind(t: &Target) -> String {
+    format!("{}List", t.r.kind_name)
+}
+
+/// `Table` JSON for objects (each with its resourceVersion).
+fn table_of(
+    ctx: &Ctx<'_>,
+    t: &Target,
+    items: &[(Arc<Object>, u64)],
+    want: Want,
+    now: u64,
+    list_meta: Value,
+) -> Value {
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|(o, rv)| {
+            let encoded = encode::encode(ctx, o, *rv);
+            let mut row = json!({"cells": table::cells(o, &encoded, now)});
+            match want.include {
+                Include::Object => row["object"] = encoded,
+                Include::Metadata => {
+                    row["object"] = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                           "metadata": encoded["metadata"]});
+                }
+                Include::None => {}
+            }
+            row
+        })
+        .collect();
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": table::column_definitions(t.r.kind),
+        "rows": rows,
+    })
+}
+
+fn get(shared: &Arc<Shared>, t: &Target, name: &str, want: Want) -> Result<Response<Body>, ApiError> {
+    let sim = shared.lock();
+    let not_found = || ApiError::not_found(t.r.plural, t.r.group, name);
+    let kind = store_kind(t).ok_or_else(not_found)?;
+    let key = key_of(t, kind, name);
+    let stored = sim.engine.store().get(&key).ok_or_else(not_found)?;
+    let ctx = Ctx::new(&sim.engine, &sim.raw);
+    let v = if want.table {
+        let rv = stored.resource_version;
+        table_of(
+            &ctx,
+            t,
+            &[(stored.object.clone(), rv)],
+            want,
+            sim.engine.now(),
+            json!({"resourceVersion": rv.to_string()}),
+        )
+    } else {
+        encode::encode(&ctx, &stored.object, stored.resource_version)
+    };
+    Ok(json_response(200, &v))
+}
+
+/// `continue` token: the resourceVersion and the last key returned.
+fn continue_token(rv: u64, key: &ObjectKey) -> String {
+    let raw = format!("{}\u{0}{}", key.namespace, key.name);
+    let hex: String = raw.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{rv}-{hex}")
+}
+
+fn parse_continue(token: &str) -> Option<(u64, String, String)> {
+    let (rv, hex) = token.split_once('-')?;
+    let rv = rv.parse().ok()?;
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect();
+    let s = String::from_utf8(bytes?).ok()?;
+    let (ns, name) = s.split_once('\u{0}')?;
+    Some((rv, ns.to_string(), name.to_string()))
+}
+
+fn list(shared: &Arc<Shared>, t: &Target, q: &Query, want: Want) -> Result<Response<Body>, ApiError> {
+    let f = filter(t, q)?;
+    let limit = match q.get("limit") {
+        None | Some("") => 0,
+        Some(l) => l
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+    };
+    let after = match q.get("continue") {
+        None | Some("") => None,
+        Some(c) => Some(
+            parse_continue(c)
+                .ok_or_else(|| ApiError::bad_request("invalid continue token (simulated API server)"))?,
+        ),
+    };
+    let mut sim = shared.lock();
+    sim.catch_up();
+    let sim = &*sim;
+    let store = sim.engine.store();
+    let rv = after.as_ref().map_or(store.resource_version(), |a| a.0);
+    let mut items: Vec<(Arc<Object>, u64)> = Vec::new();
+    let mut next = None;
+    if let Some(kind) = store_kind(t) {
+        let iter: Box<dyn Iterator<Item = (&ObjectKey, &locality_sim::store::Stored)>> = match &f.namespace {
+            Some(ns) => Box::new(store.list_namespace(kind, ns)),
+            None => Box::new(store.list(kind)),
+        };
+        for (k, s) in iter {
+            if let Some((_, ns, name)) = &after
+                && (k.namespace.as_str(), k.name.as_str()) <= (ns.as_str(), name.as_str())
+            {
+                continue;
+            }
+            if !f.matches(k, &s.object) {
+                continue;
+            }
+            if limit > 0 && items.len() == limit {
+                next = items
+                    .last()
+                    .and_then(|(o, _)| o.key())
+                    .map(|k| continue_token(rv, &k));
+                break;
+            }
+            items.push((s.object.clone(), s.resource_version));
+        }
+    }
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if let Some(n) = next {
+        meta["continue"] = json!(n);
+    }
+    let ctx = Ctx::new(&sim.engine, &sim.raw);
+    let v = if want.table {
+        table_of(&ctx, t, &items, want, sim.engine.now(), meta)
+    } else {
+        let encoded: Vec<Value> = items.iter().map(|(o, rv)| encode::encode(&ctx, o, *rv)).collect();
+        json!({"kind": list_kind(t), "apiVersion": t.r.api_version(), "metadata": meta, "items": encoded})
+    };
+    Ok(json_response(200, &v))
+}
+
+async fn watch(shared: &Arc<Shared>, t: &Target, q: &Query, want: Want) -> Result<Response<Body>, ApiError> {
+    let f = filter(t, q)?;
+    let from = match q.get("resourceVersion") {
+        None | Some("" | "0") => None,
+        Some(v) => Some(
+            v.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {v:?}")))?,
+        ),
+    };
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or(Duration::from_secs(1800), Duration::from_secs);
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let kind = store_kind(t);
+    let kind_name = t.r;
+    let t = Target {
+        r: t.r,
+        namespace: t.namespace.clone(),
+        name: None,
+        sub: None,
+    };
+    let shared = shared.clone();
+    let mut changed = shared.changed.subscribe();
+    // First batch: the initial state (no resourceVersion) or the replay from `from`.
+    let (first, mut cursor) = {
+        let mut sim = shared.lock();
+        sim.catch_up();
+        let store = sim.engine.store();
+        let now_rv = store.resource_version();
+        match from {
+            None => {
+                let objs: Vec<(Arc<Object>, u64)> = kind.map_or_else(Vec::new, |k| {
+                    store
+                        .list(k)
+                        .filter(|(key, s)| f.matches(key, &s.object))
+                        .map(|(_, s)| (s.object.clone(), s.resource_version))
+                        .collect()
+                });
+                let lines = encode_events(
+                    &sim,
+                    &t,
+                    want,
+                    objs.iter().map(|(o, rv)| (EventType::Added, o, *rv)),
+                );
+                (Ok(lines), now_rv)
+            }
+            Some(rv) if rv < sim.expire_before => (
+                Err(ApiError::gone(format!(
+                    "too old resource version: {rv} ({}) (simulated watch expiry)",
+                    sim.expire_before
+                ))),
+                rv,
+            ),
+            Some(rv) => match store.events_since(rv) {
+                Err(e) => (
+                    Err(ApiError::gone(format!("too old resource version: {rv} ({e})"))),
+                    rv,
+                ),
+                Ok(_) => (Ok(Vec::new()), rv),
+            },
+        }
+    };
+    let _ = kind_name;
+    tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + timeout;
+        match first {
+            Err(e) => {
+                let ev = json!({"type": "ERROR", "object": e.to_status()});
+                let _ = tx.send(line(&ev)).await;
+                return;
+            }
+            Ok(lines) => {
+                for l in lines {
+                    if tx.send(l).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        loop {
+            let lines = {
+                let sim = shared.lock();
+                let Ok(events) = sim.engine.store().events_since(cursor) else {
+                    break;
+                };
+                let selected: Vec<(EventType, Arc<Object>, u64)> = events
+                    .iter()
+                    .filter(|e| Some(e.key.kind) == kind && f.matches(&e.key, &e.object))
+                    .map(|e| (e.event_type, e.object.clone(), e.resource_version))
+                    .collect();
+                cursor = events.last().map_or(cursor, |e| e.resource_version);
+                encode_events(&sim, &t, want, selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)))
+            };
+            for l in lines {
+                if tx.send(l).await.is_err() {
+                    return;
+                }
+            }
+            tokio::select! {
+                r = changed.changed() => if r.is_err() { break },
+                () = tokio::time::sleep_until(deadline) => break,
+                () = tx.closed() => break,
+            }
+        }
+    });
+    let mut r = Response::new(Body::Stream(rx));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));
+    h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
+    Ok(r)
+}
+
+fn line(v: &Value) -> Bytes {
+    let mut b = serde_json::to_vec(v).unwrap_or_default();
+    b.push(b'\n');
+    Bytes::from(b)
+}
+
+fn encode_events<'a>(
+    sim: &Sim,
+    t: &Target,
+    want: Want,
+    events: impl Iterator<Item = (EventType, &'a Arc<Object>, u64)>,
+) -> Vec<Bytes> {
+    let ctx = Ctx::new(&sim.engine, &sim.raw);
+    events
+        .map(|(ty, o, rv)| {
+            let object = if want.table {
+                table_of(
+                    &ctx,
+                    t,
+                    &[(o.clone(), rv)],
+                    want,
+                    sim.engine.now(),
+                    json!({"resourceVersion": rv.to_string()}),
+                )
+            } else {
+                encode::encode(&ctx, o, rv)
+            };
+            line(&json!({"type": ty.as_str(), "object": object}))
+        })
+        .collect()
+}
+
+fn create(shared: &Arc<Shared>, t: &Target, body: &Bytes) -> Result<Response<Body>, ApiError> {
+    let Some(kind) = store_kind(t) else {
+        return Err(ApiError::method_not_allowed("POST", &t.r.qualified()));
+    };
+    let mut sim = shared.lock();
+    sim.catch_up();
+    sim.name_seq += 1;
+    let suffix = generated_suffix(sim.name_seq);
+    let ns = t.namespace.clone().unwrap_or_default();
+    if t.r.namespaced && ns.is_empty() {
+        return Err(ApiError::bad_request(
+            "a namespaced resource must be created in a namespace (simulated API server)",
+        ));
+    }
+    let value = decode::prepare(t.r, &ns, body, &suffix)?;
+    let object = decode::to_object(t.r, &value)?;
+    let name = object.meta().name.clone();
+    sim.engine
+        .create(object)
+        .map_err(|e| map_sim_error(t, &name, e))?;
+    let key = key_of(t, kind, &name);
+    let sim = &mut *sim;
+    let stored = sim
+        .engine
+        .store()
+        .get(&key)
+        .ok_or_else(|| ApiError::internal("created object vanished"))?;
+    sim.raw.insert(stored.uid.clone(), value);
+    let (obj, rv) = (stored.object.clone(), stored.resource_version);
+    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
+    shared.notify(sim);
+    Ok(json_response(201, &v))
+}
+
+fn generated_suffix(n: u64) -> String {
+    const ALPHA: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut x = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
+    (0..5)
+        .map(|_| {
+            let c = ALPHA[(x % ALPHA.len() as u64) as usize] as char;
+            x /= ALPHA.len() as u64;
+            c
+        })
+        .collect()
+}
+
+fn update(shared: &Arc<Shared>, t: &Target, name: &str, body: &Bytes) -> Result<Response<Body>, ApiError> {
+    let Some(kind) = store_kind(t) else {
+        return Err(ApiError::method_not_allowed("PUT", &t.r.qualified()));
+    };
+    let precondition = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .and_then(|s| s.parse::<u64>().ok());
+    let mut sim = shared.lock();
+    sim.catch_up();
+    let ns = t.namespace.clone().unwrap_or_default();
+    let value = decode::prepare(t.r, &ns, body, "")?;
+    if value["metadata"]["name"].as_str() != Some(name) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            value["metadata"]["name"].as_str().unwrap_or_default()
+        )));
+    }
+    let key = key_of(t, kind, name);
+    let current = sim
+        .engine
+        .store()
+        .get(&key)
+        .map(|s| s.object.clone())
+        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
+    let new = decode::to_object(t.r, &value)?;
+    let merged = merge_update(&current, new);
+    sim.engine
+        .update(merged, precondition)
+        .map_err(|e| map_sim_error(t, name, e))?;
+    let sim = &mut *sim;
+    let stored = sim
+        .engine
+        .store()
+        .get(&key)
+        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
+    if kind != Kind::Pod {
+        sim.raw.insert(stored.uid.clone(), value);
+    }
+    let (obj, rv) = (stored.object.clone(), stored.resource_version);
+    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
+    shared.notify(sim);
+    Ok(json_response(200, &v))
+}
+
+/// What an update may change: pods only their labels and annotations (their spec is
+/// immutable and their status the simulated kubelet's); Services keep allocated IPs and node
+/// ports; owner references are kept when the new object has none.
+fn merge_update(current: &Object, mut new: Object) -> Object {
+    let cur_meta = current.meta().clone();
+    match (current, &mut new) {
+        (Object::Pod(p), Object::Pod(n)) => {
+            let mut kept = p.clone();
+            kept.pod.meta.labels = n.pod.meta.labels.clone();
+            kept.pod.meta.annotations = n.pod.meta.annotations.clone();
+            return Object::Pod(kept);
+        }
+        (Object::Service(s), Object::Service(n)) => {
+            if n.cluster_ips.is_empty() && !n.headless {
+                n.cluster_ips = s.cluster_ips.clone();
+                n.ip_families = s.ip_families.clone();
+            }
+            for p in &mut n.ports {
+                if p.node_port == 0
+                    && let Some(old) = s
+                        .ports
+                        .iter()
+                        .find(|o| o.port == p.port && o.protocol == p.protocol)
+                {
+                    p.node_port = old.node_port;
+                }
+            }
+        }
+        (Object::Node(o), Object::Node(n)) => {
+            n.ready = o.ready;
+        }
+        (Object::Workload(o), Object::Workload(n)) => {
+            n.pod_behaviour = o.pod_behaviour.clone();
+        }
+        _ => {}
+    }
+    if new.meta().owner_references.is_empty() {
+        new.meta_mut().owner_references = cur_meta.owner_references;
+    }
+    new
+}
+
+/// RFC 7386 JSON merge patch.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    if let Value::Object(p) = patch {
+        if !target.is_object() {
+            *target = json!({});
+        }
+        if let Value::Object(t) = target {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else if k.starts_with("$") {
+                    // Strategic-merge directives ($patch, $retainKeys…): not simulated.
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+    } else {
+        *target = patch.clone();
+    }
+}
+
+fn patch(
+    shared: &Arc<Shared>,
+    t: &Target,
+    name: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let Some(kind) = store_kind(t) else {
+        return Err(ApiError::method_not_allowed("PATCH", &t.r.qualified()));
+    };
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let media = ct.split(';').next().unwrap_or_default().trim();
+    if !matches!(
+        media,
+        "application/merge-patch+json" | "application/strategic-merge-patch+json"
+    ) {
+        return Err(ApiError::unsupported_media_type(&ct));
+    }
+    let patch: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the simulated API server could not decode the patch: {e}"
+        ))
+    })?;
+    if !patch.is_object() {
+        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+    }
+    let mut sim = shared.lock();
+    sim.catch_up();
+    let key = key_of(t, kind, name);
+    let sim = &mut *sim;
+    let (current, rv) = sim
+        .engine
+        .store()
+        .get(&key)
+        .map(|s| (s.object.clone(), s.resource_version))
+        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
+    let mut doc = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &current, rv);
+    merge_patch(&mut doc, &patch);
+    let precondition = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<u64>().ok());
+    let mut obj = (*current).clone();
+    {
+        let m = obj.meta_mut();
+        m.labels = decode::string_map(&doc["metadata"]["labels"]);
+        m.annotations = decode::string_map(&doc["metadata"]["annotations"]);
+    }
+    if let Object::Workload(w) = &mut obj
+        && let Some(n) = doc.pointer("/spec/replicas").and_then(Value::as_u64)
+        && w.workload.kind != locality_model::objects::WorkloadKind::DaemonSet
+    {
+        w.workload.replicas = u32::try_from(n).ok();
+    }
+    sim.engine
+        .update(obj, precondition)
+        .map_err(|e| map_sim_error(t, name, e))?;
+    let stored = sim
+        .engine
+        .store()
+        .get(&key)
+        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
+    let (obj, rv) = (stored.object.clone(), stored.resource_version);
+    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
+    shared.notify(sim);
+    Ok(json_response(200, &v))
+}
+
+fn delete(shared: &Arc<Shared>, t: &Target, name: &str) -> Result<Response<Body>, ApiError> {
+    let Some(kind) = store_kind(t) else {
+        return Err(ApiError::not_found(t.r.plural, t.r.group, name));
+    };
+    let mut sim = shared.lock();
+    sim.catch_up();
+    let key = key_of(t, kind, name);
+    let sim = &mut *sim;
+    let before = sim
+        .engine
+        .store()
+        .get(&key)
+        .map(|s| (s.object.clone(), s.resource_version))
+        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
+    sim.engine.delete(&key).map_err(|e| map_sim_error(t, name, e))?;
+    let (obj, rv) = sim
+        .engine
+        .store()
+        .get(&key)
+        .map(|s| (s.object.clone(), s.resource_version))
+        .unwrap_or(before);
+    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
+    shared.notify(sim);
+    let _ = status::success(json!({}));
+    Ok(json_response(200, &v))
+}
+
+/// `deployments/scale` and `replicasets/scale` (`autoscaling/v1` Scale): GET, PUT, PATCH.
+fn scale(
+    shared: &Arc<Shared>,
+    method: &Method,
+    headers: &HeaderMap,
+    t: &Target,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let name = t.name.clone().unwrap_or_default();
+    let kind = t.r.kind.unwrap_or(Kind::Deployment);
+    let key = key_of(t, kind, &name);
+    let mut sim = shared.lock();
+    sim.catch_up();
+    let sim = &mut *sim;
+    let not_found = || ApiError::not_found(t.r.plural, t.r.group, &name);
+    let (current, rv) = sim
+        .engine
+        .store()
+        .get(&key)
+        .map(|s| (s.object.clone(), s.resource_version))
+        .ok_or_else(not_found)?;
+    let scale_doc = |o: &Object, rv: u64, ctx: &Ctx<'_>| {
+        let enc = encode::encode(ctx, o, rv);
+        let w = o.as_workload();
+        json!({
+            "kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {"name": o.meta().name, "namespace": o.meta().namespace, "uid": o.meta().uid,
+                         "resourceVersion": rv.to_string(), "creationTimestamp": o.meta().creation_timestamp},
+            "spec": {"replicas": w.and_then(|w| w.workload.replicas).unwrap_or(1)},
+            "status": {"replicas": enc["status"]["replicas"].clone(),
+                       "selector": w.map(|w| w.workload.selector.match_labels.iter()
+                           .map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")).unwrap_or_default()},
+        })
+    };
+    let replicas = match method.as_str() {
+        "GET" => None,
+        "PUT" | "PATCH" => {
+            let doc: Value = serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!("the simulated API server could not decode the body: {e}"))
+            })?;
+            if method == Method::PATCH {
+                let ct = headers
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                if !ct.contains("merge-patch+json") {
+                    return Err(ApiError::unsupported_media_type(ct));
+                }
+            }
+            let n = doc
+                .pointer("/spec/replicas")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    ApiError::invalid("Scale", "autoscaling", &name, "spec.replicas: Required value")
+                })?;
+            Some(n)
+        }
+        m => {
+            return Err(ApiError::method_not_allowed(
+                m,
+                &format!("{}/scale", t.r.qualified()),
+            ));
+        }
+    };
+    let (obj, rv) = if let Some(n) = replicas {
+        let mut o = (*current).clone();
+        if let Object::Workload(w) = &mut o {
+            w.workload.replicas = Some(n);
+        }
+        sim.engine
+            .update(o, None)
+            .map_err(|e| map_sim_error(t, &name, e))?;
+        shared.notify(sim);
+        sim.engine
+            .store()
+            .get(&key)
+            .map(|s| (s.object.clone(), s.resource_version))
+            .ok_or_else(not_found)?
+    } else {
+        (current, rv)
+    };
+    let v = scale_doc(&obj, rv, &Ctx::new(&sim.engine, &sim.raw));
+    Ok(json_response(200, &v))
+}

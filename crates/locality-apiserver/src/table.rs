@@ -1,0 +1,345 @@
+//! `meta.k8s.io/v1` Table answers (what `kubectl get` asks for), with the columns the real
+//! API server's printers give; priority-1 columns are the ones `-o wide` adds.
+
+use locality_model::objects::{PodPhase, ServiceType, WorkloadKind};
+use locality_sim::time::Millis;
+use locality_sim::{Kind, Object};
+use serde_json::{Value, json};
+
+use crate::encode::{self, age};
+
+/// Column definitions of a kind: (name, type, priority).
+fn columns(kind: Option<Kind>) -> &'static [(&'static str, &'static str, u8)] {
+    match kind {
+        Some(Kind::Pod) => &[
+            ("Name", "string", 0),
+            ("Ready", "string", 0),
+            ("Status", "string", 0),
+            ("Restarts", "string", 0),
+            ("Age", "string", 0),
+            ("IP", "string", 1),
+            ("Node", "string", 1),
+            ("Nominated Node", "string", 1),
+            ("Readiness Gates", "string", 1),
+        ],
+        Some(Kind::Node) => &[
+            ("Name", "string", 0),
+            ("Status", "string", 0),
+            ("Roles", "string", 0),
+            ("Age", "string", 0),
+            ("Version", "string", 0),
+            ("Internal-IP", "string", 1),
+            ("External-IP", "string", 1),
+            ("OS-Image", "string", 1),
+            ("Kernel-Version", "string", 1),
+            ("Container-Runtime", "string", 1),
+        ],
+        Some(Kind::Service) => &[
+            ("Name", "string", 0),
+            ("Type", "string", 0),
+            ("Cluster-IP", "string", 0),
+            ("External-IP", "string", 0),
+            ("Port(s)", "string", 0),
+            ("Age", "string", 0),
+            ("Selector", "string", 1),
+        ],
+        Some(Kind::Namespace) => &[
+            ("Name", "string", 0),
+            ("Status", "string", 0),
+            ("Age", "string", 0),
+        ],
+        Some(Kind::EndpointSlice) => &[
+            ("Name", "string", 0),
+            ("AddressType", "string", 0),
+            ("Ports", "string", 0),
+            ("Endpoints", "string", 0),
+            ("Age", "string", 0),
+        ],
+        Some(Kind::Deployment) => &[
+            ("Name", "string", 0),
+            ("Ready", "string", 0),
+            ("Up-to-date", "integer", 0),
+            ("Available", "integer", 0),
+            ("Age", "string", 0),
+            ("Containers", "string", 1),
+            ("Images", "string", 1),
+            ("Selector", "string", 1),
+        ],
+        Some(Kind::ReplicaSet) => &[
+            ("Name", "string", 0),
+            ("Desired", "integer", 0),
+            ("Current", "integer", 0),
+            ("Ready", "integer", 0),
+            ("Age", "string", 0),
+            ("Containers", "string", 1),
+            ("Images", "string", 1),
+            ("Selector", "string", 1),
+        ],
+        Some(Kind::DaemonSet) => &[
+            ("Name", "string", 0),
+            ("Desired", "integer", 0),
+            ("Current", "integer", 0),
+            ("Ready", "integer", 0),
+            ("Up-to-date", "integer", 0),
+            ("Available", "integer", 0),
+            ("Node Selector", "string", 0),
+            ("Age", "string", 0),
+            ("Containers", "string", 1),
+            ("Images", "string", 1),
+            ("Selector", "string", 1),
+        ],
+        None => &[("Name", "string", 0), ("Age", "string", 0)],
+    }
+}
+
+/// The `columnDefinitions` of a kind.
+pub fn column_definitions(kind: Option<Kind>) -> Value {
+    Value::Array(
+        columns(kind)
+            .iter()
+            .map(|(name, ty, prio)| {
+                let format = if *name == "Name" { "name" } else { "" };
+                json!({"name": name, "type": ty, "format": format, "priority": prio,
+                       "description": format!("{name} (simulated cluster)")})
+            })
+            .collect(),
+    )
+}
+
+fn none(s: String) -> String {
+    if s.is_empty() { "<none>".into() } else { s }
+}
+
+fn join_selector(m: &std::collections::BTreeMap<String, String>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn containers_images(encoded: &Value) -> (String, String) {
+    let cs = encoded
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let names = cs
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    let images = cs
+        .iter()
+        .filter_map(|c| c["image"].as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    (names, images)
+}
+
+/// The cells of one row; `encoded` is the object's JSON (for status fields computed there).
+pub fn cells(object: &Object, encoded: &Value, now: Millis) -> Value {
+    let meta = object.meta();
+    let age = age(meta.creation_timestamp.as_deref(), now);
+    let name = meta.name.clone();
+    match object {
+        Object::Pod(p) => {
+            let n_containers = encoded
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .map_or(1, Vec::len);
+            let ready = if p.pod.ready { n_containers } else { 0 };
+            let status = if meta.deletion_timestamp.is_some() {
+                "Terminating"
+            } else {
+                match p.pod.phase {
+                    PodPhase::Pending if p.pod.spec.node_name.is_empty() => "Pending",
+                    PodPhase::Pending => "ContainerCreating",
+                    PodPhase::Running => "Running",
+                    PodPhase::Succeeded => "Completed",
+                    PodPhase::Failed => "Error",
+                    PodPhase::Unknown => "Unknown",
+                }
+            };
+            let ip = p.pod.pod_ips.first().map_or("<none>".into(), ToString::to_string);
+            json!([
+                name,
+                format!("{ready}/{n_containers}"),
+                status,
+                "0",
+                age,
+                ip,
+                none(p.pod.spec.node_name.clone()),
+                "<none>",
+                "<none>"
+            ])
+        }
+        Object::Node(n) => {
+            let status = match n.ready {
+                Some(true) => "Ready",
+                Some(false) => "NotReady",
+                None => "Unknown",
+            };
+            let status = if n.unschedulable {
+                format!("{status},SchedulingDisabled")
+            } else {
+                status.to_string()
+            };
+            let roles: Vec<&str> = n
+                .meta
+                .labels
+                .keys()
+                .filter_map(|k| k.strip_prefix("node-role.kubernetes.io/"))
+                .filter(|r| !r.is_empty())
+                .collect();
+            let ip = n
+                .internal_ips
+                .first()
+                .map_or("<none>".into(), ToString::to_string);
+            json!([
+                name,
+                status,
+                none(roles.join(",")),
+                age,
+                n.kubelet_version.clone().unwrap_or_default(),
+                ip,
+                "<none>",
+                "locality simulated node",
+                "simulated",
+                "simulated://1.0.0"
+            ])
+        }
+        Object::Service(s) => {
+            let cluster_ip = if s.headless {
+                "None".to_string()
+            } else {
+                s.cluster_ips.first().map_or("<none>".into(), ToString::to_string)
+            };
+            let external = if !s.external_ips.is_empty() {
+                s.external_ips
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            } else if s.type_ == ServiceType::LoadBalancer {
+                let ing: Vec<String> = s
+                    .load_balancer_ingress
+                    .iter()
+                    .filter_map(|i| i.ip.map(|ip| ip.to_string()).or_else(|| i.hostname.clone()))
+                    .collect();
+                if ing.is_empty() {
+                    "<pending>".into()
+                } else {
+                    ing.join(",")
+                }
+            } else {
+                "<none>".into()
+            };
+            let ports: Vec<String> = s
+                .ports
+                .iter()
+                .map(|p| {
+                    if p.node_port != 0 {
+                        format!("{}:{}/{}", p.port, p.node_port, p.protocol.as_str())
+                    } else {
+                        format!("{}/{}", p.port, p.protocol.as_str())
+                    }
+                })
+                .collect();
+            let selector = s.selector.as_ref().map(join_selector).unwrap_or_default();
+            json!([
+                name,
+                encode::service_type(s.type_),
+                cluster_ip,
+                external,
+                none(ports.join(",")),
+                age,
+                none(selector)
+            ])
+        }
+        Object::Namespace(_) => {
+            let status = encoded
+                .pointer("/status/phase")
+                .cloned()
+                .unwrap_or(json!("Active"));
+            json!([name, status, age])
+        }
+        Object::EndpointSlice(s) => {
+            let ports: Vec<String> = s
+                .ports
+                .iter()
+                .filter_map(|p| p.port.map(|n| n.to_string()))
+                .collect();
+            let addrs: Vec<String> = s
+                .endpoints
+                .iter()
+                .flat_map(|e| e.addresses.iter().map(ToString::to_string))
+                .collect();
+            let endpoints = if addrs.len() > 3 {
+                format!("{} + {} more...", addrs[..3].join(","), addrs.len() - 3)
+            } else {
+                addrs.join(",")
+            };
+            json!([
+                name,
+                s.address_type.as_str(),
+                none(ports.join(",")),
+                none(endpoints),
+                age
+            ])
+        }
+        Object::Workload(w) => {
+            let st = &encoded["status"];
+            let (containers, images) = containers_images(encoded);
+            let selector = none(
+                std::iter::once(join_selector(&w.workload.selector.match_labels))
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+            let n = |k: &str| st[k].as_u64().unwrap_or(0);
+            match w.workload.kind {
+                WorkloadKind::Deployment => {
+                    let want = w.workload.replicas.unwrap_or(1);
+                    json!([
+                        name,
+                        format!("{}/{want}", n("readyReplicas")),
+                        n("updatedReplicas"),
+                        n("availableReplicas"),
+                        age,
+                        containers,
+                        images,
+                        selector
+                    ])
+                }
+                WorkloadKind::ReplicaSet => {
+                    json!([
+                        name,
+                        w.workload.replicas.unwrap_or(1),
+                        n("replicas"),
+                        n("readyReplicas"),
+                        age,
+                        containers,
+                        images,
+                        selector
+                    ])
+                }
+                _ => {
+                    let node_selector = none(join_selector(&w.workload.template.node_selector));
+                    json!([
+                        name,
+                        n("desiredNumberScheduled"),
+                        n("currentNumberScheduled"),
+                        n("numberReady"),
+                        n("updatedNumberScheduled"),
+                        n("numberAvailable"),
+                        node_selector,
+                        age,
+                        containers,
+                        images,
+                        selector
+                    ])
+                }
+            }
+        }
+    }
+}

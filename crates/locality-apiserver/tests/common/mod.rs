@@ -1,0 +1,123 @@
+//! Shared helpers: a served simulated cluster, raw HTTP, and the real kubectl.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use locality_apiserver::{Running, ServeOptions};
+use locality_sim::{SimConfig, Topology};
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A scratch directory for one test.
+pub fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "locality-apiserver-test-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// The `three-zones` topology with the playbook fixture, settled, served at `speed`.
+pub fn start(speed: f64) -> Running {
+    let topology = Topology::builtin("three-zones").expect("built-in topology");
+    let mut opts = ServeOptions::from_topology(&topology, SimConfig::default()).expect("engine");
+    locality_sim::builders::playbook_fixture(&mut opts.engine).expect("fixture");
+    opts.engine.run_for(10_000);
+    opts.speed = speed;
+    opts.kubeconfig_out = Some(scratch().join("kubeconfig"));
+    locality_apiserver::serve(opts).expect("serve")
+}
+
+/// True when a kubectl binary runs; otherwise says why the caller skips.
+pub fn have_kubectl(test: &str) -> bool {
+    let ok = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipping {test}: kubectl is not installed (not on PATH)");
+    }
+    ok
+}
+
+/// Output of `kubectl --kubeconfig K ARGS`.
+pub struct Out {
+    /// Exit status 0.
+    pub ok: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the real kubectl against the server.
+pub fn kubectl(r: &Running, args: &[&str]) -> Out {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(r.kubeconfig_path())
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run kubectl");
+    Out {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Polls `f` until it returns `Some`, for at most `secs` wall seconds.
+pub fn eventually<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() > end {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A raw HTTP/1.1 request (`Connection: close`); returns the status code and the whole
+/// response after the headers (chunk framing included for streamed answers).
+pub fn http(r: &Running, method: &str, path: &str, content_type: &str, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", r.port())).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).expect("write");
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, b)| b.to_string());
+    (code, body)
+}
+
+/// `http` for a JSON answer.
+pub fn get_json(r: &Running, path: &str) -> (u16, serde_json::Value) {
+    let (code, body) = http(r, "GET", path, "application/json", "");
+    (
+        code,
+        serde_json::from_str(&body).unwrap_or(serde_json::Value::Null),
+    )
+}
