@@ -56,6 +56,14 @@ pub enum Command {
     /// runtime error, 2 usage or input error (unknown rule IDs are suggested), 3 a finding at
     /// or above --fail-on exists.
     Audit(AuditArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout: `locality man > locality.1`.
+    Man,
     /// The embedded simulated cluster (a self-test and teaching aid, not a real cluster).
     #[command(subcommand)]
     Sim(SimCommand),

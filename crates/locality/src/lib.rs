@@ -52,6 +52,19 @@ pub fn main(invocation: Invocation) -> ExitCode {
     let result = match &cli.command {
         Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
         Command::Explain(args) => commands::explain::run(args, &ui, &mut out),
+        Command::Completions { shell } => {
+            let mut command = Cli::command();
+            let name = if invocation == Invocation::KubectlPlugin {
+                "kubectl-locality"
+            } else {
+                "locality"
+            };
+            clap_complete::generate(*shell, &mut command, name, &mut out);
+            Ok(())
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut out)
+            .map_err(|e| CliError::runtime(format!("writing the man page: {e}"))),
         Command::Sim(cli::SimCommand::Rules(args)) => commands::sim::rules(args, &mut out),
         Command::Sim(cli::SimCommand::Serve(args)) => commands::sim::serve(args, &ui, &mut out),
         Command::Audit(args) => match commands::audit::run(args, &ui, &mut out) {

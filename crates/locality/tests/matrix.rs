@@ -353,3 +353,17 @@ fn explain_json_by_pod_and_errors() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn completions_and_man_page_are_generated() {
+    let bash = run_ok(&["completions", "bash"]);
+    assert!(
+        bash.contains("_locality()") && bash.contains("matrix") && bash.contains("audit"),
+        "{bash}"
+    );
+    let zsh = run_ok(&["completions", "zsh"]);
+    assert!(zsh.contains("#compdef locality"), "{zsh}");
+    let man = run_ok(&["man"]);
+    assert!(man.contains(".TH locality 1") && man.contains("matrix"), "{man}");
+    locality().args(["completions", "tcsh"]).assert().code(2);
+}
