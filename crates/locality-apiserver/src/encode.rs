@@ -76,7 +76,7 @@ impl<'a> Ctx<'a> {
 
     /// The pod spec JSON an object was created with, following owners: the pod's own, else
     /// its ReplicaSet's or DaemonSet's template, else the Deployment's.
-    fn raw_pod_spec(&self, meta: &ObjectMeta, namespace: &str, depth: u8) -> Option<&'a Value> {
+    pub(crate) fn raw_pod_spec(&self, meta: &ObjectMeta, namespace: &str, depth: u8) -> Option<&'a Value> {
         if let Some(v) = self.raw.get(&meta.uid) {
             let spec = v.get("spec")?;
             return spec.get("template").and_then(|t| t.get("spec")).or(Some(spec));

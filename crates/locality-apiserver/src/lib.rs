@@ -13,10 +13,17 @@
 //! and IP) and `metav1.Status` errors, for Namespaces, Nodes, Pods, Services, EndpointSlices,
 //! Deployments, ReplicaSets and DaemonSets (StatefulSets: read-only and empty). Everything it
 //! answers says it is simulated.
+//!
+//! `pods/proxy` reaches simulated agnhost `netexec` pods (see the `proxy` module docs:
+//! `/hostname`, `/healthz`, `/readyz`, `/clientip`, `/echo`, `/dial` with the real image's
+//! quirks), and [`ServeOptions::faults`] injects 5xx answers, 409s, latency and dropped
+//! connections for tests.
 
 mod decode;
 mod discovery;
 mod encode;
+mod faults;
+mod proxy;
 mod resources;
 mod select;
 mod server;
@@ -32,6 +39,8 @@ use std::time::Instant;
 use locality_sim::time::Millis;
 use locality_sim::{Engine, SimConfig, SimError, Topology};
 use serde_json::Value;
+
+pub use faults::{FaultCounts, Faults, Verb};
 
 /// The context (and cluster and user) name in the written kubeconfig.
 pub const CONTEXT_NAME: &str = "locality-sim";
@@ -51,6 +60,8 @@ pub struct ServeOptions {
     pub port: u16,
     /// Where to write the kubeconfig; `None`: `$TMPDIR/locality-sim-<port>.kubeconfig`.
     pub kubeconfig_out: Option<PathBuf>,
+    /// Fault injection for tests (default: none); see [`Faults`].
+    pub faults: Faults,
 }
 
 impl ServeOptions {
@@ -61,6 +72,7 @@ impl ServeOptions {
             speed: 10.0,
             port: 0,
             kubeconfig_out: None,
+            faults: Faults::default(),
         }
     }
 
@@ -124,6 +136,8 @@ pub(crate) struct Sim {
     /// Watches from a resourceVersion below this get 410 Gone (forced expiry).
     pub(crate) expire_before: u64,
     pub(crate) name_seq: u64,
+    /// Ephemeral source ports handed out (netexec `/clientip`, UDP error strings).
+    pub(crate) ephemeral: u32,
 }
 
 impl Sim {
@@ -142,6 +156,7 @@ pub(crate) struct Shared {
     /// The store's latest resourceVersion, for watches to wake on.
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
     pub(crate) addr: SocketAddr,
+    pub(crate) injector: faults::Injector,
 }
 
 impl Shared {
@@ -223,6 +238,11 @@ impl Running {
         self.shared.lock().expire_before = rv;
     }
 
+    /// How many faults were injected so far (see [`ServeOptions::faults`]).
+    pub fn faults_injected(&self) -> FaultCounts {
+        self.shared.injector.counts()
+    }
+
     /// Stops the server and waits for its thread.
     pub fn shutdown(mut self) {
         self.stop_now();
@@ -256,6 +276,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
             opts.speed
         )));
     }
+    opts.faults.validate().map_err(ServeError::Options)?;
     let addr_text = format!("127.0.0.1:{}", opts.port);
     let listener = TcpListener::bind(&addr_text).map_err(|source| ServeError::Bind {
         addr: addr_text.clone(),
@@ -285,9 +306,11 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
             },
             expire_before: 0,
             name_seq: 0,
+            ephemeral: 0,
         }),
         changed: tokio::sync::watch::channel(rv).0,
         addr,
+        injector: faults::Injector::new(opts.faults),
     });
     let (stop, stopped) = tokio::sync::oneshot::channel();
     let task_shared = shared.clone();

@@ -88,7 +88,7 @@ pub(crate) async fn run(
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| {
                         let shared = shared.clone();
-                        async move { Ok::<_, Infallible>(handle(shared, req).await) }
+                        async move { with_faults(shared, req).await }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
@@ -99,7 +99,7 @@ pub(crate) async fn run(
     }
 }
 
-fn response(code: u16, content_type: &str, body: Bytes) -> Response<Body> {
+pub(crate) fn response(code: u16, content_type: &str, body: Bytes) -> Response<Body> {
     let mut r = Response::new(Body::Full(Some(body)));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let h = r.headers_mut();
@@ -116,7 +116,7 @@ fn json_response(code: u16, v: &Value) -> Response<Body> {
     response(code, "application/json", Bytes::from(bytes))
 }
 
-fn error_response(e: &ApiError) -> Response<Body> {
+pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
     json_response(e.code, &e.to_status())
 }
 
@@ -142,7 +142,7 @@ impl Query {
     }
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -197,6 +197,56 @@ fn parse_target(group: &str, version: &str, rest: &[&str]) -> Option<Target> {
     })
 }
 
+/// An injected dropped connection: hyper closes the connection without answering.
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection dropped by fault injection (simulated)")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
+/// Applies the configured faults (latency, drops, 5xx, 409 on create), then [`handle`].
+async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
+    let faults = &shared.injector.faults;
+    if !faults.latency.is_zero() {
+        tokio::time::sleep(faults.latency).await;
+    }
+    let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
+    let watch = Query::parse(req.uri().query()).flag("watch");
+    if let Some(verb) = crate::faults::classify(req.method(), &segs, watch) {
+        match shared.injector.decide(verb) {
+            crate::faults::Decision::Serve => {}
+            crate::faults::Decision::Drop => return Err(Dropped),
+            crate::faults::Decision::Error => {
+                let (code, reason) = faults.code_and_reason();
+                return Ok(error_response(&ApiError::custom(
+                    code,
+                    reason,
+                    format!(
+                        "Internal error occurred: injected fault: {code} for {} (simulated API server)",
+                        verb.as_str()
+                    ),
+                )));
+            }
+            crate::faults::Decision::Conflict => {
+                let plural = segs.last().copied().unwrap_or_default();
+                return Ok(error_response(&ApiError::custom(
+                    409,
+                    "Conflict",
+                    format!(
+                        "Operation cannot be fulfilled on {plural}: the object has been modified; please apply your changes to the latest version and try again (injected fault, simulated API server)"
+                    ),
+                )));
+            }
+        }
+    }
+    Ok(handle(shared, req).await)
+}
+
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
@@ -246,6 +296,19 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
             Bytes::new(),
         )),
+        ["api", "v1", "namespaces", ns, "pods", id, "proxy", ..] => {
+            let marker = format!("/{id}/proxy");
+            let tail = path.find(&marker).map_or("", |i| &path[i + marker.len()..]);
+            crate::proxy::pods_proxy(
+                &shared,
+                &method,
+                ns,
+                id,
+                tail,
+                parts.uri.query().unwrap_or_default(),
+            )
+            .await
+        }
         ["api", v, rest @ ..] => match parse_target("", v, rest) {
             Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body).await,
             None => Err(ApiError::no_route(&path)),

@@ -109,6 +109,16 @@ impl ApiError {
         ApiError::new(410, "Expired", message)
     }
 
+    /// 503 ServiceUnavailable (the proxy's "error trying to reach service: …").
+    pub fn service_unavailable(message: impl Into<String>) -> Self {
+        ApiError::new(503, "ServiceUnavailable", message)
+    }
+
+    /// Any code and reason (fault injection).
+    pub fn custom(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        ApiError::new(code, reason, message)
+    }
+
     /// 500 InternalError.
     pub fn internal(message: impl Into<String>) -> Self {
         ApiError::new(500, "InternalError", message)
