@@ -27,6 +27,11 @@
 //!   succeed without reading any object, so everything outside `items` is as the
 //!   sequential parse would see it.
 //!
+//! Compact JSON (`kubectl get --raw`, `jq -c`) has no whitespace to patch: candidates
+//! are `},{"key":` (the first item's first key; an unescaped `"` is always structural),
+//! and each chunk is copied piece by piece as `[[` + items + `]]` with the same proof
+//! (see [`parse_compact`]).
+//!
 //! Anything else (a failed check, any parse error, a panic) abandons the attempt: the
 //! patches are undone and the caller runs the sequential parse, which alone produces
 //! errors, so messages and positions are exactly the sequential ones.
@@ -66,12 +71,24 @@ pub(crate) struct Plan {
     pub close: usize,
     /// The `,` after the last item of each chunk but the last.
     pub cuts: Vec<usize>,
+    /// Compact JSON: the candidate pattern `},{"key":` (`key`: the first key of the
+    /// first item); empty for pretty-printed JSON.
+    pub compact: Vec<u8>,
+    /// Compact JSON: a chunk is read in pieces of at least this many bytes.
+    pub piece: usize,
 }
 
+/// Compact JSON: bytes copied and parsed at a time (see [`parse_compact`]).
+const PIECE_BYTES: usize = 4 << 20;
+
 /// Finds the `items` array of the top-level object and up to `parts - 1` candidate cuts.
-/// `None` when the input is not a pretty-printed List this reader can cut.
+/// `None` when the input is not a List this reader can cut.
 pub(crate) fn plan(text: &[u8], parts: usize) -> Option<Plan> {
-    let (open, close, indent) = frame(text)?;
+    let open = crate::locate::top_level_items(text, MAX_FRAME)?;
+    if text.get(open + 1) == Some(&b'{') {
+        return plan_compact(text, open, parts);
+    }
+    let (close, indent) = frame(text, open)?;
     let mut pattern = Vec::with_capacity(2 * indent + 6);
     pattern.push(b'\n');
     pattern.extend(std::iter::repeat_n(b' ', indent));
@@ -89,18 +106,93 @@ pub(crate) fn plan(text: &[u8], parts: usize) -> Option<Plan> {
         let comma = from + m + 1 + indent + 1;
         cuts.push(comma);
     }
-    check_cuts(text, open, close, &cuts).then_some(Plan { open, close, cuts })
+    check_cuts(text, open, close, &cuts).then_some(Plan {
+        open,
+        close,
+        cuts,
+        compact: Vec::new(),
+        piece: 0,
+    })
 }
 
-/// The `[` and `]` of `items` and the indentation of its first item.
-fn frame(text: &[u8]) -> Option<(usize, usize, usize)> {
-    let open = crate::locate::top_level_items(text, MAX_FRAME)?;
+/// The `]` of `items` and the indentation of its first item (pretty-printed JSON).
+fn frame(text: &[u8], open: usize) -> Option<(usize, usize)> {
     let indent = text[open + 2..].iter().take_while(|&&b| b == b' ').count();
     if text.get(open + 1) != Some(&b'\n') || indent < 2 || text.get(open + 2 + indent) != Some(&b'{') {
         return None;
     }
     let close = memchr::memrchr(b']', text)?;
-    (close > open + 2 && close + 1 < text.len()).then_some((open, close, indent))
+    (close > open + 2 && close + 1 < text.len()).then_some((close, indent))
+}
+
+/// Compact JSON (`[{"` right after `items:`): in JSON an unescaped `"` never occurs
+/// inside a string, so `},{"key":` (with the first item's first key) is structural,
+/// though possibly nested; [`next_cut`] skips the obviously nested ones and the parse
+/// proves the rest.
+fn plan_compact(text: &[u8], open: usize, parts: usize) -> Option<Plan> {
+    if text.get(open + 2) != Some(&b'"') {
+        return None;
+    }
+    let key_start = open + 3;
+    let key_len = memchr::memchr(b'"', text.get(key_start..key_start + 65)?)?;
+    let key = &text[key_start..key_start + key_len];
+    if key.is_empty() || key.contains(&b'\\') || text.get(key_start + key_len + 1) != Some(&b':') {
+        return None;
+    }
+    let close = memchr::memrchr(b']', text)?;
+    if close <= open + 2 || close + 1 >= text.len() {
+        return None;
+    }
+    let mut pattern = b"},{\"".to_vec();
+    pattern.extend_from_slice(key);
+    pattern.extend_from_slice(b"\":");
+    let finder = memchr::memmem::Finder::new(&pattern);
+    let mut cuts: Vec<usize> = Vec::new();
+    for j in 1..parts {
+        let target = open + (close - open) / parts * j;
+        let from = target.max(cuts.last().map_or(open, |c| c + 1));
+        let Some(c) = next_cut(text, &finder, from, close) else {
+            break;
+        };
+        cuts.push(c);
+    }
+    Some(Plan {
+        open,
+        close,
+        cuts,
+        compact: pattern,
+        piece: PIECE_BYTES,
+    })
+}
+
+/// The `,` of the first likely item boundary (`finder` matches `},{"key":`) in
+/// `text[from..to]`. For `apiVersion` (kubectl sorts keys, so every built-in object
+/// starts with it) the value must be followed by `,"kind":`, which rules out nested
+/// objects such as `ownerReferences` and `managedFields` entries (and items with keys
+/// between, like a ConfigMap's `data`: those boundaries are simply not used).
+fn next_cut(text: &[u8], finder: &memchr::memmem::Finder<'_>, from: usize, to: usize) -> Option<usize> {
+    let api = finder.needle() == b"},{\"apiVersion\":";
+    let mut at = from;
+    loop {
+        let m = at + finder.find(text.get(at..to)?)?;
+        let value = m + finder.needle().len();
+        if !api || kind_follows(text.get(value..to)?) {
+            return Some(m + 1);
+        }
+        at = m + 1;
+    }
+}
+
+/// `rest` starts with a short string without escapes followed by `,"kind":`.
+fn kind_follows(rest: &[u8]) -> bool {
+    let Some(s) = rest.strip_prefix(b"\"") else {
+        return false;
+    };
+    let s = &s[..s.len().min(256)];
+    match memchr::memchr2(b'"', b'\\', s) {
+        Some(q) if s[q] == b'"' => s[q + 1..].starts_with(b",\"kind\":"),
+        _ => false,
+    }
 }
 
 /// The patches need `,` + two whitespace bytes after the cut, room for both chunk
@@ -128,6 +220,9 @@ pub(crate) fn parse(name: &str, input: &mut Input, start: usize, plan: &Plan) ->
         return None;
     }
     let default = check_frame(name, &input.bytes()[start..], plan)?;
+    if !plan.compact.is_empty() {
+        return merge(parse_compact(name, input, start, plan, &default)?);
+    }
     // Patch the chunk edges (see the module docs), then parse, then undo.
     input.patch(start + plan.open + 1, b'[');
     for &c in &plan.cuts {
@@ -190,8 +285,18 @@ fn parse_chunks(
     let text = &input.bytes()[start..];
     let run = |(a, b): (usize, usize)| -> ChunkResult {
         let window = Window::new(input, start + a + 2, start + b - 1);
-        parse_chunk(name, text, &text[a..=b], default.clone(), window)
+        parse_chunk(name, text, &text[a..=b], default.clone(), Some(window))
     };
+    run_parallel(&ranges, run)
+}
+
+/// Runs `run` on every range, the first on this thread, the others on scoped threads;
+/// the results in order, `None` if any failed.
+fn run_parallel<F>(ranges: &[(usize, usize)], run: F) -> Option<Vec<(Sink, u32)>>
+where
+    F: Fn((usize, usize)) -> ChunkResult + Sync,
+{
+    let run = &run;
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(ranges.len() - 1);
         for &r in &ranges[1..] {
@@ -212,16 +317,85 @@ fn parse_chunks(
     })
 }
 
+/// Compact JSON has no spare bytes around a cut to patch, so each chunk is read in
+/// pieces copied into a buffer as `[[` + items + `]]` (the same proof as for patched
+/// chunks: every piece must parse as one non-empty array of items ending on its last
+/// byte, and the bytes between pieces are single `,`). A piece ends at the next likely
+/// boundary at least `plan.piece` bytes on, which bounds the extra memory; the mapped
+/// input behind a thread is released as it goes (the input is never patched here).
+fn parse_compact(
+    name: &str,
+    input: &Input,
+    start: usize,
+    plan: &Plan,
+    default: &ItemDefault,
+) -> Option<Vec<(Sink, u32)>> {
+    let text = &input.bytes()[start..];
+    let mut ranges = Vec::with_capacity(plan.cuts.len() + 1);
+    let mut from = plan.open + 1;
+    for &c in &plan.cuts {
+        if c <= from || c + 1 >= plan.close || text[c] != b',' {
+            return None;
+        }
+        ranges.push((from, c));
+        from = c + 1;
+    }
+    ranges.push((from, plan.close));
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let run = |(a, b): (usize, usize)| -> ChunkResult {
+        let finder = memchr::memmem::Finder::new(&plan.compact);
+        let mut buf = Vec::new();
+        let mut out = Sink::default();
+        let mut n: u32 = 0;
+        let mut pos = a;
+        let mut released = start + a;
+        loop {
+            if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                return None;
+            }
+            let end = if b - pos > 2 * plan.piece {
+                next_cut(text, &finder, pos + plan.piece, b).unwrap_or(b)
+            } else {
+                b
+            };
+            buf.clear();
+            buf.reserve(end - pos + 4);
+            buf.extend_from_slice(b"[[");
+            buf.extend_from_slice(&text[pos..end]);
+            buf.extend_from_slice(b"]]");
+            if start + end >= released + RELEASE_STEP {
+                input.release(released, start + end);
+                released = start + end;
+            }
+            let Some((mut sink, k)) = parse_chunk(name, &buf, &buf, default.clone(), None) else {
+                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                return None;
+            };
+            shift_items(&mut sink.state, n);
+            append(&mut out, sink);
+            n = n.checked_add(k)?;
+            if end == b {
+                return Some((out, n));
+            }
+            pos = end + 1;
+        }
+    };
+    run_parallel(&ranges, run)
+}
+
+/// How much of the input a compact chunk reads between two releases.
+const RELEASE_STEP: usize = 8 << 20;
+
 /// Parses one chunk `[[ item, … ]]`; item indices start at 0.
 fn parse_chunk<'b>(
     name: &'b str,
     text: &'b [u8],
     chunk: &'b [u8],
     default: ItemDefault,
-    window: Window<'b>,
+    window: Option<Window<'b>>,
 ) -> ChunkResult {
     let mut ctx = Ctx::new(name, text, false);
-    ctx.window = Some(window);
+    ctx.window = window;
     let mut de = serde_json::Deserializer::from_slice(chunk);
     let n = OuterSeed { ctx: &ctx, default }.deserialize(&mut de).ok()?;
     de.end().ok()?;
@@ -515,6 +689,162 @@ mod tests {
             let par = split_load(t, vec![cuts[cuts.len() / 2]]).expect_err("bad in parallel too");
             assert_eq!(par.to_string(), seq.to_string(), "case {k}");
             assert_eq!((par.line(), par.column()), (seq.line(), seq.column()));
+        }
+    }
+
+    /// A compact List (as `kubectl get --raw` prints it) and the `,` of every item
+    /// boundary. Pods carry `ownerReferences`, nested `},{"apiVersion":` candidates; the
+    /// second owner of some has `kind` right after `apiVersion` like an item.
+    fn compact_list(n: usize, owner_like_item: bool) -> (String, Vec<usize>) {
+        let mut text = String::from("{\"apiVersion\":\"v1\",\"items\":[");
+        let mut cuts = Vec::new();
+        for i in 0..n {
+            if i > 0 {
+                cuts.push(text.len());
+                text.push(',');
+            }
+            let mut item = match i % 3 {
+                2 => serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                        "metadata": {"name": format!("c{i}")}, "data": {"k": "},{\"apiVersion\":"}}),
+                _ => pod(i),
+            };
+            if i % 3 != 2 {
+                let second = if owner_like_item {
+                    serde_json::json!({"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "u2"})
+                } else {
+                    serde_json::json!({"apiVersion": "v1", "controller": false, "kind": "Node", "name": "n",
+                                       "uid": "u2"})
+                };
+                item["metadata"]["ownerReferences"] = serde_json::json!([
+                    {"apiVersion": "apps/v1", "blockOwnerDeletion": true, "controller": true,
+                     "kind": "ReplicaSet", "name": "rs", "uid": "u1"},
+                    second
+                ]);
+            }
+            text.push_str(&serde_json::to_string(&item).unwrap());
+        }
+        text.push_str("],\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"}}");
+        (text, cuts)
+    }
+
+    fn compact_parse(text: &str, cuts: Vec<usize>, piece: usize) -> Option<Sink> {
+        let plan = Plan {
+            cuts,
+            piece,
+            ..plan(text.as_bytes(), 1).unwrap()
+        };
+        assert!(!plan.compact.is_empty());
+        let mut input = Input::from_vec(text.as_bytes().to_vec());
+        let out = parse("list.json", &mut input, 0, &plan);
+        assert_eq!(input.bytes(), text.as_bytes());
+        out
+    }
+
+    #[test]
+    fn compact_every_boundary_gives_the_sequential_state() {
+        let (text, cuts) = compact_list(9, false);
+        let seq = load_bytes("list.json", text.as_bytes(), &LoadOptions::default()).unwrap();
+        assert_eq!(seq.state.pods.len(), 6);
+        assert_eq!(cuts.len(), 8);
+        for &c in &cuts {
+            let sink = compact_parse(&text, vec![c], PIECE_BYTES).expect("the cut is proven");
+            assert_eq!(sink.state, seq.state, "cut at {c}");
+            same(&split_load(&text, vec![c]).unwrap(), &seq);
+        }
+        let sink = compact_parse(&text, cuts.clone(), PIECE_BYTES).expect("all cuts proven");
+        assert_eq!(sink.state, seq.state);
+        assert_eq!(sink.state.pods[3].meta.origin.item, Some(4));
+        // Pieces of one byte: every likely boundary found is a cut, all are proven.
+        let sink = compact_parse(&text, vec![cuts[4]], 1).expect("every piece proven");
+        assert_eq!(sink.state, seq.state);
+        let finder = memchr::memmem::Finder::new(b"},{\"apiVersion\":");
+        let mut found = Vec::new();
+        while let Some(c) = next_cut(
+            text.as_bytes(),
+            &finder,
+            found.last().map_or(0, |c| c + 1),
+            text.len(),
+        ) {
+            found.push(c);
+        }
+        // ConfigMaps (`data` sorts before `kind`) are no candidates either: fewer cuts.
+        let before_pods: Vec<usize> = (0..cuts.len())
+            .filter(|j| (j + 1) % 3 != 2)
+            .map(|j| cuts[j])
+            .collect();
+        assert_eq!(
+            found, before_pods,
+            "ownerReferences and strings are no candidates"
+        );
+        // The automatic plan finds cuts near the thirds.
+        let auto = super::plan(text.as_bytes(), 3).unwrap();
+        assert_eq!(auto.cuts.len(), 2);
+        assert!(auto.cuts.iter().all(|c| cuts.contains(c)));
+    }
+
+    #[test]
+    fn compact_nested_candidates_are_rejected() {
+        let (text, good) = compact_list(6, true);
+        let seq = load_bytes("list.json", text.as_bytes(), &LoadOptions::default()).unwrap();
+        let nested: Vec<usize> = text
+            .match_indices("},{\"apiVersion\":")
+            .map(|(i, _)| i + 1)
+            .filter(|c| !good.contains(c))
+            .collect();
+        assert_eq!(nested.len(), 4);
+        for &c in &nested {
+            assert!(compact_parse(&text, vec![c], PIECE_BYTES).is_none(), "cut at {c}");
+            same(&split_load(&text, vec![c]).unwrap(), &seq);
+        }
+        // An owner that looks like an item passes the cheap filter: the parse rejects it
+        // and the whole attempt falls back.
+        assert!(compact_parse(&text, vec![good[2]], 1).is_none());
+        let sink = compact_parse(&text, vec![good[2]], PIECE_BYTES).expect("a real boundary");
+        assert_eq!(sink.state, seq.state);
+        // Any other `,` inside the items fails the proof too.
+        let open = text.find('[').unwrap();
+        let mut tried = 0;
+        for (c, _) in text.match_indices(',') {
+            if good.contains(&c) || c < open || c > text.rfind(']').unwrap() {
+                continue;
+            }
+            tried += 1;
+            assert!(compact_parse(&text, vec![c], PIECE_BYTES).is_none(), "cut at {c}");
+        }
+        assert!(tried > 50, "{tried}");
+    }
+
+    #[test]
+    fn compact_errors_in_either_half_are_the_sequential_errors() {
+        let (text, cuts) = compact_list(8, false);
+        let mid = cuts[3];
+        let bad_ips: Vec<usize> = text.match_indices("\"10.0.0.").map(|(i, _)| i + 1).collect();
+        let first = *bad_ips.iter().find(|&&i| i < mid).unwrap();
+        let second = *bad_ips.iter().find(|&&i| i > mid).unwrap();
+        let mut cases = Vec::new();
+        for at in [first, second] {
+            let mut t = text.clone();
+            t.replace_range(at..at + 3, "999");
+            cases.push(t);
+            let mut t = text.clone();
+            t.replace_range(at - 1..at, "{");
+            cases.push(t);
+        }
+        cases.push(text.replace("\"kind\":\"List\"", "\"kind\":7"));
+        cases.push(text.replacen("{\"apiVersion\":\"v1\",\"items\"", "{\"items\":3,\"items\"", 1));
+        cases.push(text[..text.len() - 3].to_owned());
+        cases.push(format!("{text} x"));
+        let last = text.rfind(']').unwrap();
+        cases.push(format!("{},{}", &text[..last], &text[last..]));
+        for (k, t) in cases.iter().enumerate() {
+            let seq = load_bytes("list.json", t.as_bytes(), &LoadOptions::default())
+                .expect_err(&format!("case {k} is bad"));
+            let par = split_load(t, vec![mid]).expect_err("bad in parallel too");
+            assert_eq!(par.to_string(), seq.to_string(), "case {k}");
+            assert_eq!((par.line(), par.column()), (seq.line(), seq.column()));
+            if k < 4 {
+                assert!(compact_parse(t, vec![mid], 1).is_none(), "case {k}");
+            }
         }
     }
 
