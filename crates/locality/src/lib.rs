@@ -7,6 +7,12 @@
 pub mod cli;
 pub mod commands;
 pub mod error;
+
+/// Leaves a value to the operating system instead of freeing it: the process is about to
+/// exit, and freeing a 100,000-pod state allocation by allocation costs a quarter of a second.
+pub fn free_at_exit<T>(value: T) {
+    std::mem::forget(value);
+}
 pub mod inputs;
 pub mod profile;
 pub mod progress;

@@ -96,7 +96,9 @@ pub fn run(args: &AuditArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErro
     // Live, every namespace is listed: clients in other namespaces count (-n filters the report).
     let input = crate::source::load(&args.model, None, ui, &progress)?;
     profile.phase("ingest");
-    run_on(&input, args, ui, &progress, &mut profile, out)
+    let code = run_on(&input, args, ui, &progress, &mut profile, out);
+    crate::free_at_exit(input);
+    code
 }
 
 /// Keeps only the Services of `namespace` (findings, summaries, totals); unknown namespaces
@@ -233,6 +235,7 @@ pub fn run_on(
     target.flush()?;
     progress.finish();
     profile.phase("render");
+    crate::free_at_exit(matrix);
 
     let threshold = args.fail_on.map(|s| match s {
         SeverityArg::Error => Severity::Error,

@@ -39,6 +39,8 @@ pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliErr
     }
     out.flush()?;
     profile.phase("render");
+    crate::free_at_exit(matrix);
+    crate::free_at_exit(loaded);
     Ok(())
 }
 
