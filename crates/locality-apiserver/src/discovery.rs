@@ -103,6 +103,8 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
                 json!({"name": "pods/status", "singularName": "", "namespaced": true,
                              "kind": "Pod", "verbs": ["get"]}),
             );
+            list.push(json!({"name": "pods/log", "singularName": "", "namespaced": true,
+                             "kind": "Pod", "verbs": ["get"]}));
         }
     }
     Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}))

@@ -473,7 +473,16 @@ fn pod(ctx: &Ctx<'_>, p: &SimPod, v: &mut Value) {
                 let state = if running {
                     json!({"running": {"startedAt": created}})
                 } else if matches!(p.pod.phase, PodPhase::Succeeded | PodPhase::Failed) {
-                    json!({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": created, "finishedAt": created}})
+                    {
+                    let code = ctx
+                        .raw
+                        .get(&meta.uid)
+                        .and_then(|v| v.get(crate::logs::EXIT_CODE_KEY))
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
+                    let reason = if code == 0 { "Completed" } else { "Error" };
+                    json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": created, "finishedAt": created}})
+                }
                 } else {
                     json!({"waiting": {"reason": "ContainerCreating"}})
                 };

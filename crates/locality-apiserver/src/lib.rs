@@ -16,13 +16,17 @@
 //!
 //! `pods/proxy` reaches simulated agnhost `netexec` pods (see the `proxy` module docs:
 //! `/hostname`, `/healthz`, `/readyz`, `/clientip`, `/echo`, `/dial` with the real image's
-//! quirks), and [`ServeOptions::faults`] injects 5xx answers, 409s, latency and dropped
+//! quirks); `pods/log` serves the logs of simulated one-shot `curl` pods (kube-proxy's
+//! `127.0.0.1:10249/proxyMode` and `/metrics` from hostNetwork pods) and probe-loop client pods
+//! (`LOCALITY_PROBE_*` environment variables; see the `logs` module docs for the loop, the line
+//! formats and the parameters honoured), and [`ServeOptions::faults`] injects 5xx answers, 409s, latency and dropped
 //! connections for tests.
 
 mod decode;
 mod discovery;
 mod encode;
 mod faults;
+mod logs;
 mod proxy;
 mod resources;
 mod select;
@@ -138,15 +142,15 @@ pub(crate) struct Sim {
     pub(crate) name_seq: u64,
     /// Ephemeral source ports handed out (netexec `/clientip`, UDP error strings).
     pub(crate) ephemeral: u32,
+    /// Simulated curl and probe-loop pods, by pod uid (see the `logs` module).
+    pub(crate) clients: HashMap<String, logs::ClientRun>,
 }
 
 impl Sim {
     /// Runs the engine up to the current virtual time.
     pub(crate) fn catch_up(&mut self) {
         let t = self.clock.now();
-        if t > self.engine.now() {
-            self.engine.run_until(t);
-        }
+        logs::run_until(self, t);
     }
 }
 
@@ -307,6 +311,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
             expire_before: 0,
             name_seq: 0,
             ephemeral: 0,
+            clients: HashMap::new(),
         }),
         changed: tokio::sync::watch::channel(rv).0,
         addr,

@@ -138,7 +138,7 @@ fn parse_flags(words: &[&str]) -> Netexec {
 }
 
 /// A pod's hostname as `os.Hostname()` reports it inside the pod.
-fn hostname(pod: &SimPod) -> String {
+pub(crate) fn hostname(pod: &SimPod) -> String {
     if pod.pod.spec.host_network {
         return pod.pod.spec.node_name.clone();
     }

@@ -133,11 +133,11 @@ impl Query {
         Query(m)
     }
 
-    fn get(&self, k: &str) -> Option<&str> {
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
         self.0.get(k).map(String::as_str)
     }
 
-    fn flag(&self, k: &str) -> bool {
+    pub(crate) fn flag(&self, k: &str) -> bool {
         matches!(self.get(k), Some("1" | "true" | ""))
     }
 }
@@ -296,6 +296,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
             Bytes::new(),
         )),
+        ["api", "v1", "namespaces", ns, "pods", name, "log"] if get => {
+            crate::logs::pods_log(&shared, ns, name, &query)
+        }
         ["api", "v1", "namespaces", ns, "pods", id, "proxy", ..] => {
             let marker = format!("/{id}/proxy");
             let tail = path.find(&marker).map_or("", |i| &path[i + marker.len()..]);
@@ -810,8 +813,12 @@ fn create(shared: &Arc<Shared>, t: &Target, body: &Bytes) -> Result<Response<Bod
         .store()
         .get(&key)
         .ok_or_else(|| ApiError::internal("created object vanished"))?;
-    sim.raw.insert(stored.uid.clone(), value);
+    let uid = stored.uid.clone();
     let (obj, rv) = (stored.object.clone(), stored.resource_version);
+    if kind == Kind::Pod {
+        crate::logs::register(sim, &key, &uid, &value);
+    }
+    sim.raw.insert(uid, value);
     let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
     shared.notify(sim);
     Ok(json_response(201, &v))
