@@ -35,9 +35,12 @@ impl Engine {
         }
         n.used.insert(host);
         n.next_host = host + 1;
-        // Node indices above 255 use the second octet range 10.245.., still unique per node.
+        // One /24 per node counted up from 10.244.0.0 (node 256 gets 10.245.0.0/24, …); past
+        // 10.255.255.0 (node 3,072 on) the count continues at 10.0.0.0/24 — still unique per
+        // node for up to 65,536 nodes, with no arithmetic overflow.
         let idx = n.index;
-        let v4 = Ipv4Addr::new(10, 244 + (idx / 256) as u8, (idx % 256) as u8, host as u8);
+        let slot = ((244u32 << 8) + idx as u32) & 0xffff;
+        let v4 = Ipv4Addr::new(10, (slot >> 8) as u8, (slot & 0xff) as u8, host as u8);
         let mut ips = vec![IpAddr::V4(v4)];
         if dual {
             ips.push(IpAddr::V6(Ipv6Addr::new(
