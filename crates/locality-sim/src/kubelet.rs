@@ -39,7 +39,7 @@ impl Engine {
         // 10.255.255.0 (node 3,072 on) the count continues at 10.0.0.0/24 — still unique per
         // node for up to 65,536 nodes, with no arithmetic overflow.
         let idx = n.index;
-        let slot = ((244u32 << 8) + idx as u32) & 0xffff;
+        let slot = ((244u32 << 8) + idx) & 0xffff;
         let v4 = Ipv4Addr::new(10, (slot >> 8) as u8, (slot & 0xff) as u8, host as u8);
         let mut ips = vec![IpAddr::V4(v4)];
         if dual {
