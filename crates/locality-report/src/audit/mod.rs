@@ -86,7 +86,7 @@ pub(crate) fn data_plane_text(r: &AuditReport) -> String {
 /// One line about the cluster audited.
 pub(crate) fn context_line(r: &AuditReport) -> String {
     let mut s = format!(
-        "Kubernetes {}, kube-proxy {} ({}); {} node{}, {} running pods",
+        "Kubernetes {}, kube-proxy {} ({}); {} node{}, {} of them running pods",
         r.kubernetes_version,
         r.kube_proxy_version,
         data_plane_text(r),
