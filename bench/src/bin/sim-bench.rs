@@ -20,14 +20,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use locality_apiserver::{Running, ServeOptions};
-use locality_model::objects::PodSpec;
-use locality_model::objects::{Protocol, Service, ServicePort, TargetPort, TrafficPolicy, WorkloadKind};
 use locality_sim::builders::{self, container_port, labels};
 use locality_sim::topology::NodeSpec;
-use locality_sim::{
-    DataPlaneProfile, Engine, Kind, Object, ObjectKey, PodBehaviour, ProbeHandler, ReadinessProbe, SimConfig,
-    Topology,
-};
+use locality_sim::{DataPlaneProfile, Engine, Kind, Object, ObjectKey, SimConfig, Topology};
 
 /// Wall-time cap of one synthetic run (settle + rollout).
 const CAP: Duration = Duration::from_secs(60);
@@ -213,45 +208,7 @@ fn synthetic_topology(n: usize) -> Topology {
             kube_proxy_version: None,
         })
         .collect();
-    let agent_labels = labels(&[("app", "agent")]);
-    let behaviour = PodBehaviour {
-        readiness: Some(ReadinessProbe {
-            handler: ProbeHandler::TcpSocket { port: 4317 },
-            initial_delay_seconds: 2,
-            period_seconds: 5,
-            failure_threshold: 3,
-        }),
-        shutdown_delay_seconds: 0,
-        ..PodBehaviour::default()
-    };
-    let spec = PodSpec {
-        ports: vec![container_port("otlp-grpc", 4317)],
-        ..PodSpec::default()
-    };
-    let mut agent = builders::workload(
-        WorkloadKind::DaemonSet,
-        "bench",
-        "agent",
-        agent_labels.clone(),
-        spec,
-        None,
-        behaviour,
-    );
-    if let Object::Workload(w) = &mut agent {
-        w.workload.max_surge = Some("0".into());
-        w.workload.max_unavailable = Some("10%".into());
-    }
-    let mut svc = Service {
-        ports: vec![ServicePort {
-            name: "otlp-grpc".into(),
-            protocol: Protocol::TCP,
-            port: 4317,
-            target_port: TargetPort::Name("otlp-grpc".into()),
-            node_port: 0,
-        }],
-        ..builders::service("bench", "agent", agent_labels, 4317, TargetPort::Number(4317))
-    };
-    svc.internal_traffic_policy = Some(TrafficPolicy::Local);
+    let (agent, svc) = builders::telemetry_agent("bench", "10%");
     Topology {
         name: format!("synthetic-{n}"),
         nodes,

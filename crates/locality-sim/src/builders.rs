@@ -234,3 +234,50 @@ pub fn playbook_fixture(engine: &mut crate::Engine) -> Result<(), crate::SimErro
     engine.create(Object::Service(svc))?;
     Ok(())
 }
+
+/// A telemetry agent: the DaemonSet `NS/agent` (port `otlp-grpc` 4317, tcpSocket readiness,
+/// RollingUpdate `maxSurge: 0` and the given `maxUnavailable`) and the
+/// `internalTrafficPolicy: Local` Service `NS/agent` in front of it. Used by the `telemetry`
+/// topology and the simulated-cluster benchmarks.
+pub fn telemetry_agent(ns: &str, max_unavailable: &str) -> (Object, Service) {
+    let agent_labels = labels(&[("app", "agent")]);
+    let behaviour = PodBehaviour {
+        readiness: Some(ReadinessProbe {
+            handler: ProbeHandler::TcpSocket { port: 4317 },
+            initial_delay_seconds: 2,
+            period_seconds: 5,
+            failure_threshold: 3,
+        }),
+        shutdown_delay_seconds: 0,
+        ..PodBehaviour::default()
+    };
+    let spec = PodSpec {
+        ports: vec![container_port("otlp-grpc", 4317)],
+        ..PodSpec::default()
+    };
+    let mut agent = workload(
+        WorkloadKind::DaemonSet,
+        ns,
+        "agent",
+        agent_labels.clone(),
+        spec,
+        None,
+        behaviour,
+    );
+    if let Object::Workload(w) = &mut agent {
+        w.workload.max_surge = Some("0".into());
+        w.workload.max_unavailable = Some(max_unavailable.into());
+    }
+    let mut svc = Service {
+        ports: vec![ServicePort {
+            name: "otlp-grpc".into(),
+            protocol: Protocol::TCP,
+            port: 4317,
+            target_port: TargetPort::Name("otlp-grpc".into()),
+            node_port: 0,
+        }],
+        ..service(ns, "agent", agent_labels, 4317, TargetPort::Number(4317))
+    };
+    svc.internal_traffic_policy = Some(TrafficPolicy::Local);
+    (agent, svc)
+}

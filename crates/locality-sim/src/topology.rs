@@ -27,17 +27,14 @@
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr};
 
-use locality_model::objects::{
-    LabelSelector, Labels, Node, PodSpec, Protocol, Service, ServicePort, Taint, TargetPort, Toleration,
-    TrafficPolicy, WorkloadKind,
-};
+use locality_model::objects::{LabelSelector, Labels, Node, PodSpec, Taint, Toleration, WorkloadKind};
 use locality_model::version::KubeVersion;
 use serde::Deserialize;
 
 use crate::builders::{self, container_port, labels};
 use crate::engine::{Engine, SimConfig, SimError};
 use crate::kubeproxy::DataPlaneProfile;
-use crate::objects::{Object, PodBehaviour, ProbeHandler, ReadinessProbe};
+use crate::objects::Object;
 
 /// Names of the built-in topologies.
 pub const BUILTIN: [&str; 3] = ["three-zones", "four-nodes", "telemetry"];
@@ -324,45 +321,7 @@ fn telemetry() -> Topology {
             kube_proxy_version: None,
         })
         .collect();
-    let agent_labels = labels(&[("app", "agent")]);
-    let agent_behaviour = PodBehaviour {
-        readiness: Some(ReadinessProbe {
-            handler: ProbeHandler::TcpSocket { port: 4317 },
-            initial_delay_seconds: 2,
-            period_seconds: 5,
-            failure_threshold: 3,
-        }),
-        shutdown_delay_seconds: 0,
-        ..PodBehaviour::default()
-    };
-    let agent_spec = PodSpec {
-        ports: vec![container_port("otlp-grpc", 4317)],
-        ..PodSpec::default()
-    };
-    let mut agent = builders::workload(
-        WorkloadKind::DaemonSet,
-        "telemetry",
-        "agent",
-        agent_labels.clone(),
-        agent_spec,
-        None,
-        agent_behaviour,
-    );
-    if let Object::Workload(w) = &mut agent {
-        w.workload.max_surge = Some("0".into());
-        w.workload.max_unavailable = Some("1".into());
-    }
-    let mut svc = Service {
-        ports: vec![ServicePort {
-            name: "otlp-grpc".into(),
-            protocol: Protocol::TCP,
-            port: 4317,
-            target_port: TargetPort::Name("otlp-grpc".into()),
-            node_port: 0,
-        }],
-        ..builders::service("telemetry", "agent", agent_labels, 4317, TargetPort::Number(4317))
-    };
-    svc.internal_traffic_policy = Some(TrafficPolicy::Local);
+    let (agent, svc) = builders::telemetry_agent("telemetry", "1");
     let gateway_labels = labels(&[("app", "gateway")]);
     let gateway_spec = PodSpec {
         ports: vec![container_port("http", 8080)],
