@@ -654,23 +654,30 @@ mod tests {
         same(&split_load(text, vec![cands[0]]).unwrap(), &seq);
     }
 
-    #[test]
-    fn errors_in_either_half_are_the_sequential_errors() {
-        let text = list(8);
-        let cuts = boundaries(&text);
-        let mid = cuts[3];
+    /// An invalid IP and a syntax error in the first item address before `mid`, and again
+    /// after it: errors in either half of a split.
+    fn corrupt_each_half(text: &str, mid: usize) -> Vec<String> {
         let bad_ips: Vec<usize> = text.match_indices("\"10.0.0.").map(|(i, _)| i + 1).collect();
         let first = *bad_ips.iter().find(|&&i| i < mid).unwrap();
         let second = *bad_ips.iter().find(|&&i| i > mid).unwrap();
         let mut cases = Vec::new();
         for at in [first, second] {
-            let mut t = text.clone();
+            let mut t = text.to_owned();
             t.replace_range(at..at + 3, "999");
             cases.push(t);
-            let mut t = text.clone();
+            let mut t = text.to_owned();
             t.replace_range(at - 1..at, "{");
             cases.push(t);
         }
+        cases
+    }
+
+    #[test]
+    fn errors_in_either_half_are_the_sequential_errors() {
+        let text = list(8);
+        let cuts = boundaries(&text);
+        let mid = cuts[3];
+        let mut cases = corrupt_each_half(&text, mid);
         // Bad tail, bad header, truncated, trailing garbage, a trailing comma.
         cases.push(text.replace("\"kind\": \"List\"", "\"kind\": 7"));
         cases.push(text.replacen(
@@ -818,18 +825,7 @@ mod tests {
     fn compact_errors_in_either_half_are_the_sequential_errors() {
         let (text, cuts) = compact_list(8, false);
         let mid = cuts[3];
-        let bad_ips: Vec<usize> = text.match_indices("\"10.0.0.").map(|(i, _)| i + 1).collect();
-        let first = *bad_ips.iter().find(|&&i| i < mid).unwrap();
-        let second = *bad_ips.iter().find(|&&i| i > mid).unwrap();
-        let mut cases = Vec::new();
-        for at in [first, second] {
-            let mut t = text.clone();
-            t.replace_range(at..at + 3, "999");
-            cases.push(t);
-            let mut t = text.clone();
-            t.replace_range(at - 1..at, "{");
-            cases.push(t);
-        }
+        let mut cases = corrupt_each_half(&text, mid);
         cases.push(text.replace("\"kind\":\"List\"", "\"kind\":7"));
         cases.push(text.replacen("{\"apiVersion\":\"v1\",\"items\"", "{\"items\":3,\"items\"", 1));
         cases.push(text[..text.len() - 3].to_owned());

@@ -253,29 +253,48 @@ fn cluster_ips<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ClusterIpW>, D::Er
     Ok(v)
 }
 
+/// Reads a scalar (integer, optionally float, or string) as its text. One visitor serves
+/// [`IntOrText`] and [`QuantityText`], which differ in what they call themselves and whether
+/// a float is accepted.
+struct ScalarText {
+    expecting: &'static str,
+    floats: bool,
+}
+
+impl<'de> Visitor<'de> for ScalarText {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+        if self.floats {
+            Ok(v.to_string())
+        } else {
+            Err(E::invalid_type(de::Unexpected::Float(v), &self))
+        }
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+}
+
 /// An int-or-string kept as text (`maxSurge: 1` → `"1"`, `"25%"` → `"25%"`).
 #[derive(Debug, Clone)]
 pub(crate) struct IntOrText(pub String);
 
 impl<'de> Deserialize<'de> for IntOrText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = IntOrText;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an integer or a string")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<IntOrText, E> {
-                Ok(IntOrText(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<IntOrText, E> {
-                Ok(IntOrText(v.to_string()))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<IntOrText, E> {
-                Ok(IntOrText(v.to_owned()))
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(ScalarText {
+            expecting: "an integer or a string",
+            floats: false,
+        })
+        .map(IntOrText)
     }
 }
 
@@ -324,26 +343,11 @@ pub(crate) struct QuantityText(pub String);
 
 impl<'de> Deserialize<'de> for QuantityText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = QuantityText;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a resource quantity")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_string()))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_owned()))
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(ScalarText {
+            expecting: "a resource quantity",
+            floats: true,
+        })
+        .map(QuantityText)
     }
 }
 
