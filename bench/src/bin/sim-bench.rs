@@ -29,6 +29,15 @@ const CAP: Duration = Duration::from_secs(60);
 const ISSUE_TARGET: f64 = 12.0;
 
 fn main() {
+    // `sim-bench synthetic N [N…]`: only the synthetic rollouts of those sizes (for profiling).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("synthetic") {
+        for n in args[1..].iter().filter_map(|a| a.parse::<usize>().ok()) {
+            let r = synthetic_run(n);
+            println!("{}", r.row("synthetic, 3 zones"));
+        }
+        return;
+    }
     let started = Instant::now();
     let mut report = String::new();
     let _ = writeln!(report, "# locality sim benchmarks (simulated cluster)\n");

@@ -2,17 +2,16 @@
 //! controllers, scheduler, and the EndpointSlice controller (the model's
 //! `endpointslice::derive_endpoint_slices`). All of them read and write only the store.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use locality_model::endpointslice::{TopologyCache, derive_endpoint_slices};
 use locality_model::objects::{
-    CONTROLLER_NAME, EndpointSlice, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, Labels, Node, NodeSelectorTerm,
-    ObjectMeta, OwnerReference, Pod, PodPhase, PodSpec, SelectorRequirement, Taint, Toleration, WorkloadKind,
+    Labels, Node, NodeSelectorTerm, ObjectMeta, OwnerReference, Pod, PodPhase, PodSpec, SelectorRequirement,
+    Taint, Toleration, WorkloadKind,
 };
 use locality_model::selector::{requirement_matches, service_selects};
-use locality_model::version::ControlPlaneFeatures;
 
+use crate::endpointslices::SliceSync;
 use crate::engine::{Engine, Task};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
 use crate::store::EventType;
@@ -24,8 +23,8 @@ pub const LABEL_CONTROLLER_REVISION_HASH: &str = "controller-revision-hash";
 
 #[derive(Default)]
 struct Dirty {
-    services: BTreeSet<ObjectKey>,
-    namespaces: BTreeSet<String>,
+    /// Services whose EndpointSlices need a sync, and what changed.
+    slices: BTreeMap<ObjectKey, SliceSync>,
     all_services: bool,
     workloads: BTreeSet<ObjectKey>,
     all_daemonsets: bool,
@@ -49,8 +48,21 @@ impl Engine {
             match k.kind {
                 Kind::Pod => {
                     d.pods.insert(k.clone());
-                    d.namespaces.insert(k.namespace.clone());
                     if let Some(p) = ev.object.as_pod() {
+                        // The Services that select it now, or held its endpoint before.
+                        for (svc_key, s) in self.store.list_namespace(Kind::Service, &k.namespace) {
+                            let selects = s.object.as_service().is_some_and(|svc| {
+                                svc.selector
+                                    .as_ref()
+                                    .is_some_and(|sel| service_selects(sel, &p.pod.meta.labels))
+                            });
+                            if selects || self.slice_tracker.holds(svc_key, &k.name) {
+                                d.slices
+                                    .entry(svc_key.clone())
+                                    .or_insert_with(|| SliceSync::Pods(BTreeSet::new()))
+                                    .add_pod(&k.name);
+                            }
+                        }
                         if p.pod.spec.node_name.is_empty() {
                             d.schedule = true;
                         }
@@ -61,6 +73,10 @@ impl Engine {
                                 _ => continue,
                             };
                             let owner = ObjectKey::new(kind, &k.namespace, &o.name);
+                            if kind == Kind::DaemonSet {
+                                let alive = ev.event_type != EventType::Deleted;
+                                self.daemon_pod_event(&owner, &k.name, alive.then_some(p));
+                            }
                             if kind == Kind::ReplicaSet
                                 && let Some(dep) = self.owner_of(&owner, "Deployment")
                             {
@@ -74,12 +90,13 @@ impl Engine {
                     }
                 }
                 Kind::Node => {
+                    self.daemon_node_event(&k.name);
                     d.all_services = true;
                     d.all_daemonsets = true;
                     d.schedule = true;
                 }
                 Kind::Service => {
-                    d.services.insert(k.clone());
+                    d.slices.insert(k.clone(), SliceSync::Full);
                 }
                 Kind::Deployment | Kind::DaemonSet => {
                     d.workloads.insert(k.clone());
@@ -129,21 +146,13 @@ impl Engine {
         for key in &d.pods {
             self.kubelet_sync(key);
         }
-        let services: BTreeSet<ObjectKey> = if d.all_services {
-            self.store.list(Kind::Service).map(|(k, _)| k.clone()).collect()
-        } else {
-            let mut s = d.services.clone();
-            for ns in &d.namespaces {
-                s.extend(
-                    self.store
-                        .list_namespace(Kind::Service, ns)
-                        .map(|(k, _)| k.clone()),
-                );
+        if d.all_services {
+            for (k, _) in self.store.list(Kind::Service) {
+                d.slices.insert(k.clone(), SliceSync::Full);
             }
-            s
-        };
-        if !services.is_empty() {
-            self.sync_endpoint_slices(&services);
+        }
+        if !d.slices.is_empty() {
+            self.sync_endpoint_slices(d.slices);
         }
     }
 
@@ -341,7 +350,7 @@ impl Engine {
     }
 
     /// Pods whose controller owner has `uid`.
-    fn owned_pods(&self, namespace: &str, uid: &str) -> Vec<Arc<Object>> {
+    pub(crate) fn owned_pods(&self, namespace: &str, uid: &str) -> Vec<Arc<Object>> {
         self.store
             .list_namespace(Kind::Pod, namespace)
             .filter(|(_, s)| {
@@ -396,7 +405,7 @@ impl Engine {
         }
     }
 
-    fn pod_from_template(&self, w: &SimWorkload, name: String, node: Option<&str>) -> SimPod {
+    pub(crate) fn pod_from_template(&self, w: &SimWorkload, name: String, node: Option<&str>) -> SimPod {
         let mut spec: PodSpec = w.workload.template.clone();
         spec.node_name = String::new();
         if let Some(node) = node {
@@ -421,181 +430,58 @@ impl Engine {
         }
     }
 
-    // ----- DaemonSet -----
-
-    fn sync_daemon_set(&mut self, key: &ObjectKey) {
-        let Some(s) = self.store.get(key) else { return };
-        let Some(ds) = s.object.as_workload().cloned() else {
-            return;
-        };
-        if ds.workload.meta.deletion_timestamp.is_some() {
-            return;
-        }
-        let hash = template_hash(&ds);
-        let mut template = ds.clone();
-        template.workload.template_labels = with(
-            &ds.workload.template_labels,
-            LABEL_CONTROLLER_REVISION_HASH,
-            &hash,
-        );
-        add_daemon_tolerations(&mut template.workload.template);
-
-        let owned = self.owned_pods(&key.namespace, &ds.workload.meta.uid);
-        let mut by_node: BTreeMap<String, Vec<&SimPod>> = BTreeMap::new();
-        for p in owned.iter().filter_map(|o| o.as_pod()) {
-            let node = if p.pod.spec.node_name.is_empty() {
-                affinity_node(&p.pod.spec).unwrap_or_default()
-            } else {
-                p.pod.spec.node_name.clone()
-            };
-            by_node.entry(node).or_default().push(p);
-        }
-        let node_objects: Vec<Arc<Object>> = self
-            .store
-            .list(Kind::Node)
-            .map(|(_, s)| s.object.clone())
-            .collect();
-        let nodes: Vec<&Node> = node_objects.iter().filter_map(|o| o.as_node()).collect();
-        let mut desired = 0i64;
-        let mut to_create: Vec<String> = Vec::new();
-        let mut to_delete: Vec<String> = Vec::new();
-        // Per node: (new pod, old pod), both not terminating; `None` when more than one of a kind.
-        let mut states: Vec<(String, Option<NodePods<'_>>)> = Vec::new();
-        for node in nodes {
-            let name = &node.meta.name;
-            let should_run = node_fits(&template.workload.template, node, true).is_ok();
-            let live: Vec<&SimPod> = by_node
-                .get(name)
-                .into_iter()
-                .flatten()
-                .filter(|p| p.pod.meta.deletion_timestamp.is_none())
-                .copied()
-                .collect();
-            if !should_run {
-                to_delete.extend(live.iter().map(|p| p.pod.meta.name.clone()));
-                continue;
-            }
-            desired += 1;
-            if live.is_empty() {
-                to_create.push(name.clone());
-                continue;
-            }
-            let mut new_pod = None;
-            let mut old_pod = None;
-            let mut ok = true;
-            for p in live {
-                let slot = if p.pod.meta.labels.get(LABEL_CONTROLLER_REVISION_HASH) == Some(&hash) {
-                    &mut new_pod
-                } else {
-                    &mut old_pod
-                };
-                if slot.is_some() {
-                    ok = false;
-                }
-                *slot = Some(p);
-            }
-            states.push((name.clone(), ok.then_some((new_pod, old_pod))));
-        }
-        let available = |p: &&SimPod| p.pod.ready && p.pod.meta.deletion_timestamp.is_none();
-        if ds.workload.update_strategy.as_deref() != Some("OnDelete") {
-            let surge = scaled(ds.workload.max_surge.as_deref().unwrap_or("0"), desired, true);
-            let mut max_unavailable = scaled(
-                ds.workload.max_unavailable.as_deref().unwrap_or("1"),
-                desired,
-                true,
-            );
-            if surge == 0 && max_unavailable == 0 {
-                max_unavailable = 1;
-            }
-            if surge == 0 {
-                let mut unavailable = to_create.len() as i64;
-                let mut allowed: Vec<String> = Vec::new();
-                let mut candidates: Vec<String> = Vec::new();
-                for (_, st) in &states {
-                    match st {
-                        None | Some((Some(_), Some(_))) | Some((None, None)) => unavailable += 1,
-                        Some((Some(n), None)) => {
-                            if !available(n) {
-                                unavailable += 1;
-                            }
-                        }
-                        Some((None, Some(o))) => {
-                            if !available(o) {
-                                allowed.push(o.pod.meta.name.clone());
-                            } else if unavailable < max_unavailable {
-                                candidates.push(o.pod.meta.name.clone());
-                            }
-                        }
-                    }
-                }
-                let remaining = (max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
-                to_delete.extend(allowed);
-                to_delete.extend(candidates.into_iter().take(remaining));
-            } else {
-                let mut num_surge = 0i64;
-                let mut allowed_new: Vec<String> = Vec::new();
-                let mut candidate_new: Vec<String> = Vec::new();
-                for (node, st) in &states {
-                    let Some((new_pod, old_pod)) = st else { continue };
-                    match (new_pod, old_pod) {
-                        (_, None) => {}
-                        (None, Some(o)) => {
-                            if !available(o) {
-                                allowed_new.push(node.clone());
-                                num_surge += 1;
-                            } else if num_surge < surge {
-                                candidate_new.push(node.clone());
-                            }
-                        }
-                        (Some(n), Some(o)) => {
-                            if !available(n) {
-                                num_surge += 1;
-                            } else {
-                                to_delete.push(o.pod.meta.name.clone());
-                            }
-                        }
-                    }
-                }
-                let remaining = (surge - num_surge).clamp(0, candidate_new.len() as i64) as usize;
-                to_create.extend(allowed_new);
-                to_create.extend(candidate_new.into_iter().take(remaining));
-            }
-        }
-        for node in to_create {
-            let name = format!("{}-{}", key.name, self.rng.suffix(5));
-            let pod = self.pod_from_template(&template, name, Some(&node));
-            let _ = self.create(Object::Pod(pod));
-        }
-        for name in to_delete {
-            let _ = self.delete(&ObjectKey::new(Kind::Pod, &key.namespace, name));
-        }
-    }
-
     // ----- scheduler -----
 
     /// Binds pending pods: feasible nodes (nodeName, nodeSelector, required node affinity,
     /// taints, Ready, cordon), then the least loaded, ties broken by the seeded PRNG.
+    ///
+    /// Like kube-scheduler, it keeps its own cache (pending pods, pods per node) fed by the
+    /// pod events since its last run; a pod whose required affinity pins it to one node (the
+    /// DaemonSet controller's `matchFields: metadata.name`) is checked against that node only.
     pub(crate) fn schedule_pending(&mut self) {
-        let node_objects: Vec<Arc<Object>> = self
+        let events: Vec<(ObjectKey, u64, Option<Arc<Object>>)> = self
             .store
-            .list(Kind::Node)
-            .map(|(_, s)| s.object.clone())
+            .events_since(self.scheduler.cursor)
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| e.key.kind == Kind::Pod)
+            .map(|e| {
+                let created = self.store.get(&e.key).map_or(0, |s| s.created);
+                let live = (e.event_type != EventType::Deleted).then(|| e.object.clone());
+                (e.key.clone(), created, live)
+            })
             .collect();
-        let nodes: Vec<&Node> = node_objects.iter().filter_map(|o| o.as_node()).collect();
-        let mut load: BTreeMap<String, usize> = BTreeMap::new();
-        let mut pending: Vec<(u64, ObjectKey, SimPod)> = Vec::new();
-        for (k, s) in self.store.list(Kind::Pod) {
-            let Some(p) = s.object.as_pod() else { continue };
-            if p.pod.spec.node_name.is_empty() {
-                if p.pod.meta.deletion_timestamp.is_none() {
-                    pending.push((s.created, k.clone(), p.clone()));
-                }
-            } else {
-                *load.entry(p.pod.spec.node_name.clone()).or_default() += 1;
-            }
+        self.scheduler.cursor = self.store.resource_version();
+        for (key, created, object) in events {
+            let pod = object.as_deref().and_then(Object::as_pod);
+            self.scheduler.observe(&key, created, pod);
         }
-        pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        for (_, key, mut pod) in pending {
+        let pending: Vec<(u64, ObjectKey)> = self.scheduler.pending.iter().cloned().collect();
+        let mut all_nodes: Option<Vec<Arc<Object>>> = None;
+        for (created, key) in pending {
+            let Some(mut pod) = self.store.get(&key).and_then(|s| s.object.as_pod()).cloned() else {
+                continue;
+            };
+            let pinned = pinned_node(&pod.pod.spec).and_then(|n| {
+                let node = self.store.get(&ObjectKey::new(Kind::Node, "", n.as_str()))?;
+                let fits = node
+                    .object
+                    .as_node()
+                    .is_some_and(|n| node_fits(&pod.pod.spec, n, false).is_ok());
+                fits.then(|| node.object.clone())
+            });
+            let candidates: Vec<Arc<Object>> = match pinned {
+                Some(node) => vec![node],
+                None => all_nodes
+                    .get_or_insert_with(|| {
+                        self.store
+                            .list(Kind::Node)
+                            .map(|(_, s)| s.object.clone())
+                            .collect()
+                    })
+                    .clone(),
+            };
+            let nodes: Vec<&Node> = candidates.iter().filter_map(|o| o.as_node()).collect();
             let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
             let mut feasible: Vec<&Node> = Vec::new();
             for &n in &nodes {
@@ -619,90 +505,14 @@ impl Engine {
                 );
                 continue;
             }
-            let min = feasible
-                .iter()
-                .map(|n| load.get(&n.meta.name).copied().unwrap_or(0))
-                .min()
-                .unwrap_or(0);
-            let best: Vec<&&Node> = feasible
-                .iter()
-                .filter(|n| load.get(&n.meta.name).copied().unwrap_or(0) == min)
-                .collect();
+            let load = |n: &Node| self.scheduler.load.get(&n.meta.name).copied().unwrap_or(0);
+            let min = feasible.iter().map(|n| load(n)).min().unwrap_or(0);
+            let best: Vec<&&Node> = feasible.iter().filter(|n| load(n) == min).collect();
             let pick = best[self.rng.below(best.len() as u64) as usize].meta.name.clone();
-            *load.entry(pick.clone()).or_default() += 1;
             self.unschedulable.remove(&key);
             pod.pod.spec.node_name = pick;
+            self.scheduler.observe(&key, created, Some(&pod));
             let _ = self.update(Object::Pod(pod), None);
-        }
-    }
-
-    // ----- EndpointSlice controller -----
-
-    fn sync_endpoint_slices(&mut self, services: &BTreeSet<ObjectKey>) {
-        let features = ControlPlaneFeatures::at(self.config.kube_version);
-        let mut writes: Vec<(ObjectKey, Option<EndpointSlice>)> = Vec::new();
-        {
-            let nodes = self.node_objects();
-            let topology = TopologyCache::from_nodes(nodes.values().copied());
-            for key in services {
-                let existing: BTreeMap<String, &EndpointSlice> = self
-                    .store
-                    .list_namespace(Kind::EndpointSlice, &key.namespace)
-                    .filter_map(|(_, s)| s.object.as_endpoint_slice())
-                    .filter(|s| {
-                        s.meta.labels.get(LABEL_SERVICE_NAME) == Some(&key.name)
-                            && s.meta.labels.get(LABEL_MANAGED_BY).map(String::as_str)
-                                == Some(CONTROLLER_NAME)
-                    })
-                    .map(|s| (s.meta.name.clone(), s))
-                    .collect();
-                let svc = self.store.get(key).and_then(|s| s.object.as_service());
-                let derived = match svc {
-                    Some(svc) => {
-                        let selector = svc.selector.clone().unwrap_or_default();
-                        let pods: Vec<&Pod> = self
-                            .store
-                            .list_namespace(Kind::Pod, &key.namespace)
-                            .filter_map(|(_, s)| s.object.as_pod())
-                            .map(|p| &p.pod)
-                            .filter(|p| service_selects(&selector, &p.meta.labels))
-                            .collect();
-                        derive_endpoint_slices(svc, &pods, &nodes, &topology, &features).slices
-                    }
-                    None => Vec::new(),
-                };
-                let mut seen = BTreeSet::new();
-                for mut slice in derived {
-                    let skey = ObjectKey::new(Kind::EndpointSlice, &key.namespace, &slice.meta.name);
-                    seen.insert(slice.meta.name.clone());
-                    if let Some(svc) = svc {
-                        for o in &mut slice.meta.owner_references {
-                            o.uid = svc.meta.uid.clone();
-                        }
-                    }
-                    match existing.get(&slice.meta.name) {
-                        Some(old) if same_slice(old, &slice) => {}
-                        _ => writes.push((skey, Some(slice))),
-                    }
-                }
-                for name in existing.keys().filter(|n| !seen.contains(*n)) {
-                    writes.push((ObjectKey::new(Kind::EndpointSlice, &key.namespace, name), None));
-                }
-            }
-        }
-        for (key, slice) in writes {
-            match slice {
-                None => {
-                    let _ = self.delete(&key);
-                }
-                Some(slice) => {
-                    if self.store.get(&key).is_some() {
-                        let _ = self.update(Object::EndpointSlice(slice), None);
-                    } else {
-                        let _ = self.create(Object::EndpointSlice(slice));
-                    }
-                }
-            }
         }
     }
 
@@ -756,16 +566,6 @@ impl Engine {
     }
 }
 
-/// A node's (updated, old) daemon pods, both not terminating.
-type NodePods<'a> = (Option<&'a SimPod>, Option<&'a SimPod>);
-
-fn same_slice(a: &EndpointSlice, b: &EndpointSlice) -> bool {
-    a.address_type == b.address_type
-        && a.endpoints == b.endpoints
-        && a.ports == b.ports
-        && a.meta.labels == b.meta.labels
-}
-
 fn owner_ref(kind: &str, meta: &ObjectMeta) -> OwnerReference {
     OwnerReference {
         kind: kind.to_string(),
@@ -775,7 +575,7 @@ fn owner_ref(kind: &str, meta: &ObjectMeta) -> OwnerReference {
     }
 }
 
-fn with(labels: &Labels, k: &str, v: &str) -> Labels {
+pub(crate) fn with(labels: &Labels, k: &str, v: &str) -> Labels {
     let mut l = labels.clone();
     l.insert(k.to_string(), v.to_string());
     l
@@ -826,7 +626,65 @@ fn set_node_name_affinity(spec: &mut PodSpec, node: &str) {
     }
 }
 
-fn affinity_node(spec: &PodSpec) -> Option<String> {
+/// The one node a pod's required node affinity allows by name: every term has a
+/// `matchFields` requirement `metadata.name In [node]` for the same single node.
+fn pinned_node(spec: &PodSpec) -> Option<String> {
+    let mut pinned: Option<&String> = None;
+    for term in &spec.required_node_affinity {
+        let node = term
+            .match_fields
+            .iter()
+            .find(|r| r.key == "metadata.name" && r.operator == "In" && r.values.len() == 1)
+            .map(|r| &r.values[0])?;
+        if pinned.is_some_and(|p| p != node) {
+            return None;
+        }
+        pinned = Some(node);
+    }
+    pinned.cloned()
+}
+
+/// The simulated scheduler's cache: pending pods by creation, pods per node.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SchedulerCache {
+    /// Store events up to this resourceVersion are in the cache.
+    pub cursor: u64,
+    pending: BTreeSet<(u64, ObjectKey)>,
+    pending_since: HashMap<ObjectKey, u64>,
+    node_of: HashMap<ObjectKey, String>,
+    load: HashMap<String, usize>,
+}
+
+impl SchedulerCache {
+    /// Records a pod's current state (`None`: deleted).
+    fn observe(&mut self, key: &ObjectKey, created: u64, pod: Option<&SimPod>) {
+        let node = pod
+            .map(|p| p.pod.spec.node_name.as_str())
+            .filter(|n| !n.is_empty());
+        let waiting =
+            pod.is_some_and(|p| p.pod.spec.node_name.is_empty() && p.pod.meta.deletion_timestamp.is_none());
+        if let Some(c) = self.pending_since.remove(key) {
+            self.pending.remove(&(c, key.clone()));
+        }
+        if waiting {
+            self.pending.insert((created, key.clone()));
+            self.pending_since.insert(key.clone(), created);
+        }
+        if self.node_of.get(key).map(String::as_str) != node {
+            if let Some(old) = self.node_of.remove(key)
+                && let Some(l) = self.load.get_mut(&old)
+            {
+                *l = l.saturating_sub(1);
+            }
+            if let Some(n) = node {
+                self.node_of.insert(key.clone(), n.to_string());
+                *self.load.entry(n.to_string()).or_default() += 1;
+            }
+        }
+    }
+}
+
+pub(crate) fn affinity_node(spec: &PodSpec) -> Option<String> {
     spec.required_node_affinity
         .iter()
         .flat_map(|t| &t.match_fields)
@@ -835,7 +693,7 @@ fn affinity_node(spec: &PodSpec) -> Option<String> {
 }
 
 /// The DaemonSet controller's own tolerations (`AddOrUpdateDaemonPodTolerations`).
-fn add_daemon_tolerations(spec: &mut PodSpec) {
+pub(crate) fn add_daemon_tolerations(spec: &mut PodSpec) {
     let mut add = |key: &str, effect: &str| {
         spec.tolerations.push(Toleration {
             key: key.into(),

@@ -5,14 +5,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
-use locality_model::objects::{IpFamily, Node, ServiceType};
+use locality_model::objects::{IpFamily, ServiceType};
 use locality_model::version::KubeVersion;
 
+use crate::informer::ProxyInformer;
 use crate::kubeproxy::{DataPlaneProfile, SimKubeProxy};
 use crate::objects::{Kind, Object, ObjectKey};
 use crate::rng::SplitMix64;
 use crate::store::{Store, StoreError, WatchEvent};
 use crate::time::Millis;
+
+/// The shared informer forgets versions no kube-proxy reads after every this many events.
+const PRUNE_EVERY: usize = 4096;
 
 /// Parameters of a simulated run.
 #[derive(Debug, Clone)]
@@ -95,6 +99,8 @@ pub(crate) struct PodRuntime {
     pub sigterm: Option<Millis>,
     pub probe_failures: u32,
     pub ips: Vec<IpAddr>,
+    /// The grace period a delete request gave (`DeleteOptions.gracePeriodSeconds`), if any.
+    pub deletion_grace: Option<u64>,
 }
 
 /// Per-node runtime: pod CIDRs and IP allocation, and the node's simulated kube-proxy.
@@ -118,8 +124,12 @@ pub struct Engine {
     pub(crate) controller_cursor: u64,
     pub(crate) reconcile_pending: bool,
     pub(crate) proxy_cursor: u64,
-    /// Service, EndpointSlice and Node events, the kube-proxies' watch feed.
-    pub(crate) proxy_feed: Vec<WatchEvent>,
+    /// Service, EndpointSlice and Node events: the kube-proxies' shared, versioned informers.
+    pub(crate) informer: ProxyInformer,
+    /// Nodes whose kube-proxy has no sync pending (woken by the next event they watch).
+    pub(crate) idle_proxies: BTreeSet<String>,
+    /// Informer length at the last pruning.
+    pub(crate) pruned: usize,
     pub(crate) nodes: BTreeMap<String, NodeRuntime>,
     pub(crate) node_count: u32,
     pub(crate) pods: HashMap<ObjectKey, PodRuntime>,
@@ -130,6 +140,12 @@ pub struct Engine {
     pub(crate) proxy_versions: BTreeMap<String, KubeVersion>,
     pub(crate) unschedulable: BTreeMap<ObjectKey, String>,
     pub(crate) endpoint_cache: crate::kubeproxy::EndpointCache,
+    /// The simulated EndpointSlice controller's placement of endpoints in slices.
+    pub(crate) slice_tracker: crate::endpointslices::SliceTracker,
+    /// The simulated DaemonSet controller's per-node view of each DaemonSet.
+    pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::DaemonState>,
+    /// The simulated scheduler's cache.
+    pub(crate) scheduler: crate::controllers::SchedulerCache,
 }
 
 impl Engine {
@@ -146,7 +162,9 @@ impl Engine {
             controller_cursor: 0,
             reconcile_pending: false,
             proxy_cursor: 0,
-            proxy_feed: Vec::new(),
+            informer: ProxyInformer::default(),
+            idle_proxies: BTreeSet::new(),
+            pruned: 0,
             nodes: BTreeMap::new(),
             node_count: 0,
             pods: HashMap::new(),
@@ -157,6 +175,9 @@ impl Engine {
             proxy_versions: BTreeMap::new(),
             unschedulable: BTreeMap::new(),
             endpoint_cache: Default::default(),
+            slice_tracker: Default::default(),
+            daemon_states: BTreeMap::new(),
+            scheduler: Default::default(),
         };
         for ns in ["default", "kube-node-lease", "kube-public", "kube-system"] {
             let _ = e.store.create(crate::builders::namespace(ns), 0);
@@ -258,13 +279,35 @@ impl Engine {
 
     /// Deletes an object: Pods gracefully (deletionTimestamp, the kubelet finishes the
     /// deletion), everything else at once, with the garbage collector removing dependents.
+    /// Same as [`Engine::delete_with`] with no grace period given.
     pub fn delete(&mut self, key: &ObjectKey) -> Result<(), SimError> {
-        if key.kind == Kind::Pod {
+        self.delete_with(key, None)
+    }
+
+    /// Deletes an object as a DELETE request with `DeleteOptions.gracePeriodSeconds` does
+    /// (k8s.io/kubernetes `pkg/registry/core/pod/strategy.go` `CheckGracefulDelete`): for a
+    /// Pod, `Some(0)` removes it from the store at once (a force delete: the kubelet forgets it
+    /// and frees its IPs), `Some(n)` starts a graceful deletion whose process is killed at
+    /// most `n` s after SIGTERM (a later, shorter grace period shortens a pending one), `None`
+    /// uses the pod's `terminationGracePeriodSeconds`. Other kinds ignore the grace period.
+    pub fn delete_with(
+        &mut self,
+        key: &ObjectKey,
+        grace_period_seconds: Option<u64>,
+    ) -> Result<(), SimError> {
+        if key.kind == Kind::Pod && grace_period_seconds == Some(0) {
+            self.store.remove(key, self.now)?;
+            self.forget_pod(key);
+        } else if key.kind == Kind::Pod {
             self.store.mark_deleting(key, self.now)?;
+            if let Some(grace) = grace_period_seconds {
+                self.terminate_within(key, grace);
+            }
         } else {
             self.store.remove(key, self.now)?;
             if key.kind == Kind::Node {
                 self.nodes.remove(&key.name);
+                self.idle_proxies.remove(&key.name);
             }
         }
         self.kick();
@@ -332,55 +375,77 @@ impl Engine {
                 .map(|e| e.to_vec())
                 .unwrap_or_default();
             self.proxy_cursor = rv;
-            let mut wake: Vec<(String, Millis)> = Vec::new();
             for ev in new {
-                if !matches!(ev.key.kind, Kind::Service | Kind::EndpointSlice | Kind::Node) {
+                if !self.informer.push(&ev) {
                     continue;
                 }
-                let min_sync = self.config.proxy_min_sync_period_ms;
-                for (name, n) in &self.nodes {
-                    if n.proxy.interested(&ev) && n.proxy.next_sync.is_none() {
-                        let earliest = n.proxy.last_sync().map_or(0, |t| t + min_sync);
-                        wake.push((name.clone(), (ev.time + n.proxy.lag_ms).max(earliest)));
-                    }
-                }
-                self.proxy_feed.push(ev);
-                for (name, at) in wake.drain(..) {
-                    if let Some(n) = self.nodes.get_mut(&name)
-                        && n.proxy.next_sync.is_none()
-                    {
-                        n.proxy.next_sync = Some(at);
-                        self.seq += 1;
-                        self.tasks
-                            .insert((at.max(self.now), self.seq), Task::ProxySync(name));
-                    }
+                // Every kube-proxy watches Services and EndpointSlices; only its own Node.
+                let woken: Vec<String> = if ev.key.kind == Kind::Node {
+                    let own = self
+                        .nodes
+                        .get(&ev.key.name)
+                        .is_some_and(|n| n.proxy.identity == ev.key.name);
+                    own.then(|| self.idle_proxies.take(&ev.key.name))
+                        .flatten()
+                        .into_iter()
+                        .collect()
+                } else {
+                    std::mem::take(&mut self.idle_proxies).into_iter().collect()
+                };
+                for name in woken {
+                    self.wake_proxy(&name, ev.time);
                 }
             }
+            if self.informer.len() / PRUNE_EVERY > self.pruned / PRUNE_EVERY {
+                self.pruned = self.informer.len();
+                let floor = self
+                    .nodes
+                    .values()
+                    .map(|n| n.proxy.floor)
+                    .min()
+                    .unwrap_or(self.pruned);
+                self.informer.prune(floor);
+            }
         }
+    }
+
+    /// Schedules the sync of an idle kube-proxy for an event at `time`: one lag later, but not
+    /// before its minimum sync period has passed.
+    fn wake_proxy(&mut self, name: &str, time: Millis) {
+        let min_sync = self.config.proxy_min_sync_period_ms;
+        let Some(n) = self.nodes.get_mut(name) else { return };
+        let proxy = &mut n.proxy;
+        if proxy.next_sync.is_some() {
+            return;
+        }
+        let earliest = proxy.last_sync().map_or(0, |t| t + min_sync);
+        let at = (time + proxy.lag_ms).max(earliest).max(self.now);
+        proxy.next_sync = Some(at);
+        self.seq += 1;
+        self.tasks
+            .insert((at, self.seq), Task::ProxySync(name.to_string()));
     }
 
     fn proxy_sync(&mut self, node: &str) {
         let now = self.now;
         let Some(n) = self.nodes.get_mut(node) else { return };
         n.proxy.next_sync = None;
-        let horizon = now.saturating_sub(n.proxy.lag_ms);
-        let mut i = n.proxy.applied;
-        while i < self.proxy_feed.len() && self.proxy_feed[i].time <= horizon {
-            let ev = &self.proxy_feed[i];
-            if n.proxy.interested(ev) {
-                n.proxy.apply(ev);
+        let position = self.informer.position_at(now.saturating_sub(n.proxy.lag_ms));
+        n.proxy
+            .sync(now, position, &self.informer, &mut self.endpoint_cache);
+        // Events not yet due: sync again when the first one it watches is.
+        match self.informer.next_relevant(position, &n.proxy.identity) {
+            Some(i) => {
+                let due = self.informer.time_of(i).unwrap_or(now);
+                let at = (due + n.proxy.lag_ms).max(now + self.config.proxy_min_sync_period_ms);
+                n.proxy.next_sync = Some(at);
+                self.seq += 1;
+                self.tasks
+                    .insert((at, self.seq), Task::ProxySync(node.to_string()));
             }
-            i += 1;
-        }
-        n.proxy.applied = i;
-        n.proxy.sync(now, &mut self.endpoint_cache);
-        // Events not yet due: sync again when the first one is.
-        if let Some(ev) = self.proxy_feed[i..].iter().find(|e| n.proxy.interested(e)) {
-            let at = (ev.time + n.proxy.lag_ms).max(now + self.config.proxy_min_sync_period_ms);
-            n.proxy.next_sync = Some(at);
-            self.seq += 1;
-            self.tasks
-                .insert((at.max(now), self.seq), Task::ProxySync(node.to_string()));
+            None => {
+                self.idle_proxies.insert(node.to_string());
+            }
         }
     }
 
@@ -427,9 +492,10 @@ impl Engine {
         // The feed holds every relevant event since the start, so a fresh kube-proxy replays it
         // (a list then watch) and programs its table one sync delay from now.
         let at = self.now + self.config.proxy_sync_delay_ms;
+        self.idle_proxies.remove(name);
         if let Some(n) = self.nodes.get_mut(name) {
-            n.proxy.applied = 0;
-            // Every event in the feed up to now is due at its own time + lag; replay them all at once.
+            n.proxy.applied = None;
+            n.proxy.floor = self.informer.position_at(at.saturating_sub(n.proxy.lag_ms));
             n.proxy.next_sync = Some(at);
         }
         self.schedule(at, Task::ProxySync(name.to_string()));
@@ -478,14 +544,6 @@ impl Engine {
                 }
             }
         }
-    }
-
-    /// Nodes by name, for lookups (`NodeLookup`).
-    pub(crate) fn node_objects(&self) -> BTreeMap<&str, &Node> {
-        self.store
-            .list(Kind::Node)
-            .filter_map(|(k, s)| s.object.as_node().map(|n| (k.name.as_str(), n)))
-            .collect()
     }
 
     /// Renders the store's event log, one line per event (`rv time TYPE kind/ns/name`), for

@@ -143,6 +143,14 @@ impl Engine {
         if pod.pod.meta.uid != uid {
             return;
         }
+        // Already exited (a shortened grace period schedules a second, earlier exit).
+        if self
+            .pods
+            .get(key)
+            .is_some_and(|rt| rt.uid == uid && rt.started && !rt.running)
+        {
+            return;
+        }
         let mut pod = pod.clone();
         if let Some(rt) = self.pods.get_mut(key) {
             rt.running = false;
@@ -151,6 +159,41 @@ impl Engine {
         let _ = self.update(Object::Pod(pod), None);
         let at = self.now + self.config.kubelet_cleanup_delay_ms;
         self.schedule(at, Task::RemovePod(key.clone(), uid.to_string()));
+    }
+
+    /// The grace period a delete request gave a terminating pod
+    /// (`metadata.deletionGracePeriodSeconds`), if one was given and the kubelet runs it.
+    pub fn deletion_grace_period_seconds(&self, key: &ObjectKey) -> Option<u64> {
+        self.pods.get(key).and_then(|rt| rt.deletion_grace)
+    }
+
+    /// A delete request with a grace period of `grace` s (k8s.io/kubernetes
+    /// `pkg/kubelet/kuberuntime/kuberuntime_container.go` `killContainer`): the kubelet sends
+    /// SIGTERM now if it has not yet, and the process exits after its shutdown delay but at
+    /// most `grace` s from now. A pod whose container has not started is left to the kubelet's
+    /// sync, which removes it.
+    pub(crate) fn terminate_within(&mut self, key: &ObjectKey, grace: u64) {
+        let Some((pod, _)) = self.stored_pod(key) else {
+            return;
+        };
+        let uid = pod.pod.meta.uid.clone();
+        let delay = pod.behaviour.shutdown_delay_seconds;
+        let now = self.now;
+        let Some(rt) = self.pods.get_mut(key).filter(|rt| rt.uid == uid) else {
+            return;
+        };
+        let grace = rt.deletion_grace.map_or(grace, |g| g.min(grace));
+        rt.deletion_grace = Some(grace);
+        if !(rt.started && rt.running) {
+            return;
+        }
+        let exit_after = if rt.sigterm.is_none() {
+            rt.sigterm = Some(now);
+            delay.min(grace)
+        } else {
+            grace
+        };
+        self.schedule(now + exit_after * 1000, Task::ProcessExit(key.clone(), uid));
     }
 
     pub(crate) fn remove_pod(&mut self, key: &ObjectKey, uid: &str) {

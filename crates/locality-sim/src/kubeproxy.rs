@@ -2,8 +2,8 @@
 //! model's `proxy` module** (it never calls it), written from the upstream description
 //! (upstream-semantics §1–§2: `CategorizeEndpoints`, the iptables/nftables/ipvs proxiers).
 //!
-//! It keeps its own cache of Services, EndpointSlices and its own Node, fed from the store's
-//! event log after a sync delay, and programs a [`RuleTable`] shaped like the chains kube-proxy
+//! It reads Services, EndpointSlices and its own Node from its informers (the engine's shared,
+//! versioned [`ProxyInformer`]) as they were a sync delay ago, and programs a [`RuleTable`] shaped like the chains kube-proxy
 //! writes: per service port and IP family a REJECT entry when no endpoint is usable, a DROP
 //! entry for a Local policy with no local endpoint, else the endpoint list of the cluster or
 //! local chain, with the `externalTrafficPolicy: Local` short-circuit for pod and host sources.
@@ -15,13 +15,13 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use locality_model::objects::{
-    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AddressType, IpFamily, LABEL_SERVICE_NAME,
-    LABEL_ZONE, Protocol, Service, ServiceType, TrafficPolicy,
+    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AddressType, IpFamily, Protocol, Service,
+    ServiceType, TrafficPolicy,
 };
 use locality_model::version::{KubeVersion, ProxyFeatures};
 
-use crate::objects::{Kind, Object};
-use crate::store::{EventType, WatchEvent};
+use crate::informer::ProxyInformer;
+use crate::objects::Object;
 use crate::time::{Millis, rfc3339, unix_seconds};
 
 /// The simulated kube-proxy's mode.
@@ -227,8 +227,8 @@ pub enum RuleTarget {
     Endpoints {
         /// Which chain.
         chain: ChainKind,
-        /// Endpoint indices.
-        endpoints: Vec<usize>,
+        /// Endpoint indices (shared between the nodes that program the same set).
+        endpoints: Arc<Vec<usize>>,
     },
     /// ipvs: a virtual server without real servers; the kernel answers port unreachable.
     NoRealServers,
@@ -267,9 +267,9 @@ pub struct ServicePortRules {
     /// Some endpoint is ready or serving-terminating somewhere.
     pub has_endpoints: bool,
     /// The cluster set (`None`: not used by this port).
-    pub cluster: Option<Vec<usize>>,
+    pub cluster: Option<Arc<Vec<usize>>>,
     /// The local set (`None`: not used, or used and none usable).
-    pub local: Option<Vec<usize>>,
+    pub local: Option<Arc<Vec<usize>>>,
     /// Connections to the cluster IP (from any source).
     pub internal: RuleTarget,
     /// Connections to a NodePort or external IP arriving from outside the node.
@@ -296,7 +296,7 @@ impl ServicePortRules {
             .cluster
             .iter()
             .chain(self.local.iter())
-            .flatten()
+            .flat_map(|set| set.iter())
             .copied()
             .collect();
         all.sort_unstable();
@@ -332,15 +332,14 @@ pub struct SimKubeProxy {
     pub features: ProxyFeatures,
     /// Lag between a change and its programming, in ms (sync delay, plus `stale-rules`).
     pub lag_ms: Millis,
-    /// Position in the engine's proxy event feed up to which events are applied.
-    pub(crate) applied: usize,
+    /// Position in the informer feed up to which events are applied (`None`: nothing read
+    /// yet, a fresh start lists everything).
+    pub(crate) applied: Option<usize>,
+    /// The lowest informer position it may still read (for pruning old versions).
+    pub(crate) floor: usize,
     /// Time of the pending sync, if any.
     pub(crate) next_sync: Option<Millis>,
     zone: String,
-    services: BTreeMap<(String, String), Arc<Object>>,
-    slices: BTreeMap<(String, String), Arc<Object>>,
-    slices_of: BTreeMap<(String, String), BTreeSet<String>>,
-    dirty: BTreeSet<(String, String)>,
     table: RuleTable,
     last_sync: Option<Millis>,
     no_local_internal: BTreeMap<IpFamily, usize>,
@@ -364,13 +363,10 @@ impl SimKubeProxy {
             profile,
             features: ProxyFeatures::at(version),
             lag_ms: sync_delay_ms + late,
-            applied: 0,
+            applied: None,
+            floor: 0,
             next_sync: None,
             zone: String::new(),
-            services: BTreeMap::new(),
-            slices: BTreeMap::new(),
-            slices_of: BTreeMap::new(),
-            dirty: BTreeSet::new(),
             table: RuleTable::default(),
             last_sync: None,
             no_local_internal: BTreeMap::new(),
@@ -393,81 +389,42 @@ impl SimKubeProxy {
         &self.zone
     }
 
-    /// True when the event concerns this kube-proxy (Services, EndpointSlices, its own Node).
-    pub fn interested(&self, event: &WatchEvent) -> bool {
-        match event.key.kind {
-            Kind::Service | Kind::EndpointSlice => true,
-            Kind::Node => event.key.name == self.identity,
-            _ => false,
+    /// Applies the informer's events up to `position` and reprograms the rules of every
+    /// Service they changed (all of them on a fresh start or when its Node's zone changed),
+    /// then recomputes the metrics (upstream `Proxier.syncProxyRules`).
+    pub(crate) fn sync(
+        &mut self,
+        now: Millis,
+        position: usize,
+        informer: &ProxyInformer,
+        cache: &mut EndpointCache,
+    ) {
+        let zone = informer.zone(&self.identity, position);
+        let dirty: Vec<_> = match self.applied {
+            Some(from) if zone == self.zone => informer.touched(from, position),
+            _ => informer.all().collect(),
+        };
+        if zone != self.zone {
+            self.zone = zone.to_string();
         }
-    }
-
-    /// Applies one watch event to the cache (its informers).
-    pub(crate) fn apply(&mut self, event: &WatchEvent) {
-        let ns_name = (event.key.namespace.clone(), event.key.name.clone());
-        match event.key.kind {
-            Kind::Service => {
-                if event.event_type == EventType::Deleted {
-                    self.services.remove(&ns_name);
-                } else {
-                    self.services.insert(ns_name.clone(), event.object.clone());
+        for id in dirty {
+            let key = informer.key(id);
+            let view = informer.view(id, position);
+            let rules = match view.and_then(|v| Some((v.service.as_ref()?.as_service()?, v))) {
+                Some((svc, v)) => {
+                    let slices: Vec<&Arc<Object>> = v.slices.values().collect();
+                    self.program_service(svc, &slices, cache)
                 }
-                self.dirty.insert(ns_name);
-            }
-            Kind::EndpointSlice => {
-                // Upstream only considers slices labelled with their Service's name.
-                if let Some(old) = self.slices.remove(&ns_name)
-                    && let Some(svc) = old.meta().labels.get(LABEL_SERVICE_NAME)
-                {
-                    let svc_key = (ns_name.0.clone(), svc.clone());
-                    if let Some(set) = self.slices_of.get_mut(&svc_key) {
-                        set.remove(&ns_name.1);
-                    }
-                    self.dirty.insert(svc_key);
-                }
-                if event.event_type != EventType::Deleted
-                    && let Some(svc) = event.object.meta().labels.get(LABEL_SERVICE_NAME)
-                {
-                    let svc_key = (ns_name.0.clone(), svc.clone());
-                    self.slices_of
-                        .entry(svc_key.clone())
-                        .or_default()
-                        .insert(ns_name.1.clone());
-                    self.slices.insert(ns_name, event.object.clone());
-                    self.dirty.insert(svc_key);
-                }
-            }
-            // Newest kube-proxy: a Node deletion keeps the labels it had.
-            Kind::Node if event.event_type != EventType::Deleted => {
-                let zone = event
-                    .object
-                    .meta()
-                    .labels
-                    .get(LABEL_ZONE)
-                    .cloned()
-                    .unwrap_or_default();
-                if zone != self.zone {
-                    self.zone = zone;
-                    self.dirty.extend(self.services.keys().cloned());
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Reprograms the rules of every changed Service and recomputes the metrics.
-    pub(crate) fn sync(&mut self, now: Millis, cache: &mut EndpointCache) {
-        for key in std::mem::take(&mut self.dirty) {
-            let rules = match self.services.get(&key).and_then(|o| o.as_service()) {
-                Some(svc) => self.program_service(svc, cache),
                 None => Vec::new(),
             };
             if rules.is_empty() {
-                self.table.services.remove(&key);
+                self.table.services.remove(key);
             } else {
-                self.table.services.insert(key, rules);
+                self.table.services.insert(key.clone(), rules);
             }
         }
+        self.applied = Some(position);
+        self.floor = position;
         self.no_local_internal.clear();
         self.no_local_external.clear();
         let ipvs = self.profile.mode == ProxyMode::Ipvs;
@@ -500,24 +457,21 @@ impl SimKubeProxy {
     }
 
     /// The rules of every port and family of one Service.
-    fn program_service(&self, svc: &Service, cache: &mut EndpointCache) -> Vec<ServicePortRules> {
+    fn program_service(
+        &self,
+        svc: &Service,
+        slices: &[&Arc<Object>],
+        cache: &mut EndpointCache,
+    ) -> Vec<ServicePortRules> {
         if svc.type_ == ServiceType::ExternalName || svc.headless {
             return Vec::new();
         }
-        let key = (svc.meta.namespace.clone(), svc.meta.name.clone());
-        let slices: Vec<&Arc<Object>> = self
-            .slices_of
-            .get(&key)
-            .into_iter()
-            .flatten()
-            .filter_map(|name| self.slices.get(&(key.0.clone(), name.clone())))
-            .collect();
         let mut ports = svc.ports.clone();
         ports.sort();
         let mut out = Vec::new();
         for port in &ports {
             for family in svc.families() {
-                let endpoints = cache.get_or_read(&slices, port, family, self.features.node_hints);
+                let endpoints = cache.get_or_read(slices, port, family, self.features.node_hints);
                 out.push(self.program_port(svc, port, family, endpoints));
             }
         }
@@ -529,7 +483,7 @@ impl SimKubeProxy {
         svc: &Service,
         port: &locality_model::objects::ServicePort,
         family: IpFamily,
-        endpoints: Arc<Vec<SimEndpoint>>,
+        index: Arc<EndpointIndex>,
     ) -> ServicePortRules {
         let of_family = |ips: &[IpAddr]| -> Vec<IpAddr> {
             ips.iter()
@@ -572,9 +526,9 @@ impl SimKubeProxy {
                 .or_else(|| svc.meta.annotations.get(ANNOTATION_TOPOLOGY_MODE));
             a.is_some_and(|v| !matches!(v.as_str(), "" | "disabled" | "Disabled"))
         };
-        let sets = self.categorize(&endpoints, uses_cluster, uses_local, hints_allowed);
+        let sets = self.categorize(&index, uses_cluster, uses_local, hints_allowed);
         let local_nonempty = sets.local.as_ref().is_some_and(|l| !l.is_empty());
-        let cluster_target = |set: &Option<Vec<usize>>| match set {
+        let cluster_target = |set: &Option<Arc<Vec<usize>>>| match set {
             Some(c) if !c.is_empty() => RuleTarget::Endpoints {
                 chain: ChainKind::Cluster,
                 endpoints: c.clone(),
@@ -663,7 +617,7 @@ impl SimKubeProxy {
             external_ips,
             internal_local,
             external_local,
-            endpoints,
+            endpoints: index.endpoints.clone(),
             has_endpoints: sets.has_any,
             cluster: sets.cluster,
             local: sets.local,
@@ -676,7 +630,7 @@ impl SimKubeProxy {
 }
 
 /// Endpoints read from slices, shared by every simulated kube-proxy: the same slice objects
-/// (the same `Arc`s from the watch feed) are parsed once, not once per node.
+/// (the same `Arc`s from the informer) are parsed and indexed once, not once per node.
 #[derive(Debug, Clone, Default)]
 pub struct EndpointCache {
     map: HashMap<CacheKey, CacheEntry>,
@@ -685,7 +639,7 @@ pub struct EndpointCache {
 /// Slice object addresses, port name, protocol, family, node hints read.
 type CacheKey = (Vec<usize>, String, Protocol, IpFamily, bool);
 /// The slice objects (kept alive so their addresses stay unique) and the endpoints read.
-type CacheEntry = (Vec<Arc<Object>>, Arc<Vec<SimEndpoint>>);
+type CacheEntry = (Vec<Arc<Object>>, Arc<EndpointIndex>);
 
 impl EndpointCache {
     /// Entries kept before the cache is emptied (it holds the slice objects alive).
@@ -697,7 +651,7 @@ impl EndpointCache {
         port: &locality_model::objects::ServicePort,
         family: IpFamily,
         node_hints: bool,
-    ) -> Arc<Vec<SimEndpoint>> {
+    ) -> Arc<EndpointIndex> {
         let key: CacheKey = (
             slices.iter().map(|a| Arc::as_ptr(a) as usize).collect(),
             port.name.clone(),
@@ -705,17 +659,84 @@ impl EndpointCache {
             family,
             node_hints,
         );
-        if let Some((_, eps)) = self.map.get(&key) {
-            return eps.clone();
+        if let Some((_, index)) = self.map.get(&key) {
+            return index.clone();
         }
         if self.map.len() >= Self::LIMIT {
             self.map.clear();
         }
         let objects: Vec<&Object> = slices.iter().map(|a| &***a).collect();
-        let eps = Arc::new(read_endpoints(&objects, port, family, node_hints));
-        self.map
-            .insert(key, (slices.iter().map(|a| (*a).clone()).collect(), eps.clone()));
-        eps
+        let index = Arc::new(EndpointIndex::new(read_endpoints(
+            &objects, port, family, node_hints,
+        )));
+        self.map.insert(
+            key,
+            (slices.iter().map(|a| (*a).clone()).collect(), index.clone()),
+        );
+        index
+    }
+}
+
+/// The endpoints of one service port and family, with the node-independent part of
+/// categorization done once: the ready and serving-terminating sets, both by node, and the
+/// ready endpoints by zone and node hint. Each node's categorization is then a few lookups.
+#[derive(Debug, Default)]
+pub struct EndpointIndex {
+    /// The endpoints, sorted by address.
+    pub endpoints: Arc<Vec<SimEndpoint>>,
+    ready: Arc<Vec<usize>>,
+    serving_terminating: Arc<Vec<usize>>,
+    ready_on: HashMap<String, Arc<Vec<usize>>>,
+    serving_terminating_on: HashMap<String, Arc<Vec<usize>>>,
+    every_ready_zone_hinted: bool,
+    every_ready_node_hinted: bool,
+    ready_for_zone: HashMap<String, Arc<Vec<usize>>>,
+    ready_for_node: HashMap<String, Arc<Vec<usize>>>,
+}
+
+impl EndpointIndex {
+    fn new(endpoints: Vec<SimEndpoint>) -> Self {
+        fn group<'a>(pairs: impl Iterator<Item = (&'a str, usize)>) -> HashMap<String, Arc<Vec<usize>>> {
+            let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+            for (k, i) in pairs {
+                m.entry(k).or_default().push(i);
+            }
+            m.into_iter().map(|(k, v)| (k.to_string(), Arc::new(v))).collect()
+        }
+        let eps = &endpoints;
+        let ready: Vec<usize> = (0..eps.len()).filter(|&i| eps[i].ready).collect();
+        let st: Vec<usize> = (0..eps.len())
+            .filter(|&i| eps[i].serving && eps[i].terminating)
+            .collect();
+        let on = |set: &[usize]| {
+            group(
+                set.iter()
+                    .filter_map(|&i| eps[i].node_name.as_deref().map(|n| (n, i))),
+            )
+        };
+        let index = EndpointIndex {
+            ready_on: on(&ready),
+            serving_terminating_on: on(&st),
+            every_ready_zone_hinted: ready.iter().all(|&i| !eps[i].zone_hints.is_empty()),
+            every_ready_node_hinted: ready.iter().all(|&i| !eps[i].node_hints.is_empty()),
+            ready_for_zone: group(
+                ready
+                    .iter()
+                    .flat_map(|&i| eps[i].zone_hints.iter().map(move |z| (z.as_str(), i))),
+            ),
+            ready_for_node: group(
+                ready
+                    .iter()
+                    .flat_map(|&i| eps[i].node_hints.iter().map(move |n| (n.as_str(), i))),
+            ),
+            ready: Arc::new(ready),
+            serving_terminating: Arc::new(st),
+            endpoints: Arc::new(Vec::new()),
+        };
+        EndpointIndex {
+            endpoints: Arc::new(endpoints),
+            ..index
+        }
     }
 }
 
@@ -786,32 +807,27 @@ fn read_endpoints(
 }
 
 impl SimKubeProxy {
-    /// `CategorizeEndpoints`, written afresh from upstream-semantics §1.2–§1.3.
+    /// `CategorizeEndpoints`, written afresh from upstream-semantics §1.2–§1.3: the cluster
+    /// set is the ready endpoints the topology mode admits (all of them without hints), else
+    /// the serving-terminating ones; the local set is the ready endpoints on this node, else
+    /// its serving-terminating ones.
     fn categorize(
         &self,
-        eps: &[SimEndpoint],
+        index: &EndpointIndex,
         uses_cluster: bool,
         uses_local: bool,
         hints_allowed: bool,
     ) -> Sets {
         let fallback = self.features.terminating_fallback;
-        let usable_fallback = |e: &SimEndpoint| fallback && e.serving && e.terminating;
-        let is_local = |e: &SimEndpoint| e.node_name.as_deref() == Some(self.identity.as_str());
-        let has_any = eps.iter().any(|e| e.ready || usable_fallback(e));
-
+        let has_any = !index.ready.is_empty() || (fallback && !index.serving_terminating.is_empty());
         let cluster_set = || {
-            let mode = if hints_allowed {
-                self.hint_mode(eps)
-            } else {
-                HintMode::None
-            };
-            let mut c: Vec<usize> = (0..eps.len())
-                .filter(|&i| eps[i].ready && mode.admits(&eps[i], &self.identity, &self.zone))
-                .collect();
-            if c.is_empty() {
-                c = (0..eps.len()).filter(|&i| usable_fallback(&eps[i])).collect();
+            let hinted = if hints_allowed { self.hinted(index) } else { None };
+            match hinted {
+                Some(set) => set.clone(),
+                None if !index.ready.is_empty() => index.ready.clone(),
+                None if fallback => index.serving_terminating.clone(),
+                None => Arc::default(),
             }
-            c
         };
         let cluster = uses_cluster.then(cluster_set);
         let cluster_for_fault = if uses_cluster {
@@ -820,17 +836,14 @@ impl SimKubeProxy {
             Some(cluster_set())
         };
         let local = if uses_local {
-            let ready: Vec<usize> = (0..eps.len())
-                .filter(|&i| eps[i].ready && is_local(&eps[i]))
-                .collect();
-            if !ready.is_empty() {
-                Some(ready)
-            } else {
-                let st: Vec<usize> = (0..eps.len())
-                    .filter(|&i| usable_fallback(&eps[i]) && is_local(&eps[i]))
-                    .collect();
-                (!st.is_empty()).then_some(st)
-            }
+            let on = |m: &HashMap<String, Arc<Vec<usize>>>| m.get(&self.identity).cloned();
+            on(&index.ready_on).or_else(|| {
+                if fallback {
+                    on(&index.serving_terminating_on)
+                } else {
+                    None
+                }
+            })
         } else {
             None
         };
@@ -843,25 +856,22 @@ impl SimKubeProxy {
     }
 
     /// `topologyModeFromHints`: node hints first (when read), then zone hints, over the ready
-    /// endpoints only; each mode needs every ready endpoint hinted and one hinted for us.
-    fn hint_mode(&self, eps: &[SimEndpoint]) -> HintMode {
-        let ready: Vec<&SimEndpoint> = eps.iter().filter(|e| e.ready).collect();
-        if ready.is_empty() {
-            return HintMode::None;
+    /// endpoints only; each mode needs every ready endpoint hinted and one hinted for us. The
+    /// ready endpoints the chosen mode admits, `None` without a mode.
+    fn hinted<'a>(&self, index: &'a EndpointIndex) -> Option<&'a Arc<Vec<usize>>> {
+        if index.ready.is_empty() {
+            return None;
         }
         if self.features.node_hints
-            && ready.iter().all(|e| !e.node_hints.is_empty())
-            && ready.iter().any(|e| e.node_hints.contains(&self.identity))
+            && index.every_ready_node_hinted
+            && let Some(set) = index.ready_for_node.get(&self.identity)
         {
-            return HintMode::Node;
+            return Some(set);
         }
-        if self.features.zone_hints
-            && ready.iter().all(|e| !e.zone_hints.is_empty())
-            && ready.iter().any(|e| e.zone_hints.contains(&self.zone))
-        {
-            return HintMode::Zone;
+        if self.features.zone_hints && index.every_ready_zone_hinted {
+            return index.ready_for_zone.get(&self.zone);
         }
-        HintMode::None
+        None
     }
 
     /// The metrics endpoint text (`127.0.0.1:10249/metrics`), `None` for an `other` data
@@ -963,28 +973,11 @@ impl SimKubeProxy {
 
 /// Result of categorization.
 struct Sets {
-    cluster: Option<Vec<usize>>,
+    cluster: Option<Arc<Vec<usize>>>,
     /// The cluster set even where the port does not use it (for `ignores-local-policy`).
-    cluster_for_fault: Option<Vec<usize>>,
-    local: Option<Vec<usize>>,
+    cluster_for_fault: Option<Arc<Vec<usize>>>,
+    local: Option<Arc<Vec<usize>>>,
     has_any: bool,
-}
-
-#[derive(Clone, Copy)]
-enum HintMode {
-    None,
-    Zone,
-    Node,
-}
-
-impl HintMode {
-    fn admits(self, e: &SimEndpoint, node: &str, zone: &str) -> bool {
-        match self {
-            HintMode::None => true,
-            HintMode::Zone => e.zone_hints.contains(zone),
-            HintMode::Node => e.node_hints.contains(node),
-        }
-    }
 }
 
 /// Go's `strconv.FormatFloat(v, 'g', -1, 64)`, as Prometheus' text format writes values:
@@ -1352,7 +1345,7 @@ fn render_ipvs(out: &mut String, table: &RuleTable) {
             e.port_name_string()
         );
         if let RuleTarget::Endpoints { endpoints, .. } = &e.internal {
-            for &i in endpoints {
+            for &i in endpoints.iter() {
                 let _ = writeln!(
                     out,
                     "  -> {:<28} Masq    1      0          0",

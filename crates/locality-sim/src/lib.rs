@@ -19,7 +19,10 @@
 
 pub mod builders;
 pub mod controllers;
+pub mod daemonsets;
+pub mod endpointslices;
 pub mod engine;
+pub mod informer;
 pub mod kubelet;
 pub mod kubeproxy;
 pub mod objects;

@@ -25,11 +25,12 @@ pub mod topologycache;
 pub mod trafficdist;
 
 pub use conditions::{
-    SkipReason, endpoint_ports, find_port, node_for_pod, pod_to_endpoint, should_pod_be_in_endpoints,
+    SkipReason, endpoint_ports, find_port, node_for_pod, pod_exclusion, pod_to_endpoint,
+    should_pod_be_in_endpoints,
 };
 pub use reconciler::{
-    MAX_ENDPOINTS_PER_SLICE, derive_endpoint_slices, hints_enabled, recompute_hints, reconcile_slice_hints,
-    valid_traffic_distribution,
+    MAX_ENDPOINTS_PER_SLICE, derive_endpoint_slices, hints_enabled, new_endpoint_slice, recompute_hints,
+    reconcile_slice_hints, valid_traffic_distribution,
 };
 pub use sliceinfo::{SliceInfo, endpoint_ready};
 pub use topologycache::TopologyCache;

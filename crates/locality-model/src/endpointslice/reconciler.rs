@@ -202,15 +202,25 @@ pub fn derive_endpoint_slices<L: NodeLookup + ?Sized>(
                     break;
                 }
                 let name = format!("{}-{tag}-{}", service.meta.name, info.to_create.len());
-                info.to_create
-                    .push(new_slice(service, address_type, name, ports.clone(), chunk));
+                info.to_create.push(new_endpoint_slice(
+                    service,
+                    address_type,
+                    name,
+                    ports.clone(),
+                    chunk,
+                ));
             }
         }
         if info.to_create.is_empty() {
             // Upstream: "When no endpoint slices would usually exist, we need to add a placeholder."
             let name = format!("{}-{tag}-0", service.meta.name);
-            info.to_create
-                .push(new_slice(service, address_type, name, Vec::new(), Vec::new()));
+            info.to_create.push(new_endpoint_slice(
+                service,
+                address_type,
+                name,
+                Vec::new(),
+                Vec::new(),
+            ));
         }
         out.events.extend(reconcile_slice_hints(
             service,
@@ -271,9 +281,11 @@ fn is_reserved_label(key: &str) -> bool {
     key == LABEL_SERVICE_NAME || key == LABEL_MANAGED_BY || key == LABEL_HEADLESS
 }
 
-/// A new controller-managed slice. Mirrors `utils.go` `newEndpointSlice` and
-/// `setEndpointSliceLabels`.
-fn new_slice(
+/// A new controller-managed slice of `service`: its labels (the Service's, except reserved
+/// keys, plus `kubernetes.io/service-name`, `endpointslice.kubernetes.io/managed-by` and the
+/// headless label) and a controller owner reference to it. Mirrors `utils.go`
+/// `newEndpointSlice` and `setEndpointSliceLabels`.
+pub fn new_endpoint_slice(
     service: &Service,
     address_type: AddressType,
     name: String,

@@ -1,0 +1,1159 @@
+//! Upstream packet-flow vectors replayed through the **simulated** kube-proxy.
+//!
+//! The vectors are kubernetes/kubernetes `pkg/proxy/nftables/proxier_test.go`
+//! `TestInternalTrafficPolicy` (C1), `TestTerminatingEndpointsTrafficPolicyLocal` (C2),
+//! `TestTerminatingEndpointsTrafficPolicyCluster` (C3) and `TestInternalExternalMasquerade`
+//! (C4, configuration "base"), transcribed in research/upstream-vectors.md §C. Upstream's
+//! `pkg/proxy/iptables/proxier_test.go` has tests of the same names; the transcription is of
+//! the nftables ones, whose flows hold in iptables mode too (the proxiers share the rule design,
+//! research/upstream-semantics.md §2.1–§2.2), so every vector runs against an iptables and an
+//! nftables simulated kube-proxy. They are the vectors
+//! `locality-model/tests/kube_proxy_packet_flows.rs` checks on the model, which checks both
+//! modes against the same expectations.
+//!
+//! Each vector becomes a simulated cluster: upstream's node `testNodeName` (`test-node`, with
+//! upstream's `testNodeIP`) and the other nodes the endpoints name; one pod per endpoint address,
+//! pinned to the endpoint's node and listening on 80; upstream's Services **without a selector**
+//! (clusterIP, nodePort, policies and LB ingress as upstream), and hand-made EndpointSlices
+//! (managed by [`MANAGER`], which the simulated EndpointSlice controller leaves alone) carrying
+//! upstream's conditions and nodeNames but the pods' real addresses. After the simulated
+//! kube-proxies have synced, every flow is checked three ways against upstream's output:
+//!
+//! 1. the model's verdict (`Matrix::node_routes` on `test-node`, as the model's test does), and
+//!    its masquerade bit against upstream's `masq`;
+//! 2. the rule `test-node`'s simulated kube-proxy programmed for the flow (its endpoint set, or
+//!    DROP / REJECT), read from [`locality_sim::kubeproxy::RuleTable`];
+//! 3. [`TRIES`] real simulated connections through `Engine::connect`: every answer comes from
+//!    one of upstream's endpoints and each of them answers (DNAT targets), or every try times
+//!    out (DROP), or every try is refused (REJECT).
+//!
+//! What the simulation cannot express, and how it is handled:
+//! - Masquerade: a simulated response does not carry the source address the pod saw, so
+//!   upstream's `masq` is checked on the model only.
+//! - LoadBalancer VIPs: `Engine::connect` routes cluster IPs, `spec.externalIPs`, node
+//!   addresses and pod IPs, not `status.loadBalancer.ingress` IPs (src/traffic.rs). kube-proxy
+//!   sends LB VIP traffic through the same `KUBE-EXT` / `external-` chain as the NodePort, and
+//!   the simulated rule table keeps one external target per service port for both, so an LB flow
+//!   is checked on the table (`external` from outside, `external_from_node` from a pod or the
+//!   host, nftables' host `no-endpoint-services` drop) and exercised by a real connection to the
+//!   Service's NodePort on `test-node` from the same source, which resolves through that same
+//!   target. The one LB flow whose rule differs from the NodePort's (nftables, host client,
+//!   `host_external_ip_drop`) is checked on the table only.
+//! - Upstream's LoadBalancer Services in C2/C3 have no nodePort; the simulated API server
+//!   allocates one, which changes no verdict and gives the LB flows their stand-in.
+//! - Pod and host sources: upstream's pod `10.0.0.2` is a pod on `test-node` (a client pod
+//!   pinned there); upstream's node source is `Client::host("test-node")`; upstream's
+//!   `testExternalClient` is `Client::external("test-node")`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
+use locality_model::objects::{
+    AddressType, ClusterState, Endpoint, EndpointConditions, EndpointPort, EndpointSlice, IpFamily,
+    LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LoadBalancerIngress, ObjectMeta, Protocol, Service, ServicePort,
+    ServiceType, TargetPort, TrafficPolicy,
+};
+use locality_model::proxy::{Destination, ProxyMode as ModelMode, Source, VerdictKind};
+use locality_model::version::KubeVersion;
+use locality_sim::builders::{self, container_port, labels};
+use locality_sim::kubeproxy::{RuleTarget, ServicePortRules};
+use locality_sim::{
+    Client, DataPlaneProfile, Engine, Kind, Object, ObjectKey, Outcome, PodBehaviour, ProxyMode, SimConfig,
+    Target,
+};
+
+/// Upstream's `testNodeName` (nftables `proxier_test.go`: `const testNodeName = "test-node"`).
+const NODE: &str = "test-node";
+/// Upstream's `testNodeIP`.
+const NODE_IP: &str = "192.168.0.2";
+/// The manager of the hand-made slices (not `endpointslice-controller.k8s.io`).
+const MANAGER: &str = "upstream-vectors.locality.invalid";
+/// Namespace of the client pod.
+const CLIENT_NS: &str = "default";
+/// Connections per flow (delivery is uniform over at most three endpoints).
+const TRIES: usize = 48;
+/// Virtual time to let the pods start, and then to let the simulated kube-proxies sync.
+const SETTLE_MS: u64 = 5_000;
+
+/// Endpoint conditions (ready, serving, terminating); `None` leaves the field unset.
+type Cond = (Option<bool>, Option<bool>, Option<bool>);
+const READY: Cond = (Some(true), Some(true), Some(false));
+const UNSET: Cond = (None, None, None);
+
+fn rst(r: bool, s: bool, t: bool) -> Cond {
+    (Some(r), Some(s), Some(t))
+}
+
+/// One endpoint of a vector: upstream's address, `nodeName` and conditions.
+#[derive(Debug, Clone, Copy)]
+struct Ep {
+    ip: &'static str,
+    node: &'static str,
+    cond: Cond,
+}
+
+fn ep(ip: &'static str, node: &'static str, cond: Cond) -> Ep {
+    Ep { ip, node, cond }
+}
+
+/// A vector's Service (port 80/TCP, target port 80) and the endpoints of its one slice.
+#[derive(Debug, Clone)]
+struct Svc {
+    ns: &'static str,
+    name: &'static str,
+    type_: ServiceType,
+    cluster_ip: &'static str,
+    port_name: &'static str,
+    /// 0: none (the simulated API server allocates one for NodePort / LoadBalancer).
+    node_port: u16,
+    itp: Option<TrafficPolicy>,
+    etp: Option<TrafficPolicy>,
+    ingress: Option<&'static str>,
+    endpoints: Vec<Ep>,
+}
+
+impl Svc {
+    fn cluster_ip(ns: &'static str, name: &'static str, ip: &'static str, endpoints: Vec<Ep>) -> Self {
+        Svc {
+            ns,
+            name,
+            type_: ServiceType::ClusterIP,
+            cluster_ip: ip,
+            port_name: "",
+            node_port: 0,
+            itp: None,
+            etp: None,
+            ingress: None,
+            endpoints,
+        }
+    }
+
+    fn slice_name(&self) -> String {
+        format!("{}-1", self.name)
+    }
+}
+
+/// A flow of a vector, as upstream writes it.
+#[derive(Debug, Clone, Copy)]
+struct Flow {
+    name: &'static str,
+    ns: &'static str,
+    svc: &'static str,
+    source: Source,
+    dest: Destination,
+    /// Upstream's output: sorted `ip:port` list, `DROP` or `REJECT`.
+    output: &'static str,
+    /// Upstream's masquerade bit (`None`: upstream does not say, e.g. for DROP).
+    masq: Option<bool>,
+}
+
+/// A built simulated cluster for one vector and one proxy mode.
+struct Fixture {
+    mode: ProxyMode,
+    engine: Engine,
+    node_ip: IpAddr,
+    /// Real pod address → upstream's endpoint address.
+    upstream_ip: BTreeMap<IpAddr, &'static str>,
+    /// Backend pod (namespace, name) → upstream's endpoint address.
+    upstream_of_pod: BTreeMap<(String, String), &'static str>,
+    services: Vec<Svc>,
+    failures: Vec<String>,
+    checked: usize,
+}
+
+fn model_mode(mode: ProxyMode) -> ModelMode {
+    match mode {
+        ProxyMode::Iptables => ModelMode::Iptables,
+        ProxyMode::Nftables => ModelMode::Nftables,
+        ProxyMode::Ipvs => ModelMode::Ipvs,
+    }
+}
+
+fn pod_name(upstream_ip: &str) -> String {
+    format!("ep-{}", upstream_ip.replace('.', "-"))
+}
+
+impl Fixture {
+    /// Nodes `test-node` plus `other_nodes`, the vector's Services and slices, every
+    /// simulated kube-proxy in `mode`, settled.
+    fn build(mode: ProxyMode, other_nodes: &[&str], services: Vec<Svc>) -> Fixture {
+        let mut engine = Engine::new(SimConfig::default());
+        let node_ip: IpAddr = NODE_IP.parse().unwrap();
+        let mut nodes = vec![NODE];
+        for n in other_nodes {
+            if !nodes.contains(n) {
+                nodes.push(n);
+            }
+        }
+        for (i, name) in nodes.iter().enumerate() {
+            let ip: IpAddr = format!("192.168.0.{}", i + 2).parse().unwrap();
+            engine.set_profile(name, DataPlaneProfile { mode, fault: None });
+            engine
+                .create(Object::Node(builders::node(name, None, 4000, ip)))
+                .unwrap();
+        }
+        let namespaces: BTreeSet<&str> = services.iter().map(|s| s.ns).collect();
+        for ns in namespaces.iter().filter(|ns| **ns != "default") {
+            engine.create(builders::namespace(ns)).unwrap();
+        }
+        engine
+            .create(builders::client_pod(CLIENT_NS, "client", NODE))
+            .unwrap();
+        // One backend pod per (namespace, upstream address), on the first node it is named with.
+        let mut pods: BTreeMap<(String, String), (&'static str, &'static str)> = BTreeMap::new();
+        for s in &services {
+            for e in &s.endpoints {
+                pods.entry((s.ns.to_string(), pod_name(e.ip)))
+                    .or_insert((e.ip, e.node));
+            }
+        }
+        for ((ns, name), (_, node)) in &pods {
+            engine
+                .create(builders::pod(
+                    ns,
+                    name,
+                    labels(&[("vector", "backend")]),
+                    vec![container_port("http", 80)],
+                    Some(node),
+                    PodBehaviour::default(),
+                ))
+                .unwrap();
+        }
+        engine.run_until(SETTLE_MS);
+        let mut real_ip: BTreeMap<(String, &'static str), IpAddr> = BTreeMap::new();
+        let mut upstream_ip = BTreeMap::new();
+        let mut upstream_of_pod = BTreeMap::new();
+        for ((ns, name), (ip, node)) in &pods {
+            let p = engine
+                .get(&ObjectKey::new(Kind::Pod, ns, name))
+                .and_then(|o| o.as_pod())
+                .unwrap_or_else(|| panic!("pod {ns}/{name}"));
+            assert_eq!(p.pod.spec.node_name, *node, "{ns}/{name} is pinned");
+            let addr = *p
+                .pod
+                .pod_ips
+                .first()
+                .unwrap_or_else(|| panic!("{ns}/{name} has no address yet"));
+            real_ip.insert((ns.clone(), *ip), addr);
+            upstream_ip.insert(addr, *ip);
+            upstream_of_pod.insert((ns.clone(), name.clone()), *ip);
+        }
+        for s in &services {
+            let svc = Service {
+                meta: ObjectMeta {
+                    name: s.name.into(),
+                    namespace: s.ns.into(),
+                    ..ObjectMeta::default()
+                },
+                type_: s.type_,
+                selector: None,
+                ports: vec![ServicePort {
+                    name: s.port_name.into(),
+                    protocol: Protocol::TCP,
+                    port: 80,
+                    target_port: TargetPort::Number(80),
+                    node_port: s.node_port,
+                }],
+                cluster_ips: vec![s.cluster_ip.parse().unwrap()],
+                internal_traffic_policy: s.itp,
+                external_traffic_policy: s.etp,
+                load_balancer_ingress: s
+                    .ingress
+                    .map(|ip| LoadBalancerIngress {
+                        ip: Some(ip.parse().unwrap()),
+                        ..LoadBalancerIngress::default()
+                    })
+                    .into_iter()
+                    .collect(),
+                ..Service::default()
+            };
+            engine.create(Object::Service(svc)).unwrap();
+            let slice = EndpointSlice {
+                meta: ObjectMeta {
+                    name: s.slice_name(),
+                    namespace: s.ns.into(),
+                    labels: labels(&[(LABEL_SERVICE_NAME, s.name), (LABEL_MANAGED_BY, MANAGER)]),
+                    ..ObjectMeta::default()
+                },
+                address_type: AddressType::IPv4,
+                endpoints: s
+                    .endpoints
+                    .iter()
+                    .map(|e| Endpoint {
+                        addresses: vec![real_ip[&(s.ns.to_string(), e.ip)]],
+                        conditions: EndpointConditions {
+                            ready: e.cond.0,
+                            serving: e.cond.1,
+                            terminating: e.cond.2,
+                        },
+                        node_name: Some(e.node.into()),
+                        ..Endpoint::default()
+                    })
+                    .collect(),
+                ports: vec![EndpointPort {
+                    name: Some(s.port_name.into()),
+                    port: Some(80),
+                    protocol: Some(Protocol::TCP),
+                }],
+            };
+            engine.create(Object::EndpointSlice(slice)).unwrap();
+        }
+        let mut fx = Fixture {
+            mode,
+            engine,
+            node_ip,
+            upstream_ip,
+            upstream_of_pod,
+            services,
+            failures: Vec::new(),
+            checked: 0,
+        };
+        fx.settle();
+        // The hand-made slices are the only ones: the simulated EndpointSlice controller did not
+        // touch them nor add its own for selector-less Services.
+        for s in &fx.services {
+            let slices: Vec<&EndpointSlice> = fx
+                .engine
+                .store()
+                .list_namespace(Kind::EndpointSlice, s.ns)
+                .filter_map(|(_, o)| o.object.as_endpoint_slice())
+                .filter(|sl| sl.service_name() == Some(s.name))
+                .collect();
+            assert_eq!(slices.len(), 1, "{}/{}: {slices:?}", s.ns, s.name);
+            assert_eq!(slices[0].endpoints.len(), s.endpoints.len());
+        }
+        fx
+    }
+
+    /// Lets the simulated kube-proxies apply every change.
+    fn settle(&mut self) {
+        let before = self.engine.now();
+        self.engine.run_for(SETTLE_MS);
+        let proxy = self.engine.kube_proxy(NODE).expect("kube-proxy on test-node");
+        assert!(
+            proxy.last_sync().is_some_and(|t| t > before),
+            "the simulated kube-proxy on {NODE} synced"
+        );
+        assert_eq!(proxy.profile.mode, self.mode);
+    }
+
+    /// Upstream's "endpoints deleted" step: the Service's slice is deleted.
+    fn delete_slices(&mut self) {
+        for s in &self.services {
+            self.engine
+                .delete(&ObjectKey::new(Kind::EndpointSlice, s.ns, s.slice_name()))
+                .unwrap();
+        }
+        self.settle();
+    }
+
+    fn state(&self) -> ClusterState {
+        let mut st = ClusterState::default();
+        let store = self.engine.store();
+        for (_, s) in store.list(Kind::Node) {
+            st.nodes.extend(s.object.as_node().cloned());
+        }
+        for (_, s) in store.list(Kind::Pod) {
+            st.pods.extend(s.object.as_pod().map(|p| p.pod.clone()));
+        }
+        for (_, s) in store.list(Kind::Service) {
+            st.services.extend(s.object.as_service().cloned());
+        }
+        for (_, s) in store.list(Kind::EndpointSlice) {
+            st.endpoint_slices.extend(s.object.as_endpoint_slice().cloned());
+        }
+        st
+    }
+
+    /// An endpoint address and port in upstream's notation.
+    fn label(&self, ip: IpAddr, port: u16) -> String {
+        match self.upstream_ip.get(&ip) {
+            Some(u) => format!("{u}:{port}"),
+            None => format!("unexpected {ip}:{port}"),
+        }
+    }
+
+    fn joined(mut eps: Vec<String>) -> String {
+        eps.sort();
+        eps.dedup();
+        eps.join(", ")
+    }
+
+    /// The model's output and masquerade bit for the flow on `test-node`.
+    fn model(&self, f: &Flow) -> Result<(String, bool), String> {
+        let state = self.state();
+        let m = Matrix::new(
+            &state,
+            MatrixConfig {
+                kube_version: KubeVersion::new(1, 35),
+                kube_proxy_version: KubeVersion::new(1, 35),
+                data_plane: DataPlane::KubeProxy(Some(model_mode(self.mode))),
+                ..MatrixConfig::default()
+            },
+        );
+        let port = m
+            .ports
+            .iter()
+            .position(|p| p.service.meta.namespace == f.ns && p.service.meta.name == f.svc)
+            .ok_or("model: no service port")?;
+        let node = m.node_position(NODE).ok_or("model: no node")?;
+        let routes = m.node_routes(port, node);
+        let r = routes
+            .routes
+            .iter()
+            .find(|r| r.route.source == f.source && r.route.destination == f.dest)
+            .ok_or("model: no route")?;
+        let out = match r.route.verdict {
+            VerdictKind::Deliver => Self::joined(
+                r.route
+                    .endpoints
+                    .iter()
+                    .map(|&i| {
+                        let e = &m.ports[port].endpoints[i];
+                        self.label(e.ip, e.port)
+                    })
+                    .collect(),
+            ),
+            VerdictKind::Drop => "DROP".into(),
+            VerdictKind::Reject => "REJECT".into(),
+            VerdictKind::NotProxied => "NOT-PROXIED".into(),
+        };
+        Ok((out, r.route.masquerade))
+    }
+
+    /// The rules `test-node`'s simulated kube-proxy programmed for the flow's service port.
+    fn rules(&self, f: &Flow) -> Result<ServicePortRules, String> {
+        let proxy = self.engine.kube_proxy(NODE).ok_or("no simulated kube-proxy")?;
+        proxy
+            .table()
+            .services
+            .get(&(f.ns.to_string(), f.svc.to_string()))
+            .and_then(|ports| {
+                ports
+                    .iter()
+                    .find(|e| e.port == 80 && e.protocol == Protocol::TCP && e.family == IpFamily::IPv4)
+            })
+            .cloned()
+            .ok_or_else(|| "table: no rules for the service port".to_string())
+    }
+
+    /// The programmed target of the flow: the cluster IP's rule for any source; a NodePort's or
+    /// LB VIP's external rule from outside, else the rule for this node's pods and host
+    /// (`external_from_node`, the ETP Local short-circuit), and for an nftables host client to an
+    /// LB VIP the `no-endpoint-services` drop when programmed.
+    fn table_target(&self, f: &Flow, e: &ServicePortRules) -> RuleTarget {
+        match (f.dest, f.source) {
+            (Destination::ClusterIp, _) => e.internal.clone(),
+            (
+                Destination::NodePort | Destination::LoadBalancer | Destination::ExternalIp,
+                Source::External,
+            ) => e.external.clone(),
+            (Destination::LoadBalancer | Destination::ExternalIp, Source::Host)
+                if e.host_external_ip_drop =>
+            {
+                RuleTarget::Drop
+            }
+            _ => e.external_from_node.clone(),
+        }
+    }
+
+    fn render_target(&self, e: &ServicePortRules, t: &RuleTarget) -> String {
+        match t {
+            RuleTarget::Reject | RuleTarget::NoRealServers => "REJECT".into(),
+            RuleTarget::Drop | RuleTarget::ReplyLost => "DROP".into(),
+            RuleTarget::Endpoints { endpoints, .. } if endpoints.is_empty() => "REJECT".into(),
+            RuleTarget::Endpoints { endpoints, .. } => Self::joined(
+                endpoints
+                    .iter()
+                    .map(|&i| self.label(e.endpoints[i].ip, e.endpoints[i].port))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Real simulated connections for the flow, in upstream's notation; `None` when the
+    /// simulation cannot open this flow (see the module doc).
+    fn connections(&mut self, f: &Flow, rules: &ServicePortRules) -> Result<Option<String>, String> {
+        let svc = self
+            .engine
+            .get(&ObjectKey::new(Kind::Service, f.ns, f.svc))
+            .and_then(|o| o.as_service())
+            .ok_or("no Service")?
+            .clone();
+        let node_port = svc.ports[0].node_port;
+        let target = match f.dest {
+            Destination::ClusterIp => Target::Addr(svc.cluster_ips[0], 80),
+            Destination::NodePort => Target::Addr(self.node_ip, node_port),
+            // LB VIPs are not routed by `Engine::connect`: the NodePort on this node goes
+            // through the same programmed external target, except for the nftables host drop.
+            Destination::LoadBalancer if f.source == Source::Host && rules.host_external_ip_drop => {
+                return Ok(None);
+            }
+            Destination::LoadBalancer => Target::Addr(self.node_ip, node_port),
+            Destination::ExternalIp => return Ok(None),
+        };
+        if f.dest != Destination::ClusterIp && node_port == 0 {
+            return Err("the Service has no nodePort".into());
+        }
+        let client = match f.source {
+            Source::Pod => Client::pod(CLIENT_NS, "client"),
+            Source::Host => Client::host(NODE),
+            Source::External => Client::external(NODE),
+        };
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        let mut classes: BTreeSet<&'static str> = BTreeSet::new();
+        for _ in 0..TRIES {
+            let got = self
+                .engine
+                .connect(&client, &target, Protocol::TCP, 1_000)
+                .map_err(|e| e.to_string())?;
+            classes.insert(got.class());
+            match got {
+                Outcome::Response { namespace, pod, .. } => {
+                    seen.insert(
+                        match self.upstream_of_pod.get(&(namespace.clone(), pod.clone())) {
+                            Some(ip) => format!("{ip}:80"),
+                            None => format!("unexpected pod {namespace}/{pod}"),
+                        },
+                    );
+                }
+                Outcome::Timeout => {
+                    seen.insert("DROP".into());
+                }
+                Outcome::Refused => {
+                    seen.insert("REJECT".into());
+                }
+            }
+        }
+        if classes.len() > 1 {
+            return Ok(Some(format!("MIXED {seen:?}")));
+        }
+        Ok(Some(Self::joined(seen.into_iter().collect())))
+    }
+
+    /// Checks one flow on the model, the programmed table and real connections; failures are
+    /// collected, so that one disagreement does not hide the others.
+    fn check(&mut self, case: &str, f: &Flow) {
+        let ctx = format!(
+            "{:?} [{case}] {}: {:?} -> {:?} of {}/{}",
+            self.mode, f.name, f.source, f.dest, f.ns, f.svc
+        );
+        self.checked += 1;
+        match self.model(f) {
+            Ok((out, masq)) => {
+                if out != f.output {
+                    self.failures
+                        .push(format!("{ctx}: model {out:?}, upstream {:?}", f.output));
+                }
+                if let Some(want) = f.masq
+                    && masq != want
+                {
+                    self.failures
+                        .push(format!("{ctx}: model masquerade {masq}, upstream {want}"));
+                }
+            }
+            Err(e) => self.failures.push(format!("{ctx}: {e}")),
+        }
+        let rules = match self.rules(f) {
+            Ok(r) => r,
+            Err(e) => {
+                self.failures.push(format!("{ctx}: {e}"));
+                return;
+            }
+        };
+        let target = self.table_target(f, &rules);
+        let programmed = self.render_target(&rules, &target);
+        if programmed != f.output {
+            self.failures.push(format!(
+                "{ctx}: simulated rule table {programmed:?} ({target:?}), upstream {:?}\n{}",
+                f.output,
+                self.engine.rules_text(NODE).unwrap_or_default()
+            ));
+        }
+        match self.connections(f, &rules) {
+            Ok(Some(got)) if got != f.output => self.failures.push(format!(
+                "{ctx}: simulated connections {got}, upstream {:?}",
+                f.output
+            )),
+            Ok(_) => {}
+            Err(e) => self.failures.push(format!("{ctx}: {e}")),
+        }
+    }
+}
+
+/// Runs `flows` on a fresh fixture, then (when `after_delete` is given) deletes the slices
+/// and runs those flows too.
+fn run_case(
+    mode: ProxyMode,
+    case: &str,
+    nodes: &[&str],
+    services: Vec<Svc>,
+    flows: &[Flow],
+    after_delete: &[Flow],
+) -> Vec<String> {
+    let mut fx = Fixture::build(mode, nodes, services);
+    for f in flows {
+        fx.check(case, f);
+    }
+    if !after_delete.is_empty() {
+        fx.delete_slices();
+        for f in after_delete {
+            fx.check(&format!("{case}, after deleting the slice"), f);
+        }
+    }
+    assert_eq!(fx.checked, flows.len() + after_delete.len());
+    fx.failures
+}
+
+fn assert_no_failures(mode: ProxyMode, failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{mode:?}: {} flow checks disagree with upstream:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+// ----- C1 -----
+
+/// C1: `TestInternalTrafficPolicy` (nftables and iptables `proxier_test.go`): ClusterIP
+/// `ns1/svc1` 172.30.1.1:80, every endpoint ready; flow "pod to ClusterIP" (`10.0.0.2 →
+/// 172.30.1.1:80`, masq false); then `OnEndpointSliceDelete` ⇒ REJECT.
+fn c1(mode: ProxyMode) {
+    let three = vec![
+        ep("10.0.1.1", NODE, READY),
+        ep("10.0.1.2", "node1", READY),
+        ep("10.0.1.3", "node2", READY),
+    ];
+    /// (upstream's case name, ITP, endpoints, output, masq).
+    type Case = (
+        &'static str,
+        Option<TrafficPolicy>,
+        Vec<Ep>,
+        &'static str,
+        Option<bool>,
+    );
+    let cases: [Case; 4] = [
+        (
+            "internalTrafficPolicy is cluster",
+            Some(TrafficPolicy::Cluster),
+            three.clone(),
+            "10.0.1.1:80, 10.0.1.2:80, 10.0.1.3:80",
+            Some(false),
+        ),
+        (
+            "internalTrafficPolicy is local and there is one local endpoint",
+            Some(TrafficPolicy::Local),
+            three,
+            "10.0.1.1:80",
+            Some(false),
+        ),
+        (
+            "internalTrafficPolicy is local and there are multiple local endpoints",
+            Some(TrafficPolicy::Local),
+            vec![
+                ep("10.0.1.1", NODE, READY),
+                ep("10.0.1.2", NODE, READY),
+                ep("10.0.1.3", "node2", READY),
+            ],
+            "10.0.1.1:80, 10.0.1.2:80",
+            Some(false),
+        ),
+        (
+            "internalTrafficPolicy is local and there are no local endpoints",
+            Some(TrafficPolicy::Local),
+            vec![
+                ep("10.0.1.1", "node0", READY),
+                ep("10.0.1.2", "node1", READY),
+                ep("10.0.1.3", "node2", READY),
+            ],
+            "DROP",
+            None,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, itp, endpoints, output, masq) in cases {
+        let mut svc = Svc::cluster_ip("ns1", "svc1", "172.30.1.1", endpoints);
+        svc.itp = itp;
+        let flow = |output, masq| Flow {
+            name: "pod to ClusterIP",
+            ns: "ns1",
+            svc: "svc1",
+            source: Source::Pod,
+            dest: Destination::ClusterIp,
+            output,
+            masq,
+        };
+        failures.extend(run_case(
+            mode,
+            name,
+            &["node0", "node1", "node2"],
+            vec![svc],
+            &[flow(output, masq)],
+            &[flow("REJECT", None)],
+        ));
+    }
+    assert_no_failures(mode, failures);
+}
+
+#[test]
+fn c1_internal_traffic_policy_iptables() {
+    c1(ProxyMode::Iptables);
+}
+
+#[test]
+fn c1_internal_traffic_policy_nftables() {
+    c1(ProxyMode::Nftables);
+}
+
+// ----- C2 / C3 -----
+
+/// The LoadBalancer Service of C2/C3: `ns1/svc1`, clusterIP 172.30.1.1, port ""/80, ingress
+/// 1.2.3.4.
+fn lb_svc(etp: TrafficPolicy, endpoints: Vec<Ep>) -> Svc {
+    Svc {
+        type_: ServiceType::LoadBalancer,
+        etp: Some(etp),
+        ingress: Some("1.2.3.4"),
+        ..Svc::cluster_ip("ns1", "svc1", "172.30.1.1", endpoints)
+    }
+}
+
+/// C2/C3's two flows: "pod to clusterIP" (`10.0.0.2 → 172.30.1.1:80`) and "external to LB"
+/// (`testExternalClient → 1.2.3.4:80`).
+fn pod_and_external_flows(
+    pod: (&'static str, Option<bool>),
+    external: (&'static str, Option<bool>),
+) -> [Flow; 2] {
+    [
+        Flow {
+            name: "pod to clusterIP",
+            ns: "ns1",
+            svc: "svc1",
+            source: Source::Pod,
+            dest: Destination::ClusterIp,
+            output: pod.0,
+            masq: pod.1,
+        },
+        Flow {
+            name: "external to LB",
+            ns: "ns1",
+            svc: "svc1",
+            source: Source::External,
+            dest: Destination::LoadBalancer,
+            output: external.0,
+            masq: external.1,
+        },
+    ]
+}
+
+type LbCase = (
+    &'static str,
+    Vec<Ep>,
+    (&'static str, Option<bool>),
+    (&'static str, Option<bool>),
+);
+
+fn run_lb_cases(mode: ProxyMode, etp: TrafficPolicy, nodes: &[&str], cases: Vec<LbCase>) {
+    let mut failures = Vec::new();
+    for (name, endpoints, pod, external) in cases {
+        failures.extend(run_case(
+            mode,
+            name,
+            nodes,
+            vec![lb_svc(etp, endpoints)],
+            &pod_and_external_flows(pod, external),
+            // "After deleting the slice: both flows ⇒ REJECT".
+            &pod_and_external_flows(("REJECT", None), ("REJECT", None)),
+        ));
+    }
+    assert_no_failures(mode, failures);
+}
+
+/// C2: `TestTerminatingEndpointsTrafficPolicyLocal` (nftables and iptables `proxier_test.go`).
+fn c2(mode: ProxyMode) {
+    let cases: Vec<LbCase> = vec![
+        (
+            "ready endpoints exist",
+            vec![
+                ep("10.0.1.1", NODE, rst(true, true, false)),
+                ep("10.0.1.2", NODE, rst(true, true, false)),
+                ep("10.0.1.3", NODE, rst(false, true, true)),
+                ep("10.0.1.4", NODE, rst(false, false, true)),
+                ep("10.0.1.5", "node-1", rst(true, true, false)),
+            ],
+            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", Some(false)),
+            ("10.0.1.1:80, 10.0.1.2:80", Some(false)),
+        ),
+        (
+            "only terminating endpoints exist",
+            vec![
+                ep("10.0.1.2", NODE, rst(false, true, true)),
+                ep("10.0.1.3", NODE, rst(false, true, true)),
+                ep("10.0.1.4", NODE, rst(false, false, true)),
+                ep("10.0.1.5", "node-1", rst(true, true, false)),
+            ],
+            ("10.0.1.5:80", Some(false)),
+            ("10.0.1.2:80, 10.0.1.3:80", Some(false)),
+        ),
+        (
+            "terminating endpoints on remote node",
+            vec![ep("10.0.1.5", "node-1", rst(false, true, true))],
+            ("10.0.1.5:80", Some(false)),
+            ("DROP", None),
+        ),
+        (
+            "no usable endpoints on any node",
+            // Upstream lists 10.0.1.5 twice (on testNodeName and node-1): one pod, two entries.
+            vec![
+                ep("10.0.1.5", NODE, rst(false, false, true)),
+                ep("10.0.1.5", "node-1", rst(false, false, true)),
+            ],
+            ("REJECT", None),
+            ("REJECT", None),
+        ),
+    ];
+    run_lb_cases(mode, TrafficPolicy::Local, &["node-1"], cases);
+}
+
+#[test]
+fn c2_terminating_endpoints_traffic_policy_local_iptables() {
+    c2(ProxyMode::Iptables);
+}
+
+#[test]
+fn c2_terminating_endpoints_traffic_policy_local_nftables() {
+    c2(ProxyMode::Nftables);
+}
+
+/// C3: `TestTerminatingEndpointsTrafficPolicyCluster` (nftables and iptables
+/// `proxier_test.go`); external to LB is masqueraded under ETP Cluster.
+fn c3(mode: ProxyMode) {
+    let cases: Vec<LbCase> = vec![
+        (
+            "ready endpoints exist",
+            vec![
+                ep("10.0.1.1", NODE, rst(true, true, false)),
+                ep("10.0.1.2", NODE, rst(true, true, false)),
+                ep("10.0.1.3", "another-node", rst(false, true, true)),
+                ep("10.0.1.4", "another-node", rst(false, false, true)),
+                ep("10.0.1.5", "another-node", rst(true, true, false)),
+            ],
+            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", Some(false)),
+            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", Some(true)),
+        ),
+        (
+            "only terminating endpoints exist",
+            vec![
+                ep("10.0.1.2", NODE, rst(false, true, true)),
+                ep("10.0.1.3", NODE, rst(false, true, true)),
+                ep("10.0.1.4", "another-node", rst(false, false, true)),
+                ep("10.0.1.5", "another-node", rst(false, true, true)),
+            ],
+            ("10.0.1.2:80, 10.0.1.3:80, 10.0.1.5:80", Some(false)),
+            ("10.0.1.2:80, 10.0.1.3:80, 10.0.1.5:80", Some(true)),
+        ),
+        (
+            "terminating endpoints on remote node",
+            vec![ep("10.0.1.5", "node-1", rst(false, true, true))],
+            ("10.0.1.5:80", Some(false)),
+            ("10.0.1.5:80", Some(true)),
+        ),
+        (
+            "no usable endpoints on any node",
+            vec![
+                ep("10.0.1.5", NODE, rst(false, false, true)),
+                ep("10.0.1.5", "node-1", rst(false, false, true)),
+            ],
+            ("REJECT", None),
+            ("REJECT", None),
+        ),
+    ];
+    run_lb_cases(mode, TrafficPolicy::Cluster, &["another-node", "node-1"], cases);
+}
+
+#[test]
+fn c3_terminating_endpoints_traffic_policy_cluster_iptables() {
+    c3(ProxyMode::Iptables);
+}
+
+#[test]
+fn c3_terminating_endpoints_traffic_policy_cluster_nftables() {
+    c3(ProxyMode::Nftables);
+}
+
+// ----- C4 -----
+
+/// The three LoadBalancer Services of `TestInternalExternalMasquerade`; `drop_local` removes
+/// the local endpoint of the named Service (for the ipvs / nftables derived vectors below).
+fn c4_services(drop_local: Option<&str>) -> Vec<Svc> {
+    let mk = |ns, name, ip, node_port, ingress, local, remote| {
+        let mut endpoints = vec![ep(local, NODE, UNSET), ep(remote, "remote-node", UNSET)];
+        if drop_local == Some(name) {
+            endpoints.remove(0);
+        }
+        Svc {
+            type_: ServiceType::LoadBalancer,
+            port_name: "p80",
+            node_port,
+            ingress: Some(ingress),
+            ..Svc::cluster_ip(ns, name, ip, endpoints)
+        }
+    };
+    let svc1 = mk(
+        "ns1",
+        "svc1",
+        "172.30.0.41",
+        3001,
+        "1.2.3.4",
+        "10.180.0.1",
+        "10.180.1.1",
+    );
+    let mut svc2 = mk(
+        "ns2",
+        "svc2",
+        "172.30.0.42",
+        3002,
+        "5.6.7.8",
+        "10.180.0.2",
+        "10.180.1.2",
+    );
+    svc2.etp = Some(TrafficPolicy::Local);
+    let mut svc3 = mk(
+        "ns3",
+        "svc3",
+        "172.30.0.43",
+        3003,
+        "9.10.11.12",
+        "10.180.0.3",
+        "10.180.1.3",
+    );
+    svc3.itp = Some(TrafficPolicy::Local);
+    vec![svc1, svc2, svc3]
+}
+
+fn ns_of(svc: &str) -> &'static str {
+    match svc {
+        "svc1" => "ns1",
+        "svc2" => "ns2",
+        _ => "ns3",
+    }
+}
+
+/// C4: `TestInternalExternalMasquerade` (nftables and iptables `proxier_test.go`),
+/// configuration "base" (masqueradeAll=false, LocalTrafficDetector on), its 27 flows.
+fn c4(mode: ProxyMode) {
+    use Destination::{ClusterIp, LoadBalancer as Lb, NodePort};
+    use Source::{External, Host, Pod};
+    const SVC1: &str = "10.180.0.1:80, 10.180.1.1:80";
+    const SVC2: &str = "10.180.0.2:80, 10.180.1.2:80";
+    const SVC3: &str = "10.180.0.3:80, 10.180.1.3:80";
+    #[rustfmt::skip]
+    let table: [(u8, &str, &str, Source, Destination, &str, bool); 27] = [
+        (1, "pod to ClusterIP", "svc1", Pod, ClusterIp, SVC1, false),
+        (2, "pod to NodePort", "svc1", Pod, NodePort, SVC1, true),
+        (3, "pod to LB", "svc1", Pod, Lb, SVC1, true),
+        (4, "node to ClusterIP", "svc1", Host, ClusterIp, SVC1, true),
+        (5, "node to NodePort", "svc1", Host, NodePort, SVC1, true),
+        (6, "node to LB", "svc1", Host, Lb, SVC1, true),
+        (7, "external to ClusterIP", "svc1", External, ClusterIp, SVC1, true),
+        (8, "external to NodePort", "svc1", External, NodePort, SVC1, true),
+        (9, "external to LB", "svc1", External, Lb, SVC1, true),
+        (10, "pod to ClusterIP with eTP:Local", "svc2", Pod, ClusterIp, SVC2, false),
+        (11, "pod to NodePort with eTP:Local", "svc2", Pod, NodePort, SVC2, false),
+        (12, "pod to LB with eTP:Local", "svc2", Pod, Lb, SVC2, false),
+        (13, "node to ClusterIP with eTP:Local", "svc2", Host, ClusterIp, SVC2, true),
+        // Upstream's flow 14 dials svc1's nodePort (3001), so it checks svc1.
+        (14, "node to NodePort with eTP:Local", "svc1", Host, NodePort, SVC1, true),
+        (15, "node to LB with eTP:Local", "svc2", Host, Lb, SVC2, true),
+        (16, "external to ClusterIP with eTP:Local", "svc2", External, ClusterIp, SVC2, true),
+        (17, "external to NodePort with eTP:Local", "svc2", External, NodePort, "10.180.0.2:80", false),
+        (18, "external to LB with eTP:Local", "svc2", External, Lb, "10.180.0.2:80", false),
+        (19, "pod to ClusterIP with iTP:Local", "svc3", Pod, ClusterIp, "10.180.0.3:80", false),
+        (20, "pod to NodePort with iTP:Local", "svc3", Pod, NodePort, SVC3, true),
+        (21, "pod to LB with iTP:Local", "svc3", Pod, Lb, SVC3, true),
+        (22, "node to ClusterIP with iTP:Local", "svc3", Host, ClusterIp, "10.180.0.3:80", true),
+        (23, "node to NodePort with iTP:Local", "svc3", Host, NodePort, SVC3, true),
+        (24, "node to LB with iTP:Local", "svc3", Host, Lb, SVC3, true),
+        (25, "external to ClusterIP with iTP:Local", "svc3", External, ClusterIp, "10.180.0.3:80", true),
+        (26, "external to NodePort with iTP:Local", "svc3", External, NodePort, SVC3, true),
+        (27, "external to LB with iTP:Local", "svc3", External, Lb, SVC3, true),
+    ];
+    let flows: Vec<Flow> = table
+        .iter()
+        .map(|&(_, name, svc, source, dest, output, masq)| Flow {
+            name,
+            ns: ns_of(svc),
+            svc,
+            source,
+            dest,
+            output,
+            masq: Some(masq),
+        })
+        .collect();
+    let failures = run_case(
+        mode,
+        "base configuration",
+        &["remote-node"],
+        c4_services(None),
+        &flows,
+        &[],
+    );
+    assert_no_failures(mode, failures);
+}
+
+#[test]
+fn c4_internal_external_masquerade_iptables() {
+    c4(ProxyMode::Iptables);
+}
+
+#[test]
+fn c4_internal_external_masquerade_nftables() {
+    c4(ProxyMode::Nftables);
+}
+
+// ----- Derived vectors (the model's, not upstream test outputs) -----
+
+fn derived(
+    name: &'static str,
+    svc: &'static str,
+    source: Source,
+    dest: Destination,
+    output: &'static str,
+) -> Flow {
+    Flow {
+        name,
+        ns: ns_of(svc),
+        svc,
+        source,
+        dest,
+        output,
+        masq: None,
+    }
+}
+
+/// ipvs: the model's `ipvs_differences` vectors. Upstream has no ipvs packet-flow tracer; these
+/// expectations are research/upstream-semantics.md §2.3, read from `pkg/proxy/ipvs/proxier.go`
+/// `syncEndpoint` (zero real servers ⇒ port unreachable; `onlyNodeLocal` without local
+/// endpoints ⇒ cluster endpoints, the external reply lost without SNAT).
+#[test]
+fn ipvs_differences() {
+    use Destination::{ClusterIp, NodePort};
+    use Source::{External, Pod};
+    let mut failures = Vec::new();
+    // ITP Local, no local endpoint, not externally reachable: zero real servers → refused.
+    let mut svc = Svc::cluster_ip(
+        "ns1",
+        "svc1",
+        "172.30.1.1",
+        vec![ep("10.0.1.1", "node0", READY), ep("10.0.1.2", "node1", READY)],
+    );
+    svc.itp = Some(TrafficPolicy::Local);
+    failures.extend(run_case(
+        ProxyMode::Ipvs,
+        "C1 without local endpoints",
+        &["node0", "node1"],
+        vec![svc],
+        &[derived("pod to ClusterIP", "svc1", Pod, ClusterIp, "REJECT")],
+        &[],
+    ));
+    // C4's svc3 (ITP Local, externally reachable) without its local endpoint: IPVS programs
+    // the cluster endpoints for the cluster IP; iptables/nftables drop.
+    for (mode, want) in [
+        (ProxyMode::Ipvs, "10.180.1.3:80"),
+        (ProxyMode::Iptables, "DROP"),
+        (ProxyMode::Nftables, "DROP"),
+    ] {
+        failures.extend(run_case(
+            mode,
+            "C4 without svc3's local endpoint",
+            &["remote-node"],
+            c4_services(Some("svc3")),
+            &[derived(
+                "pod to ClusterIP with iTP:Local",
+                "svc3",
+                Pod,
+                ClusterIp,
+                want,
+            )],
+            &[],
+        ));
+    }
+    // ETP Local with a local endpoint: no short-circuit in IPVS, pods get the local endpoint.
+    failures.extend(run_case(
+        ProxyMode::Ipvs,
+        "C4",
+        &["remote-node"],
+        c4_services(None),
+        &[derived(
+            "pod to NodePort with eTP:Local",
+            "svc2",
+            Pod,
+            NodePort,
+            "10.180.0.2:80",
+        )],
+        &[],
+    ));
+    // ETP Local without a local endpoint: external traffic's reply is lost (a timeout); pods
+    // reach the remote endpoint.
+    failures.extend(run_case(
+        ProxyMode::Ipvs,
+        "C4 without svc2's local endpoint",
+        &["remote-node"],
+        c4_services(Some("svc2")),
+        &[
+            derived(
+                "external to NodePort with eTP:Local",
+                "svc2",
+                External,
+                NodePort,
+                "DROP",
+            ),
+            derived(
+                "pod to NodePort with eTP:Local",
+                "svc2",
+                Pod,
+                NodePort,
+                "10.180.1.2:80",
+            ),
+        ],
+        &[],
+    ));
+    assert_no_failures(ProxyMode::Ipvs, failures);
+}
+
+/// nftables vs iptables for a host client to an ETP Local LB VIP without local endpoints: the
+/// model's `nftables_host_to_load_balancer_with_etp_local_and_no_local_endpoint_is_dropped`
+/// (research/upstream-semantics.md §2.2, an [INFERENCE]: upstream's tracer skips
+/// `filter-output`). The nftables LB flow is checked on the table only (see the module doc).
+#[test]
+fn host_to_lb_with_etp_local_and_no_local_endpoint() {
+    use Destination::{LoadBalancer as Lb, NodePort};
+    use Source::Host;
+    let mut failures = Vec::new();
+    for (mode, lb) in [
+        (ProxyMode::Nftables, "DROP"),
+        (ProxyMode::Iptables, "10.180.1.2:80"),
+    ] {
+        failures.extend(run_case(
+            mode,
+            "C4 without svc2's local endpoint",
+            &["remote-node"],
+            c4_services(Some("svc2")),
+            &[
+                derived("node to LB with eTP:Local", "svc2", Host, Lb, lb),
+                // NodePort from the host is not checked in filter-output: short-circuited.
+                derived(
+                    "node to NodePort with eTP:Local",
+                    "svc2",
+                    Host,
+                    NodePort,
+                    "10.180.1.2:80",
+                ),
+            ],
+            &[],
+        ));
+    }
+    assert_no_failures(ProxyMode::Nftables, failures);
+}
