@@ -14,9 +14,14 @@ use crate::status::ApiError;
 /// Checks `body` against the request (kind, apiVersion, namespace), fills the namespace and a
 /// `generateName` name, and returns the JSON to store.
 pub fn prepare(r: &Resource, namespace: &str, body: &[u8], suffix: &str) -> Result<Value, ApiError> {
-    let mut v: Value = serde_json::from_slice(body).map_err(|e| {
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(format!("the simulated API server could not decode the body: {e}"))
     })?;
+    prepare_value(r, namespace, v, suffix)
+}
+
+/// [`prepare`] for a decoded body (an update's, a patched or an applied object).
+pub fn prepare_value(r: &Resource, namespace: &str, mut v: Value, suffix: &str) -> Result<Value, ApiError> {
     let Some(obj) = v.as_object_mut() else {
         return Err(ApiError::bad_request("the body is not a JSON object"));
     };
@@ -153,6 +158,8 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
             Object::Workload(SimWorkload {
                 pod_behaviour: behaviour(&v["spec"]["template"]["spec"]),
                 workload: w,
+                template_annotations: string_map(&v["spec"]["template"]["metadata"]["annotations"]),
+                template_digest: unmodelled_digest(&v["spec"]["template"]["spec"]),
             })
         }),
         None => None,
@@ -163,6 +170,32 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
     meta.labels = string_map(&v["metadata"]["labels"]);
     meta.annotations = string_map(&v["metadata"]["annotations"]);
     Ok(obj)
+}
+
+/// A digest of the container fields of a pod template the simulation passes through but does
+/// not model (`image`, `command`, `args`, `env`, `envFrom` of containers and init containers),
+/// 0 when none is set. A change in any of them gives the template a new hash.
+pub fn unmodelled_digest(spec: &Value) -> u64 {
+    let mut picked = Vec::new();
+    for list in ["initContainers", "containers"] {
+        for c in spec[list].as_array().into_iter().flatten() {
+            for field in ["name", "image", "command", "args", "env", "envFrom"] {
+                if !c[field].is_null() {
+                    picked.push(format!("{list}.{field}={}", c[field]));
+                }
+            }
+        }
+    }
+    if picked.is_empty() {
+        return 0;
+    }
+    // FNV-1a over the fields (serde_json writes object keys sorted).
+    picked
+        .join("\n")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
 }
 
 /// A JSON object of strings as a map (non-string values as their JSON text).

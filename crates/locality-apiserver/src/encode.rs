@@ -19,6 +19,10 @@ use serde_json::{Map, Value, json};
 
 use crate::resources;
 
+/// Key in an object's raw JSON holding its server-side apply managers (`metadata.managedFields`
+/// entries; keys starting with `x-` are the server's own and not served).
+pub(crate) const MANAGED_FIELDS_KEY: &str = "x-locality-sim-managed-fields";
+
 /// Image of a pod whose creator gave none (controller pods of topology workloads).
 pub const DEFAULT_IMAGE: &str = "registry.k8s.io/e2e-test-images/agnhost:2.53";
 
@@ -105,6 +109,31 @@ pub fn encode(ctx: &Ctx<'_>, object: &Object, rv: u64) -> Value {
     let r = resources::for_kind(kind);
     let mut v = json!({"kind": r.kind_name, "apiVersion": r.api_version()});
     v["metadata"] = metadata(object.meta(), rv, kind, object);
+    if let Some(managed) = ctx
+        .raw
+        .get(&object.meta().uid)
+        .and_then(|raw| raw.get(MANAGED_FIELDS_KEY))
+        .and_then(Value::as_array)
+    {
+        let entries: Vec<Value> = managed
+            .iter()
+            .map(|e| {
+                let mut e = e.clone();
+                if let Some(m) = e.as_object_mut() {
+                    m.retain(|k, _| !k.starts_with("x-"));
+                }
+                e
+            })
+            .collect();
+        v["metadata"]["managedFields"] = Value::Array(entries);
+    }
+    if let Object::Pod(_) = object
+        && object.meta().deletion_timestamp.is_some()
+        && let Some(key) = object.key()
+        && let Some(g) = ctx.engine.deletion_grace_period_seconds(&key)
+    {
+        v["metadata"]["deletionGracePeriodSeconds"] = json!(g);
+    }
     match object {
         Object::Namespace(_) => {
             v["spec"] = json!({"finalizers": ["kubernetes"]});
@@ -690,8 +719,12 @@ fn template(ctx: &Ctx<'_>, w: &SimWorkload) -> Value {
     let raw = ctx.raw_pod_spec(&w.workload.meta, &w.workload.meta.namespace, 0);
     let mut labels: Labels = w.workload.template_labels.clone();
     labels.retain(|_, _| true);
+    let mut metadata = json!({"labels": labels});
+    if !w.template_annotations.is_empty() {
+        metadata["annotations"] = json!(w.template_annotations);
+    }
     json!({
-        "metadata": {"labels": labels},
+        "metadata": metadata,
         "spec": pod_spec(&w.workload.template, raw, w.pod_behaviour.termination_grace_period_seconds,
                          &w.workload.meta.name),
     })

@@ -8,18 +8,32 @@
 //!
 //! Served: discovery, OpenAPI v3 (enough for kubectl's default validation), get, list (label
 //! and field selectors, `limit`/`continue`), watch (resourceVersion, `410 Gone` as an `ERROR`
-//! event), create, update, delete (pods gracefully), merge and strategic-merge patches of
-//! labels, annotations and replicas, `Table` answers for `kubectl get` (`-o wide` shows node
-//! and IP) and `metav1.Status` errors, for Namespaces, Nodes, Pods, Services, EndpointSlices,
-//! Deployments, ReplicaSets and DaemonSets (StatefulSets: read-only and empty). Everything it
-//! answers says it is simulated.
+//! event; with a label or field selector an object that stops matching through an update is
+//! sent as `DELETED` with its last matching state and one that starts matching as `ADDED`, as
+//! the real watch cache does), create, update, delete and patch with `dryRun=All`, `Table`
+//! answers for `kubectl get` (`-o wide` shows node and IP) and `metav1.Status` errors, for
+//! Namespaces, Nodes, Pods, Services, EndpointSlices, Deployments, ReplicaSets and DaemonSets
+//! (StatefulSets: read-only and empty). Everything it answers says it is simulated.
+//!
+//! Writes (see the `write` module docs): patches — JSON patch (RFC 6902), JSON merge patch,
+//! strategic merge patch (merge keys and directives: see the `patch` module docs) and
+//! server-side apply (`kubectl apply --server-side`, simplified field ownership) — apply to
+//! the object as served and go through the same decoding as create and update, so every field
+//! the simulation carries can change (a Service's `internalTrafficPolicy` and
+//! `trafficDistribution`, a Deployment's template, which rolls out); immutable fields (a
+//! pod's spec but images and added tolerations, a Service's cluster IP, a workload's
+//! selector) answer `422 Invalid` (see the `validate` module). Dry runs run against a copy of
+//! the engine and change nothing. `DeleteOptions`: `gracePeriodSeconds` for pods (0: removed
+//! at once, as `kubectl delete --grace-period=0 --force`), `preconditions`, and
+//! `propagationPolicy` (`Orphan` keeps the dependents; `Foreground` runs as `Background`).
 //!
 //! `pods/proxy` reaches simulated agnhost `netexec` pods (see the `proxy` module docs:
 //! `/hostname`, `/healthz`, `/readyz`, `/clientip`, `/echo`, `/dial` with the real image's
 //! quirks); `pods/log` serves the logs of simulated one-shot `curl` pods (kube-proxy's
 //! `127.0.0.1:10249/proxyMode` and `/metrics` from hostNetwork pods) and probe-loop client pods
 //! (`LOCALITY_PROBE_*` environment variables; see the `logs` module docs for the loop, the line
-//! formats and the parameters honoured), and [`ServeOptions::faults`] injects 5xx answers, 409s, latency and dropped
+//! formats and the parameters honoured; `follow=true` streams new lines as the virtual clock
+//! produces them until the container ends), and [`ServeOptions::faults`] injects 5xx answers, 409s, latency and dropped
 //! connections for tests.
 
 mod decode;
@@ -27,12 +41,15 @@ mod discovery;
 mod encode;
 mod faults;
 mod logs;
+mod patch;
 mod proxy;
 mod resources;
 mod select;
 mod server;
 mod status;
 mod table;
+mod validate;
+mod write;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener};

@@ -59,8 +59,11 @@
 //! when missing for a multi-container pod, as the real API server), `sinceTime` (RFC 3339;
 //! lines written at or after it), `sinceSeconds`, `timestamps=true` (each line prefixed with
 //! its write time, RFC 3339 with 9 fractional digits, and one space, as the kubelet does),
-//! `tailLines`, `limitBytes`. `follow=true` is **not streamed**: the log so far is returned and
-//! the connection closed. `previous` is ignored (containers never restart). A pod that has not
+//! `tailLines`, `limitBytes`, and `follow=true`: the answer streams (chunked) the log so far, then
+//! every line as the scaled virtual clock reaches its write instant, and ends when the
+//! container terminates (the pod `Succeeded`, `Failed`, or removed), when `limitBytes` is
+//! reached, or when the client disconnects; a pod that writes no log (netexec) streams nothing
+//! until it goes. `previous` is ignored (containers never restart). A pod that has not
 //! started: 400 `container "C" in pod "P" is waiting to start: ContainerCreating`.
 
 use std::sync::Arc;
@@ -637,18 +640,14 @@ pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) ->
     }
     let timestamps = q.flag("timestamps");
     let mut lines: Vec<String> = Vec::new();
+    let mut sent = 0;
     if let Some(c) = sim.clients.get(&uid) {
         for (at, text) in c.log.iter().filter(|(at, _)| *at <= now) {
+            sent += 1;
             if since.is_some_and(|s| *at < s) {
                 continue;
             }
-            for l in text.split_inclusive('\n') {
-                lines.push(if timestamps {
-                    format!("{} {l}", rfc3339_nano(*at))
-                } else {
-                    l.to_string()
-                });
-            }
+            push_lines(&mut lines, *at, text, timestamps);
         }
     }
     if let Some(n) = q.get("tailLines").and_then(|s| s.parse::<usize>().ok()) {
@@ -656,10 +655,114 @@ pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) ->
         lines.drain(..skip);
     }
     let mut out = lines.concat().into_bytes();
-    if let Some(n) = q.get("limitBytes").and_then(|s| s.parse::<usize>().ok()) {
+    let limit = q.get("limitBytes").and_then(|s| s.parse::<usize>().ok());
+    if let Some(n) = limit {
         out.truncate(n);
     }
-    Ok(response(200, "text/plain", Bytes::from(out)))
+    if !q.flag("follow") {
+        return Ok(response(200, "text/plain", Bytes::from(out)));
+    }
+    drop(sim);
+    let follow = Follow {
+        key,
+        uid,
+        sent,
+        timestamps,
+        remaining: limit.map(|n| n.saturating_sub(out.len())),
+    };
+    Ok(follow.stream(shared.clone(), out))
+}
+
+fn push_lines(lines: &mut Vec<String>, at: Millis, text: &str, timestamps: bool) {
+    for l in text.split_inclusive('\n') {
+        lines.push(if timestamps {
+            format!("{} {l}", rfc3339_nano(at))
+        } else {
+            l.to_string()
+        });
+    }
+}
+
+/// How often a followed log looks for new lines (wall time).
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A `follow=true` read (k8s.io/kubernetes `pkg/kubelet/kuberuntime/logs` `ReadLogs` with
+/// `Follow`): the log so far, then each line as the virtual clock reaches its write instant,
+/// until the container terminates (the pod `Succeeded` or `Failed`, or gone), `limitBytes`
+/// is reached, or the client disconnects.
+struct Follow {
+    key: ObjectKey,
+    uid: String,
+    /// Log entries (visible ones) already read.
+    sent: usize,
+    timestamps: bool,
+    /// Bytes left under `limitBytes`.
+    remaining: Option<usize>,
+}
+
+impl Follow {
+    fn stream(mut self, shared: Arc<Shared>, first: Vec<u8>) -> Response {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
+        tokio::spawn(async move {
+            if !first.is_empty() && tx.send(Bytes::from(first)).await.is_err() {
+                return;
+            }
+            loop {
+                if self.remaining == Some(0) {
+                    return;
+                }
+                let (chunk, done) = self.poll(&shared);
+                if !chunk.is_empty() && tx.send(Bytes::from(chunk)).await.is_err() {
+                    return;
+                }
+                if done {
+                    return;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(FOLLOW_POLL) => {}
+                    () = tx.closed() => return,
+                }
+            }
+        });
+        let mut r = http::Response::new(Body::Stream(rx));
+        let h = r.headers_mut();
+        h.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain"),
+        );
+        h.insert(
+            http::header::SERVER,
+            http::HeaderValue::from_static(crate::SERVER_HEADER),
+        );
+        h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
+        r
+    }
+
+    /// The lines written since the last poll, and whether the container has terminated.
+    fn poll(&mut self, shared: &Shared) -> (Vec<u8>, bool) {
+        let sim = shared.lock();
+        let now = sim.engine.now();
+        let pod = sim
+            .engine
+            .get(&self.key)
+            .and_then(Object::as_pod)
+            .filter(|p| p.pod.meta.uid == self.uid);
+        let terminated = pod.is_none_or(|p| matches!(p.pod.phase, PodPhase::Succeeded | PodPhase::Failed));
+        let mut lines = Vec::new();
+        if let Some(c) = sim.clients.get(&self.uid) {
+            let visible = c.log.partition_point(|(at, _)| *at <= now);
+            for (at, text) in c.log.iter().take(visible).skip(self.sent) {
+                push_lines(&mut lines, *at, text, self.timestamps);
+            }
+            self.sent = self.sent.max(visible);
+        }
+        let mut out = lines.concat().into_bytes();
+        if let Some(left) = &mut self.remaining {
+            out.truncate(*left);
+            *left -= out.len();
+        }
+        (out, terminated)
+    }
 }
 
 type Response = http::Response<Body>;

@@ -10,8 +10,7 @@ use std::time::Duration;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Bytes, Frame, Incoming};
-use locality_sim::store::EventType;
-use locality_sim::store::StoreError;
+use locality_sim::store::{EventType, Store, StoreError, WatchEvent};
 use locality_sim::{Kind, Object, ObjectKey, SimError};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -19,8 +18,8 @@ use tokio::sync::mpsc;
 use crate::encode::{self, Ctx};
 use crate::resources::{self, Resource};
 use crate::select::{self, FieldTerm};
-use crate::status::{self, ApiError};
-use crate::{SERVER_HEADER, Shared, Sim, decode, discovery, table};
+use crate::status::ApiError;
+use crate::{SERVER_HEADER, Shared, Sim, discovery, table, write};
 
 /// Largest request body read (16 MiB).
 const MAX_BODY: usize = 16 << 20;
@@ -111,7 +110,7 @@ pub(crate) fn response(code: u16, content_type: &str, body: Bytes) -> Response<B
     r
 }
 
-fn json_response(code: u16, v: &Value) -> Response<Body> {
+pub(crate) fn json_response(code: u16, v: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(v).unwrap_or_default();
     response(code, "application/json", Bytes::from(bytes))
 }
@@ -166,11 +165,15 @@ pub(crate) fn percent_decode(s: &str) -> String {
 }
 
 /// A request for a resource: which, where, what.
-struct Target {
-    r: &'static Resource,
-    namespace: Option<String>,
-    name: Option<String>,
-    sub: Option<String>,
+pub(crate) struct Target {
+    /// The resource.
+    pub(crate) r: &'static Resource,
+    /// The namespace in the path, if any.
+    pub(crate) namespace: Option<String>,
+    /// The object's name, if any.
+    pub(crate) name: Option<String>,
+    /// The subresource, if any.
+    pub(crate) sub: Option<String>,
 }
 
 /// `/api/v1/...` or `/apis/{g}/{v}/...` after the prefix.
@@ -376,10 +379,10 @@ async fn resource(
         ("GET", None) if q.flag("watch") && q.get("watch").is_some() => watch(shared, &t, q, want).await,
         ("GET", None) => list(shared, &t, q, want),
         ("GET", Some(name)) => get(shared, &t, name, want),
-        ("POST", None) => create(shared, &t, body),
-        ("PUT", Some(name)) if t.sub.is_none() => update(shared, &t, name, body),
-        ("PATCH", Some(name)) if t.sub.is_none() => patch(shared, &t, name, headers, body),
-        ("DELETE", Some(name)) if t.sub.is_none() => delete(shared, &t, name),
+        ("POST", None) => write::create(shared, &t, q, body),
+        ("PUT", Some(name)) if t.sub.is_none() => write::update(shared, &t, name, q, body),
+        ("PATCH", Some(name)) if t.sub.is_none() => write::patch(shared, &t, name, headers, q, body),
+        ("DELETE", Some(name)) if t.sub.is_none() => write::delete(shared, &t, name, q, body),
         _ => Err(ApiError::method_not_allowed(method.as_str(), t.r.plural)),
     }
 }
@@ -388,7 +391,7 @@ fn store_kind(t: &Target) -> Option<Kind> {
     t.r.kind
 }
 
-fn key_of(t: &Target, kind: Kind, name: &str) -> ObjectKey {
+pub(crate) fn key_of(t: &Target, kind: Kind, name: &str) -> ObjectKey {
     let ns = if t.r.namespaced {
         t.namespace.clone().unwrap_or_default()
     } else {
@@ -397,7 +400,7 @@ fn key_of(t: &Target, kind: Kind, name: &str) -> ObjectKey {
     ObjectKey::new(kind, ns, name)
 }
 
-fn map_sim_error(t: &Target, name: &str, e: SimError) -> ApiError {
+pub(crate) fn map_sim_error(t: &Target, name: &str, e: SimError) -> ApiError {
     let r = t.r;
     match e {
         SimError::Store(StoreError::AlreadyExists(_)) => ApiError::already_exists(r.plural, r.group, name),
@@ -486,12 +489,83 @@ fn filter(t: &Target, q: &Query) -> Result<Filter, ApiError> {
     })
 }
 
+/// The last state of each object a content-filtered watch has seen (`None`: deleted).
+type LastSeen = HashMap<ObjectKey, Option<Arc<Object>>>;
+
 impl Filter {
     fn matches(&self, key: &ObjectKey, o: &Object) -> bool {
+        self.in_namespace(key) && self.content_matches(o)
+    }
+
+    fn in_namespace(&self, key: &ObjectKey) -> bool {
         self.namespace.as_ref().is_none_or(|ns| *ns == key.namespace)
-            && select::label_matches(&self.labels, &o.meta().labels)
+    }
+
+    fn content_matches(&self, o: &Object) -> bool {
+        select::label_matches(&self.labels, &o.meta().labels)
             && select::fields_match(&self.fields, |f| field_value(o, f))
     }
+
+    /// True when the filter reads labels or fields (an update can move an object in or out).
+    fn by_content(&self) -> bool {
+        !(self.labels.match_labels.is_empty()
+            && self.labels.match_expressions.is_empty()
+            && self.fields.is_empty())
+    }
+
+    /// What a watcher with this filter sees of `e` (k8s.io/apiserver
+    /// `pkg/storage/cacher/cache_watcher.go` `convertToWatchEvent`): `ADDED` when the object
+    /// starts matching, `MODIFIED` while it matches, `DELETED` carrying its previous state
+    /// (at the event's resourceVersion) when an update makes it stop matching, nothing
+    /// otherwise. `last` remembers the states seen; a state older than the retained event log
+    /// is unknown, and then the event passes as it is if the object matches.
+    fn convert(
+        &self,
+        e: &WatchEvent,
+        last: &mut LastSeen,
+        store: &Store,
+    ) -> Option<(EventType, Arc<Object>, u64)> {
+        if !self.in_namespace(&e.key) {
+            return None;
+        }
+        if !self.by_content() {
+            return Some((e.event_type, e.object.clone(), e.resource_version));
+        }
+        let prev = match last.get(&e.key) {
+            Some(p) => Some(p.clone()),
+            None => previous_state(store, e),
+        };
+        last.insert(
+            e.key.clone(),
+            (e.event_type != EventType::Deleted).then(|| e.object.clone()),
+        );
+        let cur = e.event_type != EventType::Deleted && self.content_matches(&e.object);
+        let (old, old_obj) = match (e.event_type, prev) {
+            (EventType::Deleted, _) => (self.content_matches(&e.object), e.object.clone()),
+            (_, Some(Some(p))) => (self.content_matches(&p), p),
+            (EventType::Modified, None) => (cur, e.object.clone()),
+            (_, _) => (false, e.object.clone()),
+        };
+        let rv = e.resource_version;
+        match (cur, old) {
+            (true, false) => Some((EventType::Added, e.object.clone(), rv)),
+            (true, true) => Some((EventType::Modified, e.object.clone(), rv)),
+            (false, true) => Some((EventType::Deleted, old_obj, rv)),
+            (false, false) => None,
+        }
+    }
+}
+
+/// The state of `e`'s object before `e`: `Some(None)` when it did not exist, `None` when the
+/// retained event log does not reach back to its previous change.
+fn previous_state(store: &Store, e: &WatchEvent) -> Option<Option<Arc<Object>>> {
+    let log = store.events();
+    let i = log.partition_point(|x| x.resource_version < e.resource_version);
+    log[..i]
+        .iter()
+        .rev()
+        .find(|x| x.key == e.key)
+        .map(|x| (x.event_type != EventType::Deleted).then(|| x.object.clone()))
 }
 
 fn list_kind(t: &Target) -> String {
@@ -703,6 +777,7 @@ async fn watch(shared: &Arc<Shared>, t: &Target, q: &Query, want: Want) -> Resul
     let _ = kind_name;
     tokio::spawn(async move {
         let deadline = tokio::time::Instant::now() + timeout;
+        let mut last = LastSeen::new();
         match first {
             Err(e) => {
                 let ev = json!({"type": "ERROR", "object": e.to_status()});
@@ -723,10 +798,11 @@ async fn watch(shared: &Arc<Shared>, t: &Target, q: &Query, want: Want) -> Resul
                 let Ok(events) = sim.engine.store().events_since(cursor) else {
                     break;
                 };
+                let store = sim.engine.store();
                 let selected: Vec<(EventType, Arc<Object>, u64)> = events
                     .iter()
-                    .filter(|e| Some(e.key.kind) == kind && f.matches(&e.key, &e.object))
-                    .map(|e| (e.event_type, e.object.clone(), e.resource_version))
+                    .filter(|e| Some(e.key.kind) == kind)
+                    .filter_map(|e| f.convert(e, &mut last, store))
                     .collect();
                 cursor = events.last().map_or(cursor, |e| e.resource_version);
                 encode_events(&sim, &t, want, selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)))
@@ -786,268 +862,6 @@ fn encode_events<'a>(
         .collect()
 }
 
-fn create(shared: &Arc<Shared>, t: &Target, body: &Bytes) -> Result<Response<Body>, ApiError> {
-    let Some(kind) = store_kind(t) else {
-        return Err(ApiError::method_not_allowed("POST", &t.r.qualified()));
-    };
-    let mut sim = shared.lock();
-    sim.catch_up();
-    sim.name_seq += 1;
-    let suffix = generated_suffix(sim.name_seq);
-    let ns = t.namespace.clone().unwrap_or_default();
-    if t.r.namespaced && ns.is_empty() {
-        return Err(ApiError::bad_request(
-            "a namespaced resource must be created in a namespace (simulated API server)",
-        ));
-    }
-    let value = decode::prepare(t.r, &ns, body, &suffix)?;
-    let object = decode::to_object(t.r, &value)?;
-    let name = object.meta().name.clone();
-    sim.engine
-        .create(object)
-        .map_err(|e| map_sim_error(t, &name, e))?;
-    let key = key_of(t, kind, &name);
-    let sim = &mut *sim;
-    let stored = sim
-        .engine
-        .store()
-        .get(&key)
-        .ok_or_else(|| ApiError::internal("created object vanished"))?;
-    let uid = stored.uid.clone();
-    let (obj, rv) = (stored.object.clone(), stored.resource_version);
-    if kind == Kind::Pod {
-        crate::logs::register(sim, &key, &uid, &value);
-    }
-    sim.raw.insert(uid, value);
-    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
-    shared.notify(sim);
-    Ok(json_response(201, &v))
-}
-
-fn generated_suffix(n: u64) -> String {
-    const ALPHA: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut x = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
-    (0..5)
-        .map(|_| {
-            let c = ALPHA[(x % ALPHA.len() as u64) as usize] as char;
-            x /= ALPHA.len() as u64;
-            c
-        })
-        .collect()
-}
-
-fn update(shared: &Arc<Shared>, t: &Target, name: &str, body: &Bytes) -> Result<Response<Body>, ApiError> {
-    let Some(kind) = store_kind(t) else {
-        return Err(ApiError::method_not_allowed("PUT", &t.r.qualified()));
-    };
-    let precondition = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .and_then(|s| s.parse::<u64>().ok());
-    let mut sim = shared.lock();
-    sim.catch_up();
-    let ns = t.namespace.clone().unwrap_or_default();
-    let value = decode::prepare(t.r, &ns, body, "")?;
-    if value["metadata"]["name"].as_str() != Some(name) {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({name})",
-            value["metadata"]["name"].as_str().unwrap_or_default()
-        )));
-    }
-    let key = key_of(t, kind, name);
-    let current = sim
-        .engine
-        .store()
-        .get(&key)
-        .map(|s| s.object.clone())
-        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
-    let new = decode::to_object(t.r, &value)?;
-    let merged = merge_update(&current, new);
-    sim.engine
-        .update(merged, precondition)
-        .map_err(|e| map_sim_error(t, name, e))?;
-    let sim = &mut *sim;
-    let stored = sim
-        .engine
-        .store()
-        .get(&key)
-        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
-    if kind != Kind::Pod {
-        sim.raw.insert(stored.uid.clone(), value);
-    }
-    let (obj, rv) = (stored.object.clone(), stored.resource_version);
-    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
-    shared.notify(sim);
-    Ok(json_response(200, &v))
-}
-
-/// What an update may change: pods only their labels and annotations (their spec is
-/// immutable and their status the simulated kubelet's); Services keep allocated IPs and node
-/// ports; owner references are kept when the new object has none.
-fn merge_update(current: &Object, mut new: Object) -> Object {
-    let cur_meta = current.meta().clone();
-    match (current, &mut new) {
-        (Object::Pod(p), Object::Pod(n)) => {
-            let mut kept = p.clone();
-            kept.pod.meta.labels = n.pod.meta.labels.clone();
-            kept.pod.meta.annotations = n.pod.meta.annotations.clone();
-            return Object::Pod(kept);
-        }
-        (Object::Service(s), Object::Service(n)) => {
-            if n.cluster_ips.is_empty() && !n.headless {
-                n.cluster_ips = s.cluster_ips.clone();
-                n.ip_families = s.ip_families.clone();
-            }
-            for p in &mut n.ports {
-                if p.node_port == 0
-                    && let Some(old) = s
-                        .ports
-                        .iter()
-                        .find(|o| o.port == p.port && o.protocol == p.protocol)
-                {
-                    p.node_port = old.node_port;
-                }
-            }
-        }
-        (Object::Node(o), Object::Node(n)) => {
-            n.ready = o.ready;
-        }
-        (Object::Workload(o), Object::Workload(n)) => {
-            n.pod_behaviour = o.pod_behaviour.clone();
-        }
-        _ => {}
-    }
-    if new.meta().owner_references.is_empty() {
-        new.meta_mut().owner_references = cur_meta.owner_references;
-    }
-    new
-}
-
-/// RFC 7386 JSON merge patch.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    if let Value::Object(p) = patch {
-        if !target.is_object() {
-            *target = json!({});
-        }
-        if let Value::Object(t) = target {
-            for (k, v) in p {
-                if v.is_null() {
-                    t.remove(k);
-                } else if k.starts_with("$") {
-                    // Strategic-merge directives ($patch, $retainKeys…): not simulated.
-                } else {
-                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-                }
-            }
-        }
-    } else {
-        *target = patch.clone();
-    }
-}
-
-fn patch(
-    shared: &Arc<Shared>,
-    t: &Target,
-    name: &str,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
-    let Some(kind) = store_kind(t) else {
-        return Err(ApiError::method_not_allowed("PATCH", &t.r.qualified()));
-    };
-    let ct = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let media = ct.split(';').next().unwrap_or_default().trim();
-    if !matches!(
-        media,
-        "application/merge-patch+json" | "application/strategic-merge-patch+json"
-    ) {
-        return Err(ApiError::unsupported_media_type(&ct));
-    }
-    let patch: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!(
-            "the simulated API server could not decode the patch: {e}"
-        ))
-    })?;
-    if !patch.is_object() {
-        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
-    }
-    let mut sim = shared.lock();
-    sim.catch_up();
-    let key = key_of(t, kind, name);
-    let sim = &mut *sim;
-    let (current, rv) = sim
-        .engine
-        .store()
-        .get(&key)
-        .map(|s| (s.object.clone(), s.resource_version))
-        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
-    let mut doc = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &current, rv);
-    merge_patch(&mut doc, &patch);
-    let precondition = patch
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse::<u64>().ok());
-    let mut obj = (*current).clone();
-    {
-        let m = obj.meta_mut();
-        m.labels = decode::string_map(&doc["metadata"]["labels"]);
-        m.annotations = decode::string_map(&doc["metadata"]["annotations"]);
-    }
-    if let Object::Workload(w) = &mut obj
-        && let Some(n) = doc.pointer("/spec/replicas").and_then(Value::as_u64)
-        && w.workload.kind != locality_model::objects::WorkloadKind::DaemonSet
-    {
-        w.workload.replicas = u32::try_from(n).ok();
-    }
-    sim.engine
-        .update(obj, precondition)
-        .map_err(|e| map_sim_error(t, name, e))?;
-    let stored = sim
-        .engine
-        .store()
-        .get(&key)
-        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
-    let (obj, rv) = (stored.object.clone(), stored.resource_version);
-    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
-    shared.notify(sim);
-    Ok(json_response(200, &v))
-}
-
-fn delete(shared: &Arc<Shared>, t: &Target, name: &str) -> Result<Response<Body>, ApiError> {
-    let Some(kind) = store_kind(t) else {
-        return Err(ApiError::not_found(t.r.plural, t.r.group, name));
-    };
-    let mut sim = shared.lock();
-    sim.catch_up();
-    let key = key_of(t, kind, name);
-    let sim = &mut *sim;
-    let before = sim
-        .engine
-        .store()
-        .get(&key)
-        .map(|s| (s.object.clone(), s.resource_version))
-        .ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
-    sim.engine.delete(&key).map_err(|e| map_sim_error(t, name, e))?;
-    let (obj, rv) = sim
-        .engine
-        .store()
-        .get(&key)
-        .map(|s| (s.object.clone(), s.resource_version))
-        .unwrap_or(before);
-    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
-    shared.notify(sim);
-    let _ = status::success(json!({}));
-    Ok(json_response(200, &v))
-}
-
 /// `deployments/scale` and `replicasets/scale` (`autoscaling/v1` Scale): GET, PUT, PATCH.
 fn scale(
     shared: &Arc<Shared>,
@@ -1094,7 +908,13 @@ fn scale(
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or_default();
                 if !ct.contains("merge-patch+json") {
-                    return Err(ApiError::unsupported_media_type(ct));
+                    return Err(ApiError::unsupported_media_type(
+                        ct,
+                        &[
+                            "application/merge-patch+json",
+                            "application/strategic-merge-patch+json",
+                        ],
+                    ));
                 }
             }
             let n = doc

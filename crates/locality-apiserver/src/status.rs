@@ -80,8 +80,12 @@ impl ApiError {
         } else {
             format!("{kind}.{group}")
         };
-        ApiError::new(422, "Invalid", format!("{display} \"{name}\" is invalid: {why}"))
-            .with_details(name, group, kind)
+        let mut e = ApiError::new(422, "Invalid", format!("{display} \"{name}\" is invalid: {why}"))
+            .with_details(name, group, kind);
+        if let Some(d) = &mut e.details {
+            d["causes"] = json!([cause(why)]);
+        }
+        e
     }
 
     /// 405 MethodNotAllowed.
@@ -93,13 +97,15 @@ impl ApiError {
         )
     }
 
-    /// 415 UnsupportedMediaType.
-    pub fn unsupported_media_type(content_type: &str) -> Self {
+    /// 415 UnsupportedMediaType listing the `accepted` media types
+    /// (k8s.io/apiserver `pkg/endpoints/handlers/negotiation/errors.go`).
+    pub fn unsupported_media_type(content_type: &str, accepted: &[&str]) -> Self {
         ApiError::new(
             415,
             "UnsupportedMediaType",
             format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/merge-patch+json, application/strategic-merge-patch+json (got {content_type:?})"
+                "the body of the request was in an unknown format - accepted media types include: {} (got {content_type:?})",
+                accepted.join(", ")
             ),
         )
     }
@@ -142,15 +148,30 @@ impl ApiError {
     }
 }
 
+/// The `StatusCause` of a field error `field: Type: detail` (k8s.io/apimachinery
+/// `pkg/api/errors` `NewInvalid`, which kubectl prints as `field: message`).
+fn cause(why: &str) -> Value {
+    let (field, message) = match why.split_once(": ") {
+        Some((f, m)) if !f.is_empty() && !f.contains(' ') => (f, m),
+        _ => ("", why),
+    };
+    let reason = [
+        ("Invalid value", "FieldValueInvalid"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Duplicate value", "FieldValueDuplicate"),
+    ]
+    .iter()
+    .find(|(prefix, _)| message.starts_with(prefix))
+    .map_or("FieldValueInvalid", |(_, r)| r);
+    json!({"reason": reason, "message": message, "field": field})
+}
+
 fn qualified(resource: &str, group: &str) -> String {
     if group.is_empty() {
         resource.to_string()
     } else {
         format!("{resource}.{group}")
     }
-}
-
-/// A `Status` of success (what DELETE of a collection or some subresources answer).
-pub fn success(details: Value) -> Value {
-    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }

@@ -200,6 +200,8 @@ pub fn workload(
             update_strategy: Some("RollingUpdate".into()),
         },
         pod_behaviour: behaviour,
+        template_annotations: Labels::new(),
+        template_digest: 0,
     })
 }
 

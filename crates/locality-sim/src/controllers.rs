@@ -142,6 +142,8 @@ impl Engine {
         }
         if d.schedule {
             self.schedule_pending();
+        } else {
+            self.scheduler_catch_up();
         }
         for key in &d.pods {
             self.kubelet_sync(key);
@@ -418,6 +420,7 @@ impl Engine {
                     name,
                     namespace: w.workload.meta.namespace.clone(),
                     labels: w.workload.template_labels.clone(),
+                    annotations: w.template_annotations.clone(),
                     owner_references: vec![owner_ref(kind, &w.workload.meta)],
                     ..ObjectMeta::default()
                 },
@@ -432,13 +435,8 @@ impl Engine {
 
     // ----- scheduler -----
 
-    /// Binds pending pods: feasible nodes (nodeName, nodeSelector, required node affinity,
-    /// taints, Ready, cordon), then the least loaded, ties broken by the seeded PRNG.
-    ///
-    /// Like kube-scheduler, it keeps its own cache (pending pods, pods per node) fed by the
-    /// pod events since its last run; a pod whose required affinity pins it to one node (the
-    /// DaemonSet controller's `matchFields: metadata.name`) is checked against that node only.
-    pub(crate) fn schedule_pending(&mut self) {
+    /// Feeds the scheduler's cache the pod events since it last read the store.
+    pub(crate) fn scheduler_catch_up(&mut self) {
         let events: Vec<(ObjectKey, u64, Option<Arc<Object>>)> = self
             .store
             .events_since(self.scheduler.cursor)
@@ -456,6 +454,16 @@ impl Engine {
             let pod = object.as_deref().and_then(Object::as_pod);
             self.scheduler.observe(&key, created, pod);
         }
+    }
+
+    /// Binds pending pods: feasible nodes (nodeName, nodeSelector, required node affinity,
+    /// taints, Ready, cordon), then the least loaded, ties broken by the seeded PRNG.
+    ///
+    /// Like kube-scheduler, it keeps its own cache (pending pods, pods per node) fed by the
+    /// pod events since its last run; a pod whose required affinity pins it to one node (the
+    /// DaemonSet controller's `matchFields: metadata.name`) is checked against that node only.
+    pub(crate) fn schedule_pending(&mut self) {
+        self.scheduler_catch_up();
         let pending: Vec<(u64, ObjectKey)> = self.scheduler.pending.iter().cloned().collect();
         let mut all_nodes: Option<Vec<Arc<Object>>> = None;
         for (created, key) in pending {
@@ -585,8 +593,12 @@ pub(crate) fn with(labels: &Labels, k: &str, v: &str) -> Labels {
 /// `pod-template-hash` alphabet.
 pub fn template_hash(w: &SimWorkload) -> String {
     let text = format!(
-        "{:?}{:?}{:?}",
-        w.workload.template_labels, w.workload.template, w.pod_behaviour
+        "{:?}{:?}{:?}{:?}{}",
+        w.workload.template_labels,
+        w.workload.template,
+        w.pod_behaviour,
+        w.template_annotations,
+        w.template_digest
     );
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {

@@ -313,9 +313,8 @@ impl AddressTypeSync<'_> {
                 Some((ports, ep)) if self.slice(&slice_name).is_some_and(|s| s.ports == ports) => {
                     let s = self.slice(&slice_name).expect("found above");
                     if !same_but_hints(&s.endpoints[i], &ep) {
-                        let s = self.edit(&slice_name).expect("found above");
-                        let hints = s.endpoints[i].hints.take();
-                        s.endpoints[i] = Endpoint { hints, ..ep };
+                        // Fresh from podToEndpoint, without hints: the hint step sets them.
+                        self.edit(&slice_name).expect("found above").endpoints[i] = ep;
                     }
                 }
                 other => {

@@ -40,6 +40,15 @@ pub struct SimConfig {
     pub kubelet_cleanup_delay_ms: Millis,
     /// Give pods an IPv6 address too (dual-stack pod network).
     pub dual_stack: bool,
+    /// Store events kept for watches (etcd's compaction): once the log holds twice this many,
+    /// it is cut back to the newest `event_history`, and a watch from an older
+    /// resourceVersion gets `410 Gone`. 0 keeps everything.
+    pub event_history: usize,
+    /// kube-controller-manager's `--node-monitor-grace-period` (ms): how long a node's kubelet
+    /// may stay silent before the simulated node lifecycle controller sets its Ready condition
+    /// to Unknown. `None`: the default of `kube_version` (see
+    /// [`crate::nodelifecycle::default_node_monitor_grace_period_ms`]).
+    pub node_monitor_grace_period_ms: Option<Millis>,
 }
 
 impl Default for SimConfig {
@@ -54,6 +63,8 @@ impl Default for SimConfig {
             start_jitter_ms: 250,
             kubelet_cleanup_delay_ms: 200,
             dual_stack: false,
+            event_history: 100_000,
+            node_monitor_grace_period_ms: None,
         }
     }
 }
@@ -87,6 +98,12 @@ pub(crate) enum Task {
     RemovePod(ObjectKey, String),
     /// A node's kube-proxy syncs its rules.
     ProxySync(String),
+    /// The simulated node lifecycle controller's health pass over one node.
+    NodeMonitor(String),
+    /// The simulated taint-eviction controller deletes a pod (uid, eviction token).
+    TaintEviction(ObjectKey, String, u64),
+    /// The simulated pod GC force-deletes the pods of a node that no longer exists.
+    PodGcOrphans(String),
 }
 
 /// Node-local runtime state of a simulated pod (the kubelet's view, not in the store).
@@ -101,6 +118,12 @@ pub(crate) struct PodRuntime {
     pub ips: Vec<IpAddr>,
     /// The grace period a delete request gave (`DeleteOptions.gracePeriodSeconds`), if any.
     pub deletion_grace: Option<u64>,
+    /// The kubelet's own view of the pod's readiness (its prober's last result); the store's
+    /// `ready` can differ while the node lifecycle controller has marked the pod not ready.
+    pub ready: bool,
+    /// When the pending readiness probe of the current probe chain is due (a restarted
+    /// kubelet starts a new chain; tasks of an older one are dropped).
+    pub probe_due: Option<Millis>,
 }
 
 /// Per-node runtime: pod CIDRs and IP allocation, and the node's simulated kube-proxy.
@@ -146,6 +169,11 @@ pub struct Engine {
     pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::DaemonState>,
     /// The simulated scheduler's cache.
     pub(crate) scheduler: crate::controllers::SchedulerCache,
+    /// The simulated node lifecycle, taint-eviction and pod GC controllers' state, and each
+    /// node's simulated kubelet state.
+    pub(crate) lifecycle: crate::nodelifecycle::NodeLifecycle,
+    /// The simulated cloud load-balancer controller's allocations.
+    pub(crate) cloud_lb: crate::cloudlb::CloudLoadBalancers,
 }
 
 impl Engine {
@@ -178,12 +206,15 @@ impl Engine {
             slice_tracker: Default::default(),
             daemon_states: BTreeMap::new(),
             scheduler: Default::default(),
+            lifecycle: Default::default(),
+            cloud_lb: Default::default(),
         };
         for ns in ["default", "kube-node-lease", "kube-public", "kube-system"] {
             let _ = e.store.create(crate::builders::namespace(ns), 0);
         }
         e.controller_cursor = e.store.resource_version();
         e.proxy_cursor = e.store.resource_version();
+        e.lifecycle.cursor = e.store.resource_version();
         e
     }
 
@@ -358,6 +389,9 @@ impl Engine {
             Task::ProcessExit(key, uid) => self.process_exit(&key, &uid),
             Task::RemovePod(key, uid) => self.remove_pod(&key, &uid),
             Task::ProxySync(node) => self.proxy_sync(&node),
+            Task::NodeMonitor(node) => self.node_monitor(&node),
+            Task::TaintEviction(key, uid, token) => self.taint_evict(&key, &uid, token),
+            Task::PodGcOrphans(node) => self.pod_gc_orphans(&node),
         }
     }
 
@@ -396,6 +430,7 @@ impl Engine {
                     self.wake_proxy(&name, ev.time);
                 }
             }
+            self.compact_events();
             if self.informer.len() / PRUNE_EVERY > self.pruned / PRUNE_EVERY {
                 self.pruned = self.informer.len();
                 let floor = self
@@ -407,6 +442,22 @@ impl Engine {
                 self.informer.prune(floor);
             }
         }
+    }
+
+    /// Cuts the store's event log back to the newest `event_history` events once it holds
+    /// twice as many, never past what the simulated controllers have read.
+    fn compact_events(&mut self) {
+        let history = self.config.event_history;
+        if history == 0 || self.store.events().len() <= 2 * history {
+            return;
+        }
+        let newest_dropped = self.store.resource_version().saturating_sub(history as u64);
+        let read = self
+            .controller_cursor
+            .min(self.proxy_cursor)
+            .min(self.scheduler.cursor)
+            .min(self.lifecycle.cursor);
+        self.store.compact(newest_dropped.min(read));
     }
 
     /// Schedules the sync of an idle kube-proxy for an event at `time`: one lag later, but not

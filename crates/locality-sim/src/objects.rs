@@ -170,6 +170,13 @@ pub struct SimWorkload {
     pub workload: Workload,
     /// Behaviour of the pods of its template.
     pub pod_behaviour: PodBehaviour,
+    /// `spec.template.metadata.annotations`: copied to its pods and part of the template
+    /// hash, so `kubectl rollout restart` (a `restartedAt` annotation) rolls it.
+    pub template_annotations: locality_model::objects::Labels,
+    /// A digest of the template fields the simulation keeps but does not model (container
+    /// images, commands, arguments, environment): part of the template hash, so changing
+    /// them rolls the workload as on a real cluster. 0 when there are none.
+    pub template_digest: u64,
 }
 
 /// An object in the simulated store.
