@@ -191,7 +191,7 @@ fn telemetry() -> RolloutRun {
         settle: settle_wall,
         rollout: t1.elapsed(),
         virtual_ms,
-        events: e.store().events().len(),
+        events: e.store().resource_version() as usize,
         note: format!(
             "maxUnavailable 1 (topology's own){}",
             if settled { "" } else { "; did not settle" }
@@ -250,7 +250,7 @@ fn synthetic_run(n: usize) -> RolloutRun {
         settle: settle_wall,
         rollout: t1.elapsed(),
         virtual_ms,
-        events: e.store().events().len(),
+        events: e.store().resource_version() as usize,
         note,
     }
 }

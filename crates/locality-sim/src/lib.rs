@@ -27,6 +27,7 @@ pub mod kubelet;
 pub mod kubeproxy;
 pub mod objects;
 pub mod rng;
+pub mod snapshot;
 pub mod store;
 pub mod time;
 pub mod topology;

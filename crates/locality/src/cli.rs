@@ -102,14 +102,30 @@ pub enum ProxyModeArg {
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     /// Files or directories (recursive) with Kubernetes objects in JSON or YAML; `-` for stdin.
-    /// Without -f the live cluster of the current kubeconfig context is read.
+    /// Without -f (and without --sim) the live cluster of the current kubeconfig context is
+    /// read.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub filenames: Vec<PathBuf>,
+    /// Read a fresh embedded simulated cluster instead (a self-test and teaching aid, not a
+    /// real cluster): a built-in topology (three-zones, four-nodes, telemetry) or a topology
+    /// YAML file, with the playbook fixture on topologies that describe nodes only, after
+    /// --sim-at virtual seconds.
+    #[arg(
+        long,
+        value_name = "TOPOLOGY",
+        num_args = 0..=1,
+        default_missing_value = "three-zones",
+        conflicts_with = "filenames"
+    )]
+    pub sim: Option<String>,
+    /// Virtual seconds the simulated cluster (--sim) runs before it is read.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, requires = "sim")]
+    pub sim_at: u64,
     /// Path to the kubeconfig file (live mode) [default: $KUBECONFIG, else ~/.kube/config].
-    #[arg(long, value_name = "FILE", conflicts_with = "filenames")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["filenames", "sim"])]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use (live mode) [default: the current context].
-    #[arg(long, value_name = "NAME", conflicts_with = "filenames")]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["filenames", "sim"])]
     pub context: Option<String>,
     /// List objects in all namespaces (live mode; the default unless -n is given).
     #[arg(short = 'A', long, conflicts_with = "filenames")]

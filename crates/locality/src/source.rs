@@ -45,6 +45,9 @@ pub fn load(
     ui: &Ui,
     progress: &Progress,
 ) -> Result<Loaded, CliError> {
+    if let Some(topology) = &args.sim {
+        return load_simulated(args, topology, ui, progress);
+    }
     if !args.filenames.is_empty() {
         let loaded = load_inputs(&args.filenames, ui)?;
         let versions = resolve_versions(
@@ -133,5 +136,69 @@ pub fn load(
         kind: InputKind::Live,
         files: Vec::new(),
         forbidden: snap.forbidden,
+    })
+}
+
+/// A fresh embedded simulated cluster, run for `--sim-at` virtual seconds, read as a
+/// snapshot; versions and proxy mode are the simulation's own unless flags force them.
+fn load_simulated(
+    args: &ModelArgs,
+    topology: &str,
+    ui: &Ui,
+    progress: &Progress,
+) -> Result<Loaded, CliError> {
+    progress.set(format!("running the simulated cluster {topology:?}"));
+    let cluster = crate::cli::SimClusterArgs {
+        topology: topology.to_string(),
+        seed: 1,
+        profile: Vec::new(),
+        fixture: crate::cli::FixtureArg::Auto,
+    };
+    let mut engine = crate::commands::sim::build_engine(&cluster)?;
+    engine.run_until(args.sim_at.saturating_mul(1000));
+    progress.finish();
+    let state = engine.cluster_state();
+    let parse = |flag: &str, v: &Option<String>| -> Result<Option<KubeVersion>, CliError> {
+        v.as_deref()
+            .map(|v| {
+                v.parse::<KubeVersion>()
+                    .map_err(|e| CliError::usage(format!("{flag}: {e}")))
+            })
+            .transpose()
+    };
+    let kube = parse("--kube-version", &args.kube_version)?.unwrap_or(engine.config().kube_version);
+    let kube_proxy = parse("--kube-proxy-version", &args.kube_proxy_version)?
+        .unwrap_or(engine.config().kube_proxy_version);
+    let modes: std::collections::BTreeSet<ProxyMode> = engine
+        .node_names()
+        .filter_map(|n| engine.kube_proxy(n))
+        .map(|p| match p.profile.mode {
+            locality_sim::ProxyMode::Iptables => ProxyMode::Iptables,
+            locality_sim::ProxyMode::Nftables => ProxyMode::Nftables,
+            locality_sim::ProxyMode::Ipvs => ProxyMode::Ipvs,
+        })
+        .collect();
+    let data_plane = forced_mode(args.proxy_mode).unwrap_or_else(|| {
+        if modes.len() > 1 {
+            ui.warn("the simulated nodes run different proxy modes; modelling with the first");
+        }
+        DataPlane::KubeProxy(Some(modes.into_iter().next().unwrap_or(ProxyMode::Iptables)))
+    });
+    ui.status(&format!(
+        "reading the SIMULATED cluster {topology:?} after {} virtual seconds (a self-test, not a real cluster)",
+        args.sim_at
+    ));
+    Ok(Loaded {
+        state,
+        config: MatrixConfig {
+            kube_version: kube,
+            kube_proxy_version: kube_proxy,
+            node_proxy_versions: Default::default(),
+            data_plane,
+            derive: args.derive,
+        },
+        kind: InputKind::Simulated,
+        files: Vec::new(),
+        forbidden: Vec::new(),
     })
 }

@@ -16,6 +16,12 @@ impl Ui {
             eprintln!("warning: {msg}");
         }
     }
+    /// A status line (shown unless `--quiet`).
+    pub fn status(&self, msg: &str) {
+        if !self.quiet {
+            eprintln!("locality: {msg}");
+        }
+    }
     /// A note (shown with `-v`).
     pub fn note(&self, msg: &str) {
         if !self.quiet && self.verbose > 0 {

@@ -140,3 +140,51 @@ fn serve_then_read_the_simulated_cluster_live() {
     drop(guard);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn locality(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("locality").unwrap().args(args).assert()
+}
+
+/// `--sim[=TOPOLOGY]`: the read commands on a fresh embedded simulated cluster.
+#[test]
+fn audit_matrix_and_explain_read_a_fresh_simulated_cluster() {
+    let out = locality(&["audit", "--sim=telemetry", "-o", "json", "-q"]).success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let loc001 = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "LOC001")
+        .expect("LOC001 on the telemetry agent");
+    let nodes = loc001["nodes"].to_string();
+    for n in ["worker-25", "worker-26", "worker-27"] {
+        assert!(nodes.contains(n), "{nodes}");
+    }
+    assert!(!nodes.contains("worker-01"), "{nodes}");
+
+    let out = locality(&["matrix", "--sim=four-nodes", "-o", "summary", "-q"]).success();
+    let summary = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    insta::assert_snapshot!("sim_four_nodes_summary", summary);
+
+    // The default topology is three-zones with the playbook fixture.
+    let out = locality(&["explain", "myservice", "--node", "node-c", "--sim", "-q"]).success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("node-c") && text.to_lowercase().contains("drop"),
+        "{text}"
+    );
+    // It says it is simulated.
+    locality(&["audit", "--sim"])
+        .success()
+        .stderr(predicate::str::contains("SIMULATED cluster"));
+}
+
+#[test]
+fn sim_flag_errors_are_usage_errors() {
+    locality(&["audit", "--sim=three-zone"])
+        .code(2)
+        .stderr(predicate::str::contains("three-zones"));
+    locality(&["audit", "--sim", "-f", "x.json"]).code(2);
+    locality(&["audit", "--sim", "--kubeconfig", "k"]).code(2);
+    locality(&["audit", "--sim-at", "5"]).code(2);
+}

@@ -27,7 +27,7 @@ fn topology(name: &str) -> Result<Topology, CliError> {
 }
 
 /// Builds the simulated cluster the flags describe: topology, profiles, fixture.
-fn build_engine(args: &SimClusterArgs) -> Result<Engine, CliError> {
+pub(crate) fn build_engine(args: &SimClusterArgs) -> Result<Engine, CliError> {
     let topology = topology(&args.topology)?;
     let config = SimConfig {
         seed: args.seed,
