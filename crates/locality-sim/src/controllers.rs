@@ -42,6 +42,9 @@ impl Engine {
             Err(_) => Vec::new(),
         };
         self.controller_cursor = self.store.resource_version();
+        // Node lifecycle, taint eviction and pod GC follow pods and Nodes by their own cursor.
+        self.lifecycle_catch_up();
+        let mut load_balancers: Vec<ObjectKey> = Vec::new();
         let mut d = Dirty::default();
         for ev in &events {
             let k = &ev.key;
@@ -97,6 +100,7 @@ impl Engine {
                 }
                 Kind::Service => {
                     d.slices.insert(k.clone(), SliceSync::Full);
+                    load_balancers.push(k.clone());
                 }
                 Kind::Deployment | Kind::DaemonSet => {
                     d.workloads.insert(k.clone());
@@ -155,6 +159,10 @@ impl Engine {
         }
         if !d.slices.is_empty() {
             self.sync_endpoint_slices(d.slices);
+        }
+        load_balancers.dedup();
+        for key in load_balancers {
+            self.cloud_lb_sync(&key);
         }
     }
 
@@ -534,10 +542,16 @@ impl Engine {
         let node = pod.pod.spec.node_name.clone();
         let deleting = pod.pod.meta.deletion_timestamp.is_some();
         let behaviour = pod.behaviour.clone();
-        if node.is_empty() || !self.nodes.contains_key(&node) {
+        if node.is_empty() {
+            // An unscheduled pod is deleted at once (upstream `CheckGracefulDelete`).
             if deleting {
                 self.schedule(self.now, Task::RemovePod(key.clone(), uid));
             }
+            return;
+        }
+        if !self.kubelet_running(&node) {
+            // A stopped kubelet acts on nothing until it is back (it then resyncs its pods);
+            // the pods of a deleted node are left to the simulated pod GC.
             return;
         }
         let known = self.pods.get(key).filter(|r| r.uid == uid).cloned();
@@ -725,7 +739,8 @@ pub(crate) fn add_daemon_tolerations(spec: &mut PodSpec) {
     }
 }
 
-fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
+/// Whether some toleration tolerates `taint` (upstream `Toleration.ToleratesTaint`).
+pub(crate) fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| {
         (t.effect.is_empty() || t.effect == taint.effect)
             && match t.operator.as_str() {
@@ -770,9 +785,17 @@ pub fn node_fits(spec: &PodSpec, node: &Node, daemon: bool) -> Result<(), String
             effect: "NoSchedule".into(),
         });
     }
-    if !daemon && node.ready == Some(false) {
+    // The node lifecycle controller's NoSchedule taints for the Ready condition (upstream
+    // `doNoScheduleTaintingPass`: False → not-ready, Unknown → unreachable), applied here rather
+    // than written to the Node.
+    let condition_taint = match node.ready {
+        Some(false) => Some(crate::nodelifecycle::TAINT_NOT_READY),
+        None => Some(crate::nodelifecycle::TAINT_UNREACHABLE),
+        Some(true) => None,
+    };
+    if let Some(key) = condition_taint.filter(|_| !daemon) {
         taints.push(Taint {
-            key: "node.kubernetes.io/not-ready".into(),
+            key: key.into(),
             value: String::new(),
             effect: "NoSchedule".into(),
         });
@@ -780,6 +803,9 @@ pub fn node_fits(spec: &PodSpec, node: &Node, daemon: bool) -> Result<(), String
     for t in taints
         .iter()
         .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+        // Admission (DefaultTolerationSeconds) gives every pod a toleration of the not-ready and
+        // unreachable NoExecute taints, so they never keep a pod from a node.
+        .filter(|t| !(t.effect == "NoExecute" && crate::nodelifecycle::is_condition_taint(&t.key)))
     {
         if !tolerates(&spec.tolerations, t) {
             return Err(if t.value.is_empty() {

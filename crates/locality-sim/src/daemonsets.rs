@@ -26,6 +26,8 @@ struct DaemonPod {
     /// Ready and not terminating.
     available: bool,
     terminating: bool,
+    /// Bound to its node (`spec.nodeName` set).
+    scheduled: bool,
 }
 
 /// What the rolling update would do with a node (upstream: the branches of `rollingUpdate`).
@@ -57,6 +59,9 @@ enum Slot {
 #[derive(Debug, Clone, Default)]
 struct NodeState {
     fits: bool,
+    /// The Node no longer exists: its scheduled pods are the pod GC's (upstream
+    /// `getUnscheduledPodsWithoutNode` deletes only the unscheduled ones).
+    gone: bool,
     pods: BTreeMap<String, DaemonPod>,
 }
 
@@ -64,10 +69,10 @@ impl NodeState {
     fn slot(&self) -> Slot {
         let live: Vec<&DaemonPod> = self.pods.values().filter(|p| !p.terminating).collect();
         if !self.fits {
-            return if live.is_empty() {
-                Slot::Idle
-            } else {
+            return if live.iter().any(|p| !(self.gone && p.scheduled)) {
                 Slot::Misplaced
+            } else {
+                Slot::Idle
             };
         }
         if live.is_empty() {
@@ -124,6 +129,18 @@ impl DaemonState {
         self.slots.get(&slot).into_iter().flatten()
     }
 
+    /// The live pods on a node the template does not fit that the controller deletes: all of
+    /// them, or only the unscheduled ones of a node that no longer exists.
+    fn misplaced_pods(&self, node: &str) -> Vec<String> {
+        self.nodes
+            .get(node)
+            .into_iter()
+            .flat_map(|n| n.pods.iter().filter(move |(_, p)| !(n.gone && p.scheduled)))
+            .filter(|(_, p)| !p.terminating)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
     /// Pods on `node` (live ones only when `live`), filtered by new-ness.
     fn pods_on(&self, node: &str, new: Option<bool>) -> Vec<String> {
         self.nodes
@@ -154,6 +171,7 @@ impl DaemonState {
             new: p.pod.meta.labels.get(LABEL_CONTROLLER_REVISION_HASH) == Some(&self.hash),
             available: p.pod.ready && !terminating,
             terminating,
+            scheduled: !p.pod.spec.node_name.is_empty(),
         };
         self.nodes
             .entry(node.clone())
@@ -201,12 +219,14 @@ impl Engine {
             let template = daemon_template(&ds, &state.hash);
             match object {
                 Some(n) => {
-                    state.nodes.entry(node.to_string()).or_default().fits =
-                        node_fits(&template.workload.template, &n, true).is_ok();
+                    let entry = state.nodes.entry(node.to_string()).or_default();
+                    entry.fits = node_fits(&template.workload.template, &n, true).is_ok();
+                    entry.gone = false;
                 }
                 None => {
                     if let Some(n) = state.nodes.get_mut(node) {
                         n.fits = false;
+                        n.gone = true;
                     }
                 }
             }
@@ -235,6 +255,13 @@ impl Engine {
         }
         let names: Vec<String> = state.nodes.keys().cloned().collect();
         for n in names {
+            let gone = self
+                .store
+                .get(&ObjectKey::new(Kind::Node, "", n.as_str()))
+                .is_none();
+            if let Some(s) = state.nodes.get_mut(&n) {
+                s.gone = gone;
+            }
             state.refile(&n);
         }
         state
@@ -263,7 +290,7 @@ impl Engine {
         let mut to_create: Vec<String> = state.nodes_in(Slot::Missing).cloned().collect();
         let mut to_delete: Vec<String> = state
             .nodes_in(Slot::Misplaced)
-            .flat_map(|n| state.pods_on(n, None))
+            .flat_map(|n| state.misplaced_pods(n))
             .collect();
         if ds.workload.update_strategy.as_deref() != Some("OnDelete") {
             let surge = scaled(ds.workload.max_surge.as_deref().unwrap_or("0"), desired, true);

@@ -339,6 +339,8 @@ impl Engine {
             if key.kind == Kind::Node {
                 self.nodes.remove(&key.name);
                 self.idle_proxies.remove(&key.name);
+                // Its kubelet goes with it (a Node created again later starts Ready).
+                self.lifecycle.forget_kubelet(&key.name);
             }
         }
         self.kick();

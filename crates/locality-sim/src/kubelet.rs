@@ -61,7 +61,11 @@ impl Engine {
         let Some((pod, _)) = self.stored_pod(key) else {
             return;
         };
-        if pod.pod.meta.uid != uid {
+        if pod.pod.meta.uid != uid || !self.kubelet_running(&pod.pod.spec.node_name) {
+            // A stopped kubelet starts nothing; it resyncs the pod when it is back.
+            return;
+        }
+        if self.pods.get(key).is_some_and(|rt| rt.uid == uid && rt.started) {
             return;
         }
         if pod.pod.meta.deletion_timestamp.is_some() {
@@ -84,16 +88,23 @@ impl Engine {
                 self.pod_by_ip.insert(*ip, key.clone());
             }
         }
+        let ready = pod.behaviour.readiness.is_none();
+        let first_probe = pod
+            .behaviour
+            .readiness
+            .as_ref()
+            .map(|probe| self.now + probe.initial_delay_seconds * 1000);
         if let Some(rt) = self.pods.get_mut(key) {
             rt.started = true;
             rt.running = true;
             rt.ips = ips.clone();
+            rt.ready = ready;
+            rt.probe_due = first_probe;
         }
         pod.pod.phase = PodPhase::Running;
         pod.pod.pod_ips = ips;
-        pod.pod.ready = pod.behaviour.readiness.is_none();
-        if let Some(probe) = &pod.behaviour.readiness {
-            let at = self.now + probe.initial_delay_seconds * 1000;
+        pod.pod.ready = ready;
+        if let Some(at) = first_probe {
             self.schedule(at, Task::Probe(key.clone(), uid.to_string()));
         }
         let _ = self.update(Object::Pod(pod), None);
@@ -112,7 +123,9 @@ impl Engine {
         let Some(rt) = self.pods.get(key).cloned() else {
             return;
         };
-        if !rt.running {
+        // A probe of an older chain (the kubelet restarted), or one due while the kubelet is
+        // stopped: the restarted kubelet probes anew.
+        if !rt.running || rt.probe_due != Some(self.now) || !self.kubelet_running(&rt.node) {
             return;
         }
         let success = pod.behaviour.listens
@@ -122,17 +135,27 @@ impl Engine {
             };
         let mut pod = pod.clone();
         let failures = if success { 0 } else { rt.probe_failures + 1 };
+        let at = self.now + probe.period_seconds.max(1) * 1000;
+        // The prober reports a result change (upstream `prober/worker.go`: the results manager
+        // only signals changes), judged against the kubelet's own readiness, not the store's.
+        let change = if success && !rt.ready {
+            Some(true)
+        } else if !success && rt.ready && failures >= probe.failure_threshold.max(1) {
+            Some(false)
+        } else {
+            None
+        };
         if let Some(r) = self.pods.get_mut(key) {
             r.probe_failures = failures;
+            r.probe_due = Some(at);
+            if let Some(ready) = change {
+                r.ready = ready;
+            }
         }
-        if success && !pod.pod.ready {
-            pod.pod.ready = true;
-            let _ = self.update(Object::Pod(pod), None);
-        } else if !success && pod.pod.ready && failures >= probe.failure_threshold.max(1) {
-            pod.pod.ready = false;
+        if let Some(ready) = change {
+            pod.pod.ready = ready;
             let _ = self.update(Object::Pod(pod), None);
         }
-        let at = self.now + probe.period_seconds.max(1) * 1000;
         self.schedule(at, Task::Probe(key.clone(), uid.to_string()));
     }
 
@@ -154,6 +177,12 @@ impl Engine {
         let mut pod = pod.clone();
         if let Some(rt) = self.pods.get_mut(key) {
             rt.running = false;
+            rt.ready = false;
+        }
+        // The process exits on its own; a stopped kubelet neither reports it nor finishes the
+        // deletion (it does both when it is back).
+        if !self.kubelet_running(&pod.pod.spec.node_name) {
+            return;
         }
         pod.pod.ready = false;
         let _ = self.update(Object::Pod(pod), None);
@@ -187,6 +216,11 @@ impl Engine {
         if !(rt.started && rt.running) {
             return;
         }
+        let node = rt.node.clone();
+        if !self.kubelet_running(&node) {
+            return;
+        }
+        let Some(rt) = self.pods.get_mut(key) else { return };
         let exit_after = if rt.sigterm.is_none() {
             rt.sigterm = Some(now);
             delay.min(grace)
@@ -197,7 +231,11 @@ impl Engine {
     }
 
     pub(crate) fn remove_pod(&mut self, key: &ObjectKey, uid: &str) {
-        let matches = self.stored_pod(key).is_some_and(|(p, _)| p.pod.meta.uid == uid);
+        // A stopped kubelet removes nothing (a bound pod waits for it or for the pod GC).
+        let matches = self.stored_pod(key).is_some_and(|(p, _)| {
+            p.pod.meta.uid == uid
+                && (p.pod.spec.node_name.is_empty() || self.kubelet_running(&p.pod.spec.node_name))
+        });
         if matches {
             let _ = self.store.remove(key, self.now);
             self.forget_pod(key);

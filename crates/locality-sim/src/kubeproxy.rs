@@ -258,6 +258,10 @@ pub struct ServicePortRules {
     pub cluster_ip: Option<IpAddr>,
     /// External IPs of this family.
     pub external_ips: Vec<IpAddr>,
+    /// Load-balancer VIPs of this family: `status.loadBalancer.ingress[].ip` whose `ipMode` is
+    /// VIP (or unset); kube-proxy programs them like external IPs (upstream
+    /// `ServicePort.LoadBalancerVIPs`). `ipMode: Proxy` ingresses are not programmed.
+    pub lb_ips: Vec<IpAddr>,
     /// ITP Local honoured.
     pub internal_local: bool,
     /// ETP Local (externally accessible type).
@@ -615,6 +619,7 @@ impl SimKubeProxy {
             family,
             cluster_ip,
             external_ips,
+            lb_ips: lb_vips,
             internal_local,
             external_local,
             endpoints: index.endpoints.clone(),
@@ -1074,7 +1079,7 @@ fn render_iptables(out: &mut String, entries: &[&ServicePortRules]) {
             _ => ("", ""),
         };
         if !target.is_empty() {
-            for ip in &e.external_ips {
+            for ip in e.external_ips.iter().chain(&e.lb_ips) {
                 let _ = writeln!(
                     out,
                     "-A KUBE-EXTERNAL-SERVICES -d {} -p {p} -m comment --comment \"{name} {why}\" -m {p} --dport {} -j {target}",
@@ -1121,12 +1126,20 @@ fn render_iptables(out: &mut String, entries: &[&ServicePortRules]) {
                 e.port
             ));
         }
-        let ext_exists = e.has_endpoints && (e.node_port != 0 || !e.external_ips.is_empty());
+        let ext_exists =
+            e.has_endpoints && (e.node_port != 0 || !e.external_ips.is_empty() || !e.lb_ips.is_empty());
         if ext_exists {
             chains.push(ext.clone());
             for ip in &e.external_ips {
                 services_rules.push(format!(
                     "-A KUBE-SERVICES -d {} -p {p} -m comment --comment \"{name} external IP\" -m {p} --dport {} -j {ext}",
+                    host_cidr(ip),
+                    e.port
+                ));
+            }
+            for ip in &e.lb_ips {
+                services_rules.push(format!(
+                    "-A KUBE-SERVICES -d {} -p {p} -m comment --comment \"{name} loadbalancer IP\" -m {p} --dport {} -j {ext}",
                     host_cidr(ip),
                     e.port
                 ));
@@ -1257,7 +1270,7 @@ fn render_nftables(out: &mut String, table: &RuleTable) {
                 } else {
                     "has no endpoints"
                 };
-                for ip in &e.external_ips {
+                for ip in e.external_ips.iter().chain(&e.lb_ips) {
                     elems.push(format!("{ip} . {p} . {} comment \"{name} {why}\" : {w}", e.port));
                 }
             }

@@ -8,16 +8,24 @@
 //!   DaemonSet with RollingUpdate, a scheduler, and the EndpointSlice controller, which is the
 //!   model's `endpointslice::derive_endpoint_slices`;
 //! - a simulated kubelet per node ([`kubelet`]): pod IPs, container start, readiness probes,
-//!   graceful termination with a shutdown delay;
+//!   graceful termination with a shutdown delay; it can report NotReady or stop reporting
+//!   ([`Engine::set_kubelet_state`]);
+//! - the node lifecycle, taint-eviction and pod GC controllers ([`nodelifecycle`]): Ready
+//!   Unknown after the grace period, not-ready / unreachable NoExecute taints, pods marked not
+//!   ready and evicted, pods of deleted Nodes force-deleted;
+//! - a simulated cloud load balancer ([`cloudlb`]): ingress IPs for LoadBalancer Services from
+//!   TEST-NET-3, and outside connections to them sent to a (health-checked) node;
 //! - a simulated kube-proxy per node ([`kubeproxy`]), an implementation **independent of the
 //!   model's `proxy` module**, so that comparing the two is a real cross-check;
 //! - simulated traffic ([`traffic`]): [`Engine::connect`] resolves a connection by traversing
-//!   the client node's rule table;
+//!   the rule table of the node that first processes it (the client's, a NodePort's, or the one
+//!   the load balancer picked);
 //! - topologies ([`topology`]): `three-zones`, `four-nodes`, `telemetry`, and YAML files.
 //!
 //! Everything here is simulated and says so; same seed, same run.
 
 pub mod builders;
+pub mod cloudlb;
 pub mod controllers;
 pub mod daemonsets;
 pub mod endpointslices;
@@ -25,6 +33,7 @@ pub mod engine;
 pub mod informer;
 pub mod kubelet;
 pub mod kubeproxy;
+pub mod nodelifecycle;
 pub mod objects;
 pub mod rng;
 pub mod snapshot;
@@ -35,6 +44,7 @@ pub mod traffic;
 
 pub use engine::{Engine, SimConfig, SimError};
 pub use kubeproxy::{DataPlaneProfile, Fault, ProxyMode};
+pub use nodelifecycle::KubeletState;
 pub use objects::{Kind, Object, ObjectKey, PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload};
 pub use topology::Topology;
 pub use traffic::{Client, ConnectError, Outcome, Target};

@@ -25,10 +25,14 @@ pub enum Client {
         /// Node name.
         node: String,
     },
-    /// A client outside the cluster whose packets arrive at `via_node`.
+    /// A client outside the cluster. With `via_node`, its packets arrive at that node (as if a
+    /// router or load balancer had chosen it). Without, they can reach node addresses
+    /// (NodePorts, host ports) directly and load-balancer ingress IPs through the simulated
+    /// cloud load balancer, which picks the node ([`crate::cloudlb`]); nothing else in the
+    /// cluster is reachable from outside.
     External {
-        /// The node the packets arrive at.
-        via_node: String,
+        /// The node the packets arrive at; `None`: wherever the network sends them.
+        via_node: Option<String>,
     },
 }
 
@@ -47,8 +51,13 @@ impl Client {
     /// An external client arriving at `node`.
     pub fn external(node: &str) -> Self {
         Client::External {
-            via_node: node.into(),
+            via_node: Some(node.into()),
         }
+    }
+    /// An external client whose packets the network routes: to a node for a node address, to
+    /// the simulated cloud load balancer for a load-balancer ingress IP.
+    pub fn external_via_load_balancer() -> Self {
+        Client::External { via_node: None }
     }
 }
 
@@ -100,6 +109,17 @@ pub enum ConnectError {
     /// The client pod has no node or is not running.
     #[error("simulated client pod {0} is not running")]
     ClientNotRunning(String),
+    /// The client pod is bound to a node that was deleted: no kube-proxy, no network.
+    #[error(
+        "simulated client pod {pod} is bound to node {node:?}, which was deleted (the simulated \
+         node has no kube-proxy and no network)"
+    )]
+    ClientNodeDeleted {
+        /// The pod, `namespace/name`.
+        pod: String,
+        /// Its node.
+        node: String,
+    },
     /// The node does not exist.
     #[error("simulated cluster has no node {0:?}")]
     UnknownNode(String),
@@ -129,6 +149,20 @@ impl Engine {
         timeout_ms: Millis,
     ) -> Result<Outcome, ConnectError> {
         let _ = timeout_ms;
+        if let Client::External { via_node: None } = client {
+            let (ip, port) = match target {
+                Target::Addr(ip, port) => (*ip, *port),
+                // Cluster DNS does not answer outside the cluster.
+                Target::Dns(name, _) => return Err(ConnectError::NoSuchHost(name.clone())),
+            };
+            if let Some(owner) = self.node_with_ip(&ip) {
+                return self.at_node_address(&owner, &ip, port, protocol, Src::External);
+            }
+            if self.load_balancer_service(&ip).is_some() {
+                return Ok(self.through_load_balancer(&ip, port, protocol));
+            }
+            return Ok(Outcome::Timeout);
+        }
         let (node, src, client_ns) = self.resolve_client(client)?;
         let (ip, port) = match target {
             Target::Addr(ip, port) => (*ip, *port),
@@ -137,24 +171,7 @@ impl Engine {
         // A node address: NodePort (or a hostNetwork listener) on that node.
         if let Some(owner) = self.node_with_ip(&ip) {
             let src_there = if owner == node { src } else { Src::External };
-            let Some(np) = self.nodes.get(&owner) else {
-                return Err(ConnectError::UnknownNode(owner));
-            };
-            let family = locality_model::objects::IpFamily::of(&ip);
-            let found = np
-                .proxy
-                .table()
-                .entries()
-                .find(|e| e.node_port == port && e.protocol == protocol && e.family == family)
-                .cloned();
-            if let Some(e) = found {
-                let t = match src_there {
-                    Src::External => e.external.clone(),
-                    _ => e.external_from_node.clone(),
-                };
-                return Ok(self.deliver(&owner, &e, &t));
-            }
-            return Ok(self.host_listener(&owner, port, protocol));
+            return self.at_node_address(&owner, &ip, port, protocol, src_there);
         }
         let (hit, nft_known_ip) = {
             let Some(np) = self.nodes.get(&node) else {
@@ -169,7 +186,11 @@ impl Engine {
             } else {
                 table
                     .entries()
-                    .find(|e| e.external_ips.contains(&ip) && e.port == port && e.protocol == protocol)
+                    .find(|e| {
+                        (e.external_ips.contains(&ip) || e.lb_ips.contains(&ip))
+                            && e.port == port
+                            && e.protocol == protocol
+                    })
                     .map(|e| {
                         let t = match src {
                             Src::External => e.external.clone(),
@@ -186,6 +207,11 @@ impl Engine {
         if let Some((e, t)) = hit {
             return Ok(self.deliver(&node, &e, &t));
         }
+        // A load-balancer ingress IP this node has no rule for (`ipMode: Proxy`, or not
+        // programmed yet): the packets leave for the cloud load balancer, which picks a node.
+        if self.load_balancer_service(&ip).is_some() {
+            return Ok(self.through_load_balancer(&ip, port, protocol));
+        }
         if self.lost(&node) {
             return Ok(Outcome::Timeout);
         }
@@ -198,6 +224,92 @@ impl Engine {
             return Ok(Outcome::Refused);
         }
         Ok(Outcome::Timeout)
+    }
+
+    /// A connection to `ip:port` of node `owner`: its NodePort rule (`external` from outside
+    /// the node, else the short-circuit), or a hostNetwork listener.
+    fn at_node_address(
+        &mut self,
+        owner: &str,
+        ip: &IpAddr,
+        port: u16,
+        protocol: Protocol,
+        src: Src,
+    ) -> Result<Outcome, ConnectError> {
+        let Some(np) = self.nodes.get(owner) else {
+            return Err(ConnectError::UnknownNode(owner.to_string()));
+        };
+        let family = locality_model::objects::IpFamily::of(ip);
+        let found = np
+            .proxy
+            .table()
+            .entries()
+            .find(|e| e.node_port == port && e.protocol == protocol && e.family == family)
+            .cloned();
+        if let Some(e) = found {
+            let t = match src {
+                Src::External => e.external.clone(),
+                _ => e.external_from_node.clone(),
+            };
+            return Ok(self.deliver(owner, &e, &t));
+        }
+        Ok(self.host_listener(owner, port, protocol))
+    }
+
+    /// A new connection to a load-balancer ingress IP through the simulated cloud load
+    /// balancer ([`crate::cloudlb`]): a node picked uniformly (seeded) among the Service's
+    /// backends, then that node's rule for the VIP from outside (`external`), or its NodePort
+    /// for an `ipMode: Proxy` load balancer. No listener for the port, no healthy node, or a
+    /// node without the rule yet: timeout.
+    fn through_load_balancer(&mut self, ip: &IpAddr, port: u16, protocol: Protocol) -> Outcome {
+        let Some((key, proxy_mode)) = self.load_balancer_service(ip).map(|(k, p)| (k.clone(), p)) else {
+            return Outcome::Timeout;
+        };
+        let Some(node_port) = self
+            .get(&key)
+            .and_then(|o| o.as_service())
+            .and_then(|s| s.ports.iter().find(|p| p.port == port && p.protocol == protocol))
+            .map(|p| p.node_port)
+        else {
+            return Outcome::Timeout;
+        };
+        let backends = self.load_balancer_backends(&key);
+        if backends.is_empty() {
+            return Outcome::Timeout;
+        }
+        let node = backends[self.rng.below(backends.len() as u64) as usize].clone();
+        if proxy_mode {
+            let Some(node_ip) = self
+                .get(&ObjectKey::new(Kind::Node, "", node.as_str()))
+                .and_then(|o| o.as_node())
+                .and_then(|n| {
+                    let family = locality_model::objects::IpFamily::of(ip);
+                    n.internal_ips
+                        .iter()
+                        .find(|a| locality_model::objects::IpFamily::of(a) == family)
+                        .copied()
+                })
+            else {
+                return Outcome::Timeout;
+            };
+            return self
+                .at_node_address(&node, &node_ip, node_port, protocol, Src::External)
+                .unwrap_or(Outcome::Timeout);
+        }
+        let rule = self.nodes.get(&node).and_then(|n| {
+            n.proxy
+                .table()
+                .entries()
+                .find(|e| e.lb_ips.contains(ip) && e.port == port && e.protocol == protocol)
+                .cloned()
+        });
+        match rule {
+            Some(e) => {
+                let t = e.external.clone();
+                self.deliver(&node, &e, &t)
+            }
+            None => Outcome::Timeout,
+        }
     }
 
     fn lost(&mut self, node: &str) -> bool {
@@ -243,6 +355,9 @@ impl Engine {
         let Some(rt) = self.pods.get(key) else {
             return Outcome::Timeout;
         };
+        if !self.nodes.contains_key(&rt.node) {
+            return Outcome::Timeout; // its node was deleted: nothing answers there
+        }
         if !rt.running {
             return Outcome::Refused;
         }
@@ -301,10 +416,11 @@ impl Engine {
                 Ok((node.clone(), Src::Host, "default".into()))
             }
             Client::External { via_node } => {
+                let via_node = via_node.clone().unwrap_or_default();
                 self.nodes
-                    .get(via_node)
+                    .get(&via_node)
                     .ok_or_else(|| ConnectError::UnknownNode(via_node.clone()))?;
-                Ok((via_node.clone(), Src::External, "default".into()))
+                Ok((via_node, Src::External, "default".into()))
             }
             Client::Pod { namespace, name } => {
                 let key = ObjectKey::new(Kind::Pod, namespace, name);
@@ -312,6 +428,13 @@ impl Engine {
                 let (pod, _) = self
                     .stored_pod(&key)
                     .ok_or(ConnectError::UnknownClient(id.clone()))?;
+                let node = &pod.pod.spec.node_name;
+                if !node.is_empty() && !self.nodes.contains_key(node) {
+                    return Err(ConnectError::ClientNodeDeleted {
+                        pod: id,
+                        node: node.clone(),
+                    });
+                }
                 let running = self.pods.get(&key).is_some_and(|r| r.running);
                 if !running {
                     return Err(ConnectError::ClientNotRunning(id));

@@ -30,17 +30,14 @@
 //! What the simulation cannot express, and how it is handled:
 //! - Masquerade: a simulated response does not carry the source address the pod saw, so
 //!   upstream's `masq` is checked on the model only.
-//! - LoadBalancer VIPs: `Engine::connect` routes cluster IPs, `spec.externalIPs`, node
-//!   addresses and pod IPs, not `status.loadBalancer.ingress` IPs (src/traffic.rs). kube-proxy
-//!   sends LB VIP traffic through the same `KUBE-EXT` / `external-` chain as the NodePort, and
-//!   the simulated rule table keeps one external target per service port for both, so an LB flow
-//!   is checked on the table (`external` from outside, `external_from_node` from a pod or the
-//!   host, nftables' host `no-endpoint-services` drop) and exercised by a real connection to the
-//!   Service's NodePort on `test-node` from the same source, which resolves through that same
-//!   target. The one LB flow whose rule differs from the NodePort's (nftables, host client,
-//!   `host_external_ip_drop`) is checked on the table only.
+//! - LoadBalancer VIPs: an LB flow is checked on the table (`external` from outside,
+//!   `external_from_node` from a pod or the host, nftables' host `no-endpoint-services` drop) and
+//!   exercised by real connections to upstream's ingress IP, which `Engine::connect` resolves
+//!   through `test-node`'s rules for the VIP (`Client::external("test-node")`: the load balancer
+//!   delivered the packets to `test-node`; the simulated cloud load balancer leaves Services that
+//!   already have an ingress alone).
 //! - Upstream's LoadBalancer Services in C2/C3 have no nodePort; the simulated API server
-//!   allocates one, which changes no verdict and gives the LB flows their stand-in.
+//!   allocates one, which changes no verdict.
 //! - Pod and host sources: upstream's pod `10.0.0.2` is a pod on `test-node` (a client pod
 //!   pinned there); upstream's node source is `Client::host("test-node")`; upstream's
 //!   `testExternalClient` is `Client::external("test-node")`.
@@ -474,7 +471,7 @@ impl Fixture {
 
     /// Real simulated connections for the flow, in upstream's notation; `None` when the
     /// simulation cannot open this flow (see the module doc).
-    fn connections(&mut self, f: &Flow, rules: &ServicePortRules) -> Result<Option<String>, String> {
+    fn connections(&mut self, f: &Flow) -> Result<Option<String>, String> {
         let svc = self
             .engine
             .get(&ObjectKey::new(Kind::Service, f.ns, f.svc))
@@ -485,15 +482,13 @@ impl Fixture {
         let target = match f.dest {
             Destination::ClusterIp => Target::Addr(svc.cluster_ips[0], 80),
             Destination::NodePort => Target::Addr(self.node_ip, node_port),
-            // LB VIPs are not routed by `Engine::connect`: the NodePort on this node goes
-            // through the same programmed external target, except for the nftables host drop.
-            Destination::LoadBalancer if f.source == Source::Host && rules.host_external_ip_drop => {
-                return Ok(None);
-            }
-            Destination::LoadBalancer => Target::Addr(self.node_ip, node_port),
+            Destination::LoadBalancer => match svc.load_balancer_ingress.first().and_then(|i| i.ip) {
+                Some(vip) => Target::Addr(vip, 80),
+                None => return Err("the Service has no load-balancer ingress IP".into()),
+            },
             Destination::ExternalIp => return Ok(None),
         };
-        if f.dest != Destination::ClusterIp && node_port == 0 {
+        if f.dest == Destination::NodePort && node_port == 0 {
             return Err("the Service has no nodePort".into());
         }
         let client = match f.source {
@@ -571,7 +566,7 @@ impl Fixture {
                 self.engine.rules_text(NODE).unwrap_or_default()
             ));
         }
-        match self.connections(f, &rules) {
+        match self.connections(f) {
             Ok(Some(got)) if got != f.output => self.failures.push(format!(
                 "{ctx}: simulated connections {got}, upstream {:?}",
                 f.output
@@ -1126,7 +1121,7 @@ fn ipvs_differences() {
 /// nftables vs iptables for a host client to an ETP Local LB VIP without local endpoints: the
 /// model's `nftables_host_to_load_balancer_with_etp_local_and_no_local_endpoint_is_dropped`
 /// (research/upstream-semantics.md §2.2, an [INFERENCE]: upstream's tracer skips
-/// `filter-output`). The nftables LB flow is checked on the table only (see the module doc).
+/// `filter-output`). Both are checked on the table and by connections to the VIP.
 #[test]
 fn host_to_lb_with_etp_local_and_no_local_endpoint() {
     use Destination::{LoadBalancer as Lb, NodePort};
