@@ -143,6 +143,21 @@ pub struct LiveSnapshot {
 /// after each page. Called on the caller's task, between requests.
 pub type Progress<'a> = &'a (dyn Fn(&str, usize) + Sync);
 
+/// A kube-rs client for the cluster `opts` points at (kubeconfig resolved as kubectl does),
+/// and the cluster it resolved to. For callers that write (`verify`); `snapshot` reads.
+///
+/// # Errors
+/// [`LiveError::Kubeconfig`] when no usable kubeconfig or context is found.
+pub async fn client(opts: &LiveOptions) -> Result<(kube::Client, Target), LiveError> {
+    let resolved = config::resolve(opts).await?;
+    let target = resolved.target;
+    let client = kube::Client::try_from(resolved.config).map_err(|e| LiveError::Kubeconfig {
+        source_name: target.kubeconfig.clone(),
+        message: error::chain(&e),
+    })?;
+    Ok((client, target))
+}
+
 /// Takes a read-only snapshot of the cluster `opts` points at.
 ///
 /// `progress`, when given, is told after each page which kind is being listed and how many

@@ -3,7 +3,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use locality_model::objects::PodPhase;
+use locality_model::objects::{PodPhase, Protocol};
 
 use crate::engine::{Engine, Task};
 use crate::objects::{Object, ObjectKey, ProbeHandler};
@@ -128,11 +128,22 @@ impl Engine {
         if !rt.running || rt.probe_due != Some(self.now) || !self.kubelet_running(&rt.node) {
             return;
         }
-        let success = pod.behaviour.listens
-            && match &probe.handler {
-                ProbeHandler::TcpSocket { .. } => true,
-                ProbeHandler::HttpGet { .. } => !(probe.fails_on_sigterm() && rt.sigterm.is_some()),
-            };
+        // The process answers on the TCP ports it declares (as connections do, `traffic.rs`).
+        let listens_on = |port: u16| {
+            pod.behaviour.listens
+                && pod
+                    .pod
+                    .spec
+                    .ports
+                    .iter()
+                    .any(|p| p.container_port == port && p.protocol == Protocol::TCP)
+        };
+        let success = match &probe.handler {
+            ProbeHandler::TcpSocket { port } => listens_on(*port),
+            ProbeHandler::HttpGet { port, .. } => {
+                listens_on(*port) && !(probe.fails_on_sigterm() && rt.sigterm.is_some())
+            }
+        };
         let mut pod = pod.clone();
         let failures = if success { 0 } else { rt.probe_failures + 1 };
         let at = self.now + probe.period_seconds.max(1) * 1000;

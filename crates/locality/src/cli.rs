@@ -56,6 +56,17 @@ pub enum Command {
     /// runtime error, 2 usage or input error (unknown rule IDs are suggested), 3 a finding at
     /// or above --fail-on exists.
     Audit(AuditArgs),
+    /// The acceptance playbook: probe, case by case, that traffic locality holds.
+    ///
+    /// Creates one labelled namespace with client pods and, per case, its own Service and
+    /// backends pinned to chosen nodes; asks the model what each case must observe from the
+    /// state read back; probes through pods/proxy to agnhost netexec /dial; writes a complete
+    /// evidence ledger; decides ACCEPT, REPAIR, RERUN or HOLD. The default target is the
+    /// embedded SIMULATED cluster (four-nodes); --kubeconfig, --context or --live select a
+    /// real cluster, where it creates and deletes only its own namespace.
+    ///
+    /// Exit codes: 0 ACCEPT, 1 runtime error, 2 usage error, 3 REPAIR, 4 RERUN, 5 HOLD.
+    Verify(VerifyArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
         /// The shell.
@@ -394,4 +405,55 @@ pub enum FixtureArg {
     Playbook,
     /// Only what the topology declares.
     None,
+}
+
+/// Flags of `verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Run against the cluster of the current kubeconfig context instead of the simulated one.
+    #[arg(long)]
+    pub live: bool,
+    /// Path to the kubeconfig file (a real cluster).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (a real cluster).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// The simulated cluster's topology (built-in name or YAML file).
+    #[arg(long, value_name = "NAME|FILE", default_value = "four-nodes", conflicts_with_all = ["live", "kubeconfig", "context"])]
+    pub topology: String,
+    /// Data-plane profile of a simulated node (NODE=PROFILE, e.g. node-c=ignores-local-policy);
+    /// repeatable.
+    #[arg(long, value_name = "NODE=PROFILE", conflicts_with_all = ["live", "kubeconfig", "context"])]
+    pub profile: Vec<String>,
+    /// Virtual seconds per wall second of the simulated cluster.
+    #[arg(long, default_value_t = 50.0, conflicts_with_all = ["live", "kubeconfig", "context"])]
+    pub speed: f64,
+    /// Only these cases (comma-separated IDs, e.g. B1,C).
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub only: Vec<String>,
+    /// Evidence directory [default: ./locality-evidence/<run-id>].
+    #[arg(long, value_name = "DIR")]
+    pub evidence: Option<PathBuf>,
+    /// Keep the namespace at the end (prints how to delete it).
+    #[arg(long)]
+    pub keep: bool,
+    /// Who is accountable for the evidence [default: $USER].
+    #[arg(long, value_name = "NAME")]
+    pub owner: Option<String>,
+    /// kube-proxy's proxy mode [default: read from the cluster].
+    #[arg(long, value_enum)]
+    pub proxy_mode: Option<ProxyModeArg>,
+    /// Output: a table on the terminal, or the ledger as JSON.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: VerifyOutput,
+}
+
+/// Output formats of `verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerifyOutput {
+    /// One line per case, then the decision.
+    Table,
+    /// The ledger (`ledger.json`).
+    Json,
 }

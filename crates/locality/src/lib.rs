@@ -73,6 +73,10 @@ pub fn main(invocation: Invocation) -> ExitCode {
             .map_err(|e| CliError::runtime(format!("writing the man page: {e}"))),
         Command::Sim(cli::SimCommand::Rules(args)) => commands::sim::rules(args, &mut out),
         Command::Sim(cli::SimCommand::Serve(args)) => commands::sim::serve(args, &ui, &mut out),
+        Command::Verify(args) => match commands::verify::run(args, &ui, &mut out) {
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
         Command::Audit(args) => match commands::audit::run(args, &ui, &mut out) {
             Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),

@@ -4,3 +4,4 @@ pub mod audit;
 pub mod explain;
 pub mod matrix;
 pub mod sim;
+pub mod verify;

@@ -1,0 +1,347 @@
+//! The evidence directory (SPEC §6): versions, nodes and roles, every manifest applied,
+//! the preflight, per case the expectation with the state it came from, every try and the
+//! EndpointSlices at probe time; then the ledger (JSON, Markdown, JUnit), the decision and
+//! `SHA256SUMS` over every file. No credential is ever written.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use http::Method;
+use locality_model::objects::ClusterState;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::cases::Role;
+use crate::cluster::Cluster;
+use crate::fixture::HTTP_PORT;
+use crate::roles::Roles;
+use crate::run::{CaseRecord, VerifyError, VerifyOptions, VerifyOutcome, describe};
+
+/// The evidence directory being written.
+pub struct Evidence {
+    dir: PathBuf,
+    manifests: usize,
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> VerifyError {
+    VerifyError::Evidence {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn yaml(v: &impl serde::Serialize) -> String {
+    serde_saphyr::to_string(v).unwrap_or_else(|e| format!("# not serialisable: {e}\n"))
+}
+
+impl Evidence {
+    /// Creates the directory (it must not hold a previous run's evidence).
+    pub fn create(dir: &Path) -> Result<Self, VerifyError> {
+        if dir.join("ledger.json").exists() {
+            return Err(io_err(
+                dir,
+                "already holds a run's evidence; choose another --evidence",
+            ));
+        }
+        std::fs::create_dir_all(dir.join("02-fixture")).map_err(|e| io_err(dir, e))?;
+        std::fs::create_dir_all(dir.join("cases")).map_err(|e| io_err(dir, e))?;
+        Ok(Evidence {
+            dir: dir.to_path_buf(),
+            manifests: 0,
+        })
+    }
+
+    fn write(&self, rel: &str, text: &str) -> Result<(), VerifyError> {
+        let path = self.dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| io_err(&path, e))
+    }
+
+    /// `00-versions.yaml`.
+    pub fn versions(
+        &self,
+        snap: &locality_live::LiveSnapshot,
+        opts: &VerifyOptions,
+    ) -> Result<(), VerifyError> {
+        let v = json!({
+            "tool": format!("locality {}", env!("CARGO_PKG_VERSION")),
+            "server": snap.server_git_version,
+            "kubeProxyVersion": snap.kube_proxy_version.map(|v| v.to_string()),
+            "dataPlane": format!("{:?}", snap.data_plane),
+            "dataPlaneSource": snap.data_plane_source,
+            "proxyModeForced": opts.proxy_mode.map(|m| m.as_str()),
+            "target": {"server": snap.target.server, "context": snap.target.context},
+            "simulated": opts.simulated,
+        });
+        self.write("00-versions.yaml", &yaml(&v))
+    }
+
+    /// `01-nodes.yaml`: nodes (name, zone, Ready, taints), roles, exclusions.
+    pub fn nodes(&self, state: &ClusterState, roles: &Roles) -> Result<(), VerifyError> {
+        let nodes: Vec<Value> = state
+            .nodes
+            .iter()
+            .map(|n| {
+                json!({
+                    "name": n.meta.name,
+                    "zone": n.zone(),
+                    "ready": n.ready,
+                    "taints": n.taints.iter().map(|t| format!("{}={}:{}", t.key, t.value, t.effect)).collect::<Vec<_>>(),
+                    "internalIPs": n.internal_ips.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let roles_map: serde_json::Map<String, Value> = roles
+            .nodes
+            .iter()
+            .map(|(r, n)| (r.as_str().to_string(), json!(n)))
+            .collect();
+        self.write(
+            "01-nodes.yaml",
+            &yaml(&json!({"nodes": nodes, "roles": roles_map, "excluded": roles.excluded})),
+        )
+    }
+
+    /// One manifest, exactly as applied, in `02-fixture/`.
+    pub fn manifest(&mut self, m: &Value) -> Result<(), VerifyError> {
+        self.manifests += 1;
+        let name = format!(
+            "02-fixture/{:02}-{}-{}.yaml",
+            self.manifests,
+            m["kind"].as_str().unwrap_or("object").to_lowercase(),
+            m["metadata"]["name"].as_str().unwrap_or("")
+        );
+        self.write(&name, &yaml(m))
+    }
+
+    /// `03-preflight.yaml`: the `proxy` channel reaches every client.
+    pub async fn preflight(
+        &self,
+        cluster: &Cluster,
+        ns: &str,
+        clients: &[(String, bool)],
+    ) -> Result<(), VerifyError> {
+        let mut checks = Vec::new();
+        for (name, _) in clients {
+            let (code, body) = cluster
+                .call(
+                    Method::GET,
+                    &format!("/api/v1/namespaces/{ns}/pods/{name}:{HTTP_PORT}/proxy/hostname"),
+                    None,
+                )
+                .await?;
+            let answer = String::from_utf8_lossy(&body).trim().to_string();
+            checks.push(json!({
+                "channel": "proxy",
+                "client": name,
+                "ok": code == 200 && answer == *name,
+                "answer": format!("HTTP {code}: {answer}"),
+            }));
+        }
+        self.write("03-preflight.yaml", &yaml(&json!({"checks": checks})))
+    }
+
+    /// `cases/<ID>/`: expected.json (with the state it was computed from), observed.json,
+    /// endpointslices.yaml.
+    pub fn case(&self, r: &CaseRecord, slices: &Value, state: &ClusterState) -> Result<(), VerifyError> {
+        let services: Vec<Value> = state
+            .services
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.meta.name,
+                    "clusterIPs": s.cluster_ips.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    "internalTrafficPolicy": s.internal_traffic_policy.map(|p| format!("{p:?}")),
+                    "trafficDistribution": s.traffic_distribution,
+                })
+            })
+            .collect();
+        let pods: Vec<Value> = state
+            .pods
+            .iter()
+            .map(|p| json!({"name": p.meta.name, "node": p.spec.node_name, "ready": p.ready, "podIPs": p.pod_ips.iter().map(ToString::to_string).collect::<Vec<_>>()}))
+            .collect();
+        let expected = json!({
+            "case": r.id,
+            "declared": r.declared,
+            "model": r.expected,
+            "reason": r.reason,
+            "clientNode": r.client_node,
+            "state": {"services": services, "pods": pods},
+        });
+        let base = format!("cases/{}", r.id);
+        self.write(&format!("{base}/expected.json"), &pretty(&expected))?;
+        self.write(
+            &format!("{base}/observed.json"),
+            &pretty(&json!({"status": r.status, "why": r.why, "rounds": r.rounds, "tries": r.tries})),
+        )?;
+        self.write(&format!("{base}/endpointslices.yaml"), &yaml(slices))
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The ledger files and the checksums.
+pub struct Ledger;
+
+impl Ledger {
+    /// Writes `ledger.json`, `ledger.md`, `junit.xml`, `decision.json` and `SHA256SUMS`.
+    pub fn write(
+        evidence: &mut Evidence,
+        outcome: &VerifyOutcome,
+        opts: &VerifyOptions,
+    ) -> Result<(), VerifyError> {
+        let decision_line = outcome.decision_line(opts.simulated);
+        let decision = json!({
+            "decision": outcome.decision,
+            "line": decision_line,
+            "simulated": opts.simulated,
+            "rerun": outcome.rerun,
+            "advice": outcome.advice,
+            "owner": opts.owner,
+            "runId": opts.run_id,
+        });
+        let roles: serde_json::Map<String, Value> = outcome
+            .roles
+            .nodes
+            .iter()
+            .map(|(r, n)| (r.as_str().to_string(), json!(n)))
+            .collect();
+        let ledger = json!({
+            "apiVersion": "locality/v1",
+            "kind": "VerifyLedger",
+            "runId": opts.run_id,
+            "owner": opts.owner,
+            "namespace": outcome.namespace,
+            "roles": roles,
+            "decision": decision,
+            "cases": outcome.cases.iter().map(|c| json!({
+                "id": c.id, "control": c.control, "description": c.description,
+                "guarantee": c.guarantee, "docs": c.docs, "clientNode": c.client_node,
+                "declared": c.declared, "expected": c.expected, "reason": c.reason,
+                "status": c.status, "why": c.why, "tries": c.tries.len(),
+                "evidence": format!("cases/{}/", c.id),
+            })).collect::<Vec<_>>(),
+        });
+        evidence.write("ledger.json", &pretty(&ledger))?;
+        evidence.write("decision.json", &pretty(&decision))?;
+        evidence.write("ledger.md", &markdown(outcome, &decision_line, opts))?;
+        evidence.write("junit.xml", &junit(outcome, &decision_line, opts))?;
+        let mut files = Vec::new();
+        collect(&evidence.dir, &evidence.dir, &mut files).map_err(|e| io_err(&evidence.dir, e))?;
+        files.sort();
+        let mut sums = String::new();
+        for rel in files {
+            let bytes =
+                std::fs::read(evidence.dir.join(&rel)).map_err(|e| io_err(&evidence.dir.join(&rel), e))?;
+            let digest = Sha256::digest(&bytes);
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            let _ = writeln!(sums, "{hex}  {rel}");
+        }
+        evidence.write("SHA256SUMS", &sums)
+    }
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect(root, &path, out)?;
+        } else if path.file_name().is_some_and(|n| n != "SHA256SUMS") {
+            out.push(
+                path.strip_prefix(root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .replace('\\', "/"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn declared_text(c: &CaseRecord) -> String {
+    match c.declared {
+        crate::cases::Declared::AnsweredBy(roles) => format!(
+            "answered by {}",
+            roles
+                .iter()
+                .map(|r: &Role| r.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        crate::cases::Declared::Timeout => "timeout (DROP)".into(),
+        crate::cases::Declared::Refused => "refused (REJECT)".into(),
+    }
+}
+
+fn markdown(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# locality verify {}\n", opts.run_id);
+    let _ = writeln!(s, "**Decision: {decision_line}**\n");
+    for a in &outcome.advice {
+        let _ = writeln!(s, "- {a}");
+    }
+    if !outcome.advice.is_empty() {
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "| Case | Description | Expected | Observed | Status | Evidence |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for c in &outcome.cases {
+        let expected = c.expected.as_ref().map_or_else(|| declared_text(c), describe);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | `cases/{}/` |",
+            c.id,
+            c.description.replace('|', "\\|"),
+            expected,
+            c.why.replace('|', "\\|"),
+            c.status.as_str(),
+            c.id
+        );
+    }
+    let _ = writeln!(s, "\nOwner: {}. Evidence checksums: `SHA256SUMS`.", opts.owner);
+    s
+}
+
+fn junit(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> String {
+    use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut report = Report::new("locality verify");
+    let mut suite = TestSuite::new(format!("locality-verify-{}", opts.run_id));
+    suite.add_property(Property::new("decision", decision_line));
+    suite.add_property(Property::new("simulated", opts.simulated.to_string()));
+    suite.add_property(Property::new("owner", opts.owner.clone()));
+    for c in &outcome.cases {
+        let status = match c.status {
+            crate::judge::Status::Pass => TestCaseStatus::success(),
+            crate::judge::Status::Fail => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message(c.why.clone());
+                s
+            }
+            crate::judge::Status::Incomplete => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                s.set_message(format!("INCOMPLETE: {}", c.why));
+                s
+            }
+            crate::judge::Status::NotExecuted => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(c.why.clone());
+                s
+            }
+        };
+        let mut tc = TestCase::new(format!("{}: {}", c.id, c.description), status);
+        tc.set_classname("locality.verify");
+        suite.add_test_case(tc);
+    }
+    report.add_test_suite(suite);
+    report.to_string().unwrap_or_default()
+}

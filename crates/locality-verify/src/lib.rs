@@ -1,0 +1,30 @@
+//! `locality-verify`: the acceptance playbook (SPEC §5–§6), automated.
+//!
+//! It talks only the Kubernetes API (kube-rs), so the simulated cluster served by
+//! `locality sim serve` and a real cluster run the same code. A run:
+//! 1. picks node roles (`N1`, `N2` with backends, `N3` without, `N1z` beside `N1`) among
+//!    Ready, untainted nodes ([`roles`]);
+//! 2. creates one labelled namespace, client pods pinned to the role nodes and, per case, its
+//!    own Service and backends pinned with `matchFields: metadata.name` affinity
+//!    ([`fixture`], [`cluster`]);
+//! 3. reads the state back and asks the model what each case must observe ([`expect`]);
+//! 4. probes through the API server's `pods/proxy` to the clients' agnhost `netexec /dial`,
+//!    one try per call ([`probe`]), and judges the tries against the expectation ([`judge`]);
+//! 5. decides ACCEPT / REPAIR / RERUN / HOLD ([`decision`]) and writes the evidence ledger
+//!    ([`ledger`]); the namespace is deleted at the end.
+
+pub mod cases;
+pub mod cluster;
+pub mod decision;
+pub mod expect;
+pub mod fixture;
+pub mod judge;
+pub mod ledger;
+pub mod probe;
+pub mod roles;
+pub mod run;
+
+pub use cases::{CATALOGUE, CaseId};
+pub use decision::Decision;
+pub use judge::Status;
+pub use run::{VerifyError, VerifyOptions, VerifyOutcome, verify};

@@ -1,0 +1,154 @@
+//! Node roles (SPEC §5.1): chosen among Ready, untainted, schedulable Linux nodes, recorded.
+
+use std::collections::BTreeMap;
+
+use locality_model::objects::Node;
+
+use crate::cases::Role;
+
+/// The nodes chosen for each role.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Roles {
+    /// Role → node name.
+    pub nodes: BTreeMap<Role, String>,
+    /// Why nodes were left out (`node: reason`).
+    pub excluded: Vec<String>,
+}
+
+impl Roles {
+    /// The node of `role`, if there is one.
+    pub fn node(&self, role: Role) -> Option<&str> {
+        self.nodes.get(&role).map(String::as_str)
+    }
+}
+
+/// Why a node cannot take a role, if it cannot.
+fn unusable(n: &Node) -> Option<String> {
+    if n.ready != Some(true) {
+        return Some("not Ready".into());
+    }
+    if n.unschedulable {
+        return Some("cordoned".into());
+    }
+    if n.is_windows() {
+        return Some("Windows".into());
+    }
+    if let Some(t) = n
+        .taints
+        .iter()
+        .find(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+    {
+        return Some(format!("tainted {}:{}", t.key, t.effect));
+    }
+    None
+}
+
+/// Picks the roles: `N1` in the first zone (by name) with two usable nodes, so that `N1z`
+/// exists (else the first usable node); `N2` the first node outside `N1`'s zone (else any
+/// other); `N3` the next such node. Deterministic for a given set of nodes.
+pub fn pick(nodes: &[Node]) -> Roles {
+    let mut excluded = Vec::new();
+    let mut usable: Vec<&Node> = Vec::new();
+    for n in nodes {
+        match unusable(n) {
+            Some(why) => excluded.push(format!("{}: {why}", n.meta.name)),
+            None => usable.push(n),
+        }
+    }
+    usable.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+    let mut by_zone: BTreeMap<&str, Vec<&Node>> = BTreeMap::new();
+    for n in &usable {
+        by_zone.entry(n.zone().unwrap_or("")).or_default().push(n);
+    }
+    let mut roles = BTreeMap::new();
+    let n1 = by_zone
+        .values()
+        .find(|v| v.len() >= 2)
+        .map(|v| v[0])
+        .or_else(|| usable.first().copied());
+    let Some(n1) = n1 else {
+        return Roles {
+            nodes: roles,
+            excluded,
+        };
+    };
+    roles.insert(Role::N1, n1.meta.name.clone());
+    let zone1 = n1.zone().unwrap_or("");
+    if let Some(z) = usable
+        .iter()
+        .find(|n| n.meta.name != n1.meta.name && n.zone().unwrap_or("") == zone1 && !zone1.is_empty())
+    {
+        roles.insert(Role::N1z, z.meta.name.clone());
+    }
+    let taken = |roles: &BTreeMap<Role, String>, n: &Node| roles.values().any(|v| *v == n.meta.name);
+    for role in [Role::N2, Role::N3] {
+        let pick = usable
+            .iter()
+            .find(|n| !taken(&roles, n) && n.zone().unwrap_or("") != zone1)
+            .or_else(|| usable.iter().find(|n| !taken(&roles, n)));
+        if let Some(n) = pick {
+            roles.insert(role, n.meta.name.clone());
+        }
+    }
+    Roles {
+        nodes: roles,
+        excluded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locality_model::objects::{LABEL_ZONE, ObjectMeta, Taint};
+
+    fn node(name: &str, zone: &str) -> Node {
+        let mut meta = ObjectMeta {
+            name: name.into(),
+            ..ObjectMeta::default()
+        };
+        meta.labels.insert(LABEL_ZONE.into(), zone.into());
+        Node {
+            meta,
+            ready: Some(true),
+            ..Node::default()
+        }
+    }
+
+    #[test]
+    fn four_nodes_gets_the_documented_map() {
+        let nodes = vec![
+            node("node-a", "zone-a"),
+            node("node-b", "zone-b"),
+            node("node-c", "zone-c"),
+            node("node-d", "zone-a"),
+        ];
+        let r = pick(&nodes);
+        assert_eq!(r.node(Role::N1), Some("node-a"));
+        assert_eq!(r.node(Role::N1z), Some("node-d"));
+        assert_eq!(r.node(Role::N2), Some("node-b"));
+        assert_eq!(r.node(Role::N3), Some("node-c"));
+    }
+
+    #[test]
+    fn unusable_nodes_are_left_out_with_a_reason() {
+        let mut tainted = node("node-b", "zone-b");
+        tainted.taints.push(Taint {
+            key: "dedicated".into(),
+            value: "x".into(),
+            effect: "NoSchedule".into(),
+        });
+        let mut not_ready = node("node-c", "zone-c");
+        not_ready.ready = Some(false);
+        let r = pick(&[
+            node("node-a", "zone-a"),
+            tainted,
+            not_ready,
+            node("node-e", "zone-e"),
+        ]);
+        assert_eq!(r.node(Role::N1), Some("node-a"));
+        assert_eq!(r.node(Role::N2), Some("node-e"));
+        assert_eq!(r.node(Role::N3), None);
+        assert_eq!(r.node(Role::N1z), None);
+        assert_eq!(r.excluded.len(), 2, "{:?}", r.excluded);
+    }
+}

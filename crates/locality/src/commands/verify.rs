@@ -1,0 +1,150 @@
+//! `locality verify`: the acceptance playbook against the simulated cluster (default) or a
+//! real one.
+
+use std::io::Write;
+use std::time::Duration;
+
+use locality_live::LiveOptions;
+use locality_model::proxy::ProxyMode;
+use locality_verify::run::{VerifyOptions, new_run_id, verify};
+
+use crate::cli::{FixtureArg, ProxyModeArg, SimClusterArgs, VerifyArgs, VerifyOutput};
+use crate::error::CliError;
+use crate::ui::Ui;
+
+/// Runs `verify`; returns the decision's exit code.
+pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliError> {
+    let simulated = !(args.live || args.kubeconfig.is_some() || args.context.is_some());
+    let run_id = new_run_id();
+    // The simulated cluster runs behind its API server for the whole run.
+    let (_server, live) = if simulated {
+        if !(args.speed.is_finite() && args.speed > 0.0) {
+            return Err(CliError::usage(format!(
+                "--speed {}: expected a number > 0",
+                args.speed
+            )));
+        }
+        let cluster = SimClusterArgs {
+            topology: args.topology.clone(),
+            seed: 1,
+            profile: args.profile.clone(),
+            fixture: FixtureArg::None,
+        };
+        let engine = crate::commands::sim::build_engine(&cluster)?;
+        let dir = std::env::temp_dir().join(format!("locality-verify-{run_id}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| CliError::runtime(format!("{}: {e}", dir.display())))?;
+        let opts = locality_apiserver::ServeOptions {
+            speed: args.speed,
+            kubeconfig_out: Some(dir.join("kubeconfig")),
+            ..locality_apiserver::ServeOptions::new(engine)
+        };
+        let running = locality_apiserver::serve(opts).map_err(|e| CliError::runtime(e.to_string()))?;
+        ui.status(&format!(
+            "verifying the SIMULATED cluster ({} topology, {}× real time) at {}: a self-test of locality, not evidence about a real data plane",
+            args.topology,
+            args.speed,
+            running.url()
+        ));
+        let live = LiveOptions {
+            kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
+            ..LiveOptions::default()
+        };
+        (Some(running), live)
+    } else {
+        if !args.profile.is_empty() {
+            return Err(CliError::usage("--profile applies to the simulated cluster only"));
+        }
+        let live = LiveOptions {
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.clone(),
+            ..LiveOptions::default()
+        };
+        (None, live)
+    };
+    for id in &args.only {
+        if locality_verify::cases::case(id.to_uppercase().as_str()).is_none() {
+            let ids: Vec<&str> = locality_verify::CATALOGUE.iter().map(|c| c.id).collect();
+            return Err(CliError::usage(format!(
+                "--only {id}: no such case (cases: {})",
+                ids.join(", ")
+            )));
+        }
+    }
+    let evidence = args
+        .evidence
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("locality-evidence").join(&run_id));
+    let opts = VerifyOptions {
+        live,
+        only: args.only.iter().map(|s| s.to_uppercase()).collect(),
+        evidence,
+        keep: args.keep,
+        run_id,
+        simulated,
+        owner: args
+            .owner
+            .clone()
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "unknown".into()),
+        pod_ready_timeout: Duration::from_secs(if simulated { 60 } else { 300 }),
+        settle: Duration::from_secs(if simulated { 1 } else { 2 }),
+        proxy_lag_timeout: Duration::from_secs(30),
+        proxy_mode: args.proxy_mode.and_then(|m| match m {
+            ProxyModeArg::Iptables => Some(ProxyMode::Iptables),
+            ProxyModeArg::Nftables => Some(ProxyMode::Nftables),
+            ProxyModeArg::Ipvs => Some(ProxyMode::Ipvs),
+            ProxyModeArg::Unknown => None,
+        }),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::runtime(e.to_string()))?;
+    let outcome = rt
+        .block_on(verify(&opts))
+        .map_err(|e| CliError::runtime(format!("verify: {e}")))?;
+    match args.output {
+        VerifyOutput::Json => {
+            let text = std::fs::read_to_string(opts.evidence.join("ledger.json"))
+                .map_err(|e| CliError::runtime(e.to_string()))?;
+            write!(out, "{text}")?;
+        }
+        VerifyOutput::Table => {
+            let rows: Vec<(String, &str, String, &str)> = outcome
+                .cases
+                .iter()
+                .map(|c| {
+                    let expected = c
+                        .expected
+                        .as_ref()
+                        .map_or_else(String::new, locality_verify::run::describe);
+                    (c.id.clone(), c.status.as_str(), expected, c.why.as_str())
+                })
+                .collect();
+            let w = rows.iter().map(|r| r.2.chars().count()).max().unwrap_or(0).max(8);
+            writeln!(
+                out,
+                "{:<4}  {:<12}  {:<w$}  OBSERVED",
+                "CASE", "STATUS", "EXPECTED"
+            )?;
+            for (id, status, expected, why) in rows {
+                writeln!(out, "{id:<4}  {status:<12}  {expected:<w$}  {why}")?;
+            }
+            writeln!(out)?;
+            writeln!(out, "{}", outcome.decision_line(simulated))?;
+            for a in &outcome.advice {
+                writeln!(out, "  {a}")?;
+            }
+            writeln!(out, "Evidence: {}", outcome.evidence.display())?;
+            if args.keep {
+                writeln!(
+                    out,
+                    "Namespace kept: kubectl delete namespace {}",
+                    outcome.namespace
+                )?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(outcome.decision.exit_code() as u8)
+}
