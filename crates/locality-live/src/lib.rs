@@ -166,12 +166,7 @@ pub async fn client(opts: &LiveOptions) -> Result<(kube::Client, Target), LiveEr
 /// # Errors
 /// See [`LiveError`]; forbidden kinds are warnings, not errors.
 pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Result<LiveSnapshot, LiveError> {
-    let resolved = config::resolve(opts).await?;
-    let target = resolved.target;
-    let client = kube::Client::try_from(resolved.config).map_err(|e| LiveError::Kubeconfig {
-        source_name: target.kubeconfig.clone(),
-        message: error::chain(&e),
-    })?;
+    let (client, target) = client(opts).await?;
     let api = Api {
         client,
         server: target.server.clone(),

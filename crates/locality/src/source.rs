@@ -90,14 +90,6 @@ pub fn load(
     for w in &snap.warnings {
         ui.warn(w);
     }
-    let parse = |flag: &str, v: &Option<String>| -> Result<Option<KubeVersion>, CliError> {
-        v.as_deref()
-            .map(|v| {
-                v.parse::<KubeVersion>()
-                    .map_err(|e| CliError::usage(format!("{flag}: {e}")))
-            })
-            .transpose()
-    };
     let clamp = |v: KubeVersion| v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST);
     let kube = parse("--kube-version", &args.kube_version)?
         .or(snap.server_version.map(clamp))
@@ -158,14 +150,6 @@ fn load_simulated(
     engine.run_until(args.sim_at.saturating_mul(1000));
     progress.finish();
     let state = engine.cluster_state();
-    let parse = |flag: &str, v: &Option<String>| -> Result<Option<KubeVersion>, CliError> {
-        v.as_deref()
-            .map(|v| {
-                v.parse::<KubeVersion>()
-                    .map_err(|e| CliError::usage(format!("{flag}: {e}")))
-            })
-            .transpose()
-    };
     let kube = parse("--kube-version", &args.kube_version)?.unwrap_or(engine.config().kube_version);
     let kube_proxy = parse("--kube-proxy-version", &args.kube_proxy_version)?
         .unwrap_or(engine.config().kube_proxy_version);
@@ -201,4 +185,14 @@ fn load_simulated(
         files: Vec::new(),
         forbidden: Vec::new(),
     })
+}
+
+/// A `--kube-version`-style flag's value, parsed.
+fn parse(flag: &str, v: &Option<String>) -> Result<Option<KubeVersion>, CliError> {
+    v.as_deref()
+        .map(|v| {
+            v.parse::<KubeVersion>()
+                .map_err(|e| CliError::usage(format!("{flag}: {e}")))
+        })
+        .transpose()
 }
