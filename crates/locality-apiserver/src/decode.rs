@@ -1,6 +1,8 @@
 //! Incoming objects (create, update): JSON checked against the request, parsed into the
-//! model's types by `locality-ingest`, with the declared behaviour of simulated pods read from
-//! the pod spec (readiness probe, grace period, agnhost's `--delay-shutdown`).
+//! model's types by `locality-ingest` (a pod's tolerations with their `tolerationSeconds`), with
+//! the declared behaviour of simulated pods read from the pod spec (readiness probe, grace
+//! period, agnhost's `--delay-shutdown`), and the mutating admission the API server runs before
+//! validation (a pod's `DefaultTolerationSeconds`).
 
 use locality_ingest::LoadOptions;
 use locality_model::objects::{PodPhase, WorkloadKind};
@@ -144,6 +146,8 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
             p.phase = PodPhase::Pending;
             p.ready = false;
             p.pod_ips.clear();
+            // Admission runs before validation (an update that leaves the defaults out keeps them).
+            locality_sim::nodelifecycle::admit_default_toleration_seconds(&mut p.spec);
             Object::Pod(SimPod {
                 behaviour: behaviour(&v["spec"]),
                 pod: p,

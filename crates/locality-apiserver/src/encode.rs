@@ -146,7 +146,19 @@ pub fn encode(ctx: &Ctx<'_>, object: &Object, rv: u64) -> Value {
         }
         Object::Node(n) => node(ctx, n, &mut v),
         Object::Pod(p) => pod(ctx, p, &mut v),
-        Object::Service(s) => service(s, &mut v),
+        Object::Service(s) => {
+            service(s, &mut v);
+            // The model does not keep `spec.externalName`: the JSON the Service was written with does.
+            if s.type_ == ServiceType::ExternalName
+                && let Some(name) = ctx
+                    .raw
+                    .get(&s.meta.uid)
+                    .and_then(|raw| raw.pointer("/spec/externalName"))
+                    .filter(|n| n.is_string())
+            {
+                v["spec"]["externalName"] = name.clone();
+            }
+        }
         Object::EndpointSlice(s) => endpoint_slice(s, &mut v),
         Object::Workload(w) => workload(ctx, w, &mut v),
     }
@@ -253,7 +265,16 @@ fn node(ctx: &Ctx<'_>, n: &Node, v: &mut Value) {
     addresses.push(json!({"type": "Hostname", "address": n.meta.name}));
     let cpu = cpu_quantity(n.allocatable_cpu_millis.unwrap_or(4000));
     let resources = json!({"cpu": cpu, "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"});
-    let created = time_of(n.meta.creation_timestamp.as_ref());
+    let times = ctx
+        .engine
+        .node_ready_condition_times(&n.meta.name)
+        .unwrap_or_default();
+    let at = |t: Option<Millis>| {
+        t.map_or_else(
+            || time_of(n.meta.creation_timestamp.as_ref()),
+            |t| json!(rfc3339(t)),
+        )
+    };
     let ready = match n.ready {
         Some(true) => json!({"type": "Ready", "status": "True", "reason": "KubeletReady",
             "message": "simulated kubelet is posting ready status"}),
@@ -262,9 +283,11 @@ fn node(ctx: &Ctx<'_>, n: &Node, v: &mut Value) {
         None => json!({"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
             "message": "simulated kubelet stopped posting node status"}),
     };
+    // The simulated node lifecycle's times (`nodelifecycle::ReadyConditionTimes`), the Node's
+    // creation while nothing happened since.
     let mut ready = ready;
-    ready["lastHeartbeatTime"] = created.clone();
-    ready["lastTransitionTime"] = created;
+    ready["lastHeartbeatTime"] = at(times.last_heartbeat);
+    ready["lastTransitionTime"] = at(times.last_transition);
     let os = n
         .meta
         .labels
@@ -384,6 +407,9 @@ fn pod_spec(spec: &PodSpec, raw: Option<&Value>, grace: u64, name_hint: &str) ->
                     if !v.is_empty() {
                         o.insert(k.into(), json!(v));
                     }
+                }
+                if let Some(s) = t.toleration_seconds {
+                    o.insert("tolerationSeconds".into(), json!(s));
                 }
                 Value::Object(o)
             })

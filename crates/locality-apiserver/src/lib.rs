@@ -21,8 +21,10 @@
 //! the object as served and go through the same decoding as create and update, so every field
 //! the simulation carries can change (a Service's `internalTrafficPolicy` and
 //! `trafficDistribution`, a Deployment's template, which rolls out); immutable fields (a
-//! pod's spec but images and added tolerations, a Service's cluster IP, a workload's
-//! selector) answer `422 Invalid` (see the `validate` module). Dry runs run against a copy of
+//! pod's spec but images, added tolerations and `tolerationSeconds`, a Service's cluster IP, a
+//! workload's selector) answer `422 Invalid` (see the `validate` module); the status sent with
+//! an update is ignored (the stored one is kept, as upstream's `PrepareForUpdate`), and pods get
+//! the `DefaultTolerationSeconds` admission on create and update. Dry runs run against a copy of
 //! the engine and change nothing. `DeleteOptions`: `gracePeriodSeconds` for pods (0: removed
 //! at once, as `kubectl delete --grace-period=0 --force`), `preconditions`, and
 //! `propagationPolicy` (`Orphan` keeps the dependents; `Foreground` runs as `Background`).

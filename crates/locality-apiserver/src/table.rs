@@ -1,7 +1,9 @@
 //! `meta.k8s.io/v1` Table answers (what `kubectl get` asks for), with the columns the real
 //! API server's printers give; priority-1 columns are the ones `-o wide` adds.
 
-use locality_model::objects::{PodPhase, ServiceType, WorkloadKind};
+use std::collections::BTreeSet;
+
+use locality_model::objects::{LoadBalancerIngress, PodPhase, Service, ServiceType, WorkloadKind};
 use locality_sim::time::Millis;
 use locality_sim::{Kind, Object};
 use serde_json::{Value, json};
@@ -136,6 +138,57 @@ fn containers_images(encoded: &Value) -> (String, String) {
     (names, images)
 }
 
+/// `loadBalancerStatusStringer` (k8s.io/kubernetes `pkg/printers/internalversion/printers.go`)
+/// for the server's printer, which is always wide (`pkg/printers/storage/storage.go`), so never
+/// clipped: each ingress's IP, else its hostname, deduplicated and sorted as strings, joined
+/// with commas.
+pub fn load_balancer_status_string(ingress: &[LoadBalancerIngress]) -> String {
+    let set: BTreeSet<String> = ingress
+        .iter()
+        .filter_map(|i| {
+            i.ip.map(|ip| ip.to_string())
+                .or_else(|| i.hostname.clone().filter(|h| !h.is_empty()))
+        })
+        .collect();
+    set.into_iter().collect::<Vec<_>>().join(",")
+}
+
+/// The EXTERNAL-IP cell of a Service (`printers.go` `getServiceExternalIP`): ClusterIP and
+/// NodePort show `spec.externalIPs` or `<none>`; LoadBalancer its ingress
+/// ([`load_balancer_status_string`]) followed by `spec.externalIPs`, or `<pending>` when it has
+/// neither; ExternalName its `spec.externalName` (from `encoded`).
+pub fn service_external_ip(s: &Service, encoded: &Value) -> String {
+    let external: Vec<String> = s.external_ips.iter().map(ToString::to_string).collect();
+    match s.type_ {
+        ServiceType::ClusterIP | ServiceType::NodePort => {
+            if external.is_empty() {
+                "<none>".into()
+            } else {
+                external.join(",")
+            }
+        }
+        ServiceType::LoadBalancer => {
+            let lb = load_balancer_status_string(&s.load_balancer_ingress);
+            let mut all: Vec<String> = if lb.is_empty() {
+                Vec::new()
+            } else {
+                lb.split(',').map(str::to_string).collect()
+            };
+            all.extend(external);
+            if all.is_empty() {
+                "<pending>".into()
+            } else {
+                all.join(",")
+            }
+        }
+        ServiceType::ExternalName => encoded
+            .pointer("/spec/externalName")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
 /// The cells of one row; `encoded` is the object's JSON (for status fields computed there).
 pub fn cells(object: &Object, encoded: &Value, now: Millis) -> Value {
     let meta = object.meta();
@@ -214,26 +267,7 @@ pub fn cells(object: &Object, encoded: &Value, now: Millis) -> Value {
             } else {
                 s.cluster_ips.first().map_or("<none>".into(), ToString::to_string)
             };
-            let external = if !s.external_ips.is_empty() {
-                s.external_ips
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            } else if s.type_ == ServiceType::LoadBalancer {
-                let ing: Vec<String> = s
-                    .load_balancer_ingress
-                    .iter()
-                    .filter_map(|i| i.ip.map(|ip| ip.to_string()).or_else(|| i.hostname.clone()))
-                    .collect();
-                if ing.is_empty() {
-                    "<pending>".into()
-                } else {
-                    ing.join(",")
-                }
-            } else {
-                "<none>".into()
-            };
+            let external = service_external_ip(s, encoded);
             let ports: Vec<String> = s
                 .ports
                 .iter()
@@ -341,5 +375,69 @@ pub fn cells(object: &Object, encoded: &Value, now: Millis) -> Value {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ingress(ip: Option<&str>, hostname: Option<&str>) -> LoadBalancerIngress {
+        LoadBalancerIngress {
+            ip: ip.map(|s| s.parse().unwrap()),
+            hostname: hostname.map(str::to_string),
+            ip_mode: None,
+        }
+    }
+
+    #[test]
+    fn external_ip_cell_as_get_service_external_ip() {
+        let mut s = Service {
+            type_: ServiceType::LoadBalancer,
+            ..Service::default()
+        };
+        let none = Value::Null;
+        assert_eq!(service_external_ip(&s, &none), "<pending>");
+        // IP before hostname per ingress, deduplicated and sorted as strings.
+        s.load_balancer_ingress = vec![
+            ingress(Some("203.0.113.9"), Some("ignored.example")),
+            ingress(None, Some("lb.example")),
+            ingress(Some("203.0.113.10"), None),
+            ingress(Some("203.0.113.9"), None),
+            ingress(None, None),
+        ];
+        assert_eq!(
+            service_external_ip(&s, &none),
+            "203.0.113.10,203.0.113.9,lb.example"
+        );
+        s.external_ips = vec!["192.0.2.2".parse().unwrap(), "192.0.2.1".parse().unwrap()];
+        assert_eq!(
+            service_external_ip(&s, &none),
+            "203.0.113.10,203.0.113.9,lb.example,192.0.2.2,192.0.2.1",
+            "then spec.externalIPs in their order"
+        );
+        s.load_balancer_ingress.clear();
+        assert_eq!(service_external_ip(&s, &none), "192.0.2.2,192.0.2.1");
+        for t in [ServiceType::ClusterIP, ServiceType::NodePort] {
+            s.type_ = t;
+            assert_eq!(service_external_ip(&s, &none), "192.0.2.2,192.0.2.1");
+            s.load_balancer_ingress = vec![ingress(Some("203.0.113.1"), None)];
+            assert_eq!(
+                service_external_ip(&s, &none),
+                "192.0.2.2,192.0.2.1",
+                "no ingress shown"
+            );
+            let bare = Service {
+                type_: t,
+                ..Service::default()
+            };
+            assert_eq!(service_external_ip(&bare, &none), "<none>");
+        }
+        let ext = Service {
+            type_: ServiceType::ExternalName,
+            ..Service::default()
+        };
+        let doc = json!({"spec": {"externalName": "db.example.com"}});
+        assert_eq!(service_external_ip(&ext, &doc), "db.example.com");
     }
 }

@@ -5,11 +5,14 @@
 //! `ValidateEndpointSliceUpdate`), and the workload check shared with create (a selector that
 //! does not select its template's labels).
 //!
-//! Checked, for the fields the simulation carries: a Pod's spec except container images and
-//! added tolerations (node, host network, ports, node selector, affinity, hostname,
-//! subdomain, container names, commands, args, env and probes); a Service's cluster IPs once
-//! set; a workload's `spec.selector`; an EndpointSlice's `addressType`.
+//! Checked, for the fields the simulation carries: a Pod's spec except container images,
+//! added tolerations and the `tolerationSeconds` of existing ones (node, host network, ports,
+//! node selector, affinity, hostname, subdomain, container names, commands, args, env and
+//! probes); a Service's cluster IPs once set; a workload's `spec.selector`; an EndpointSlice's
+//! `addressType`. On create and update, a pod's `tolerationSeconds` only with effect
+//! `NoExecute` (`validateTolerations`).
 
+use locality_model::objects::Toleration;
 use locality_sim::Object;
 use serde_json::Value;
 
@@ -59,7 +62,7 @@ pub(crate) fn check_update(
     match (current, new) {
         (Object::Pod(c), Object::Pod(n)) => {
             let (cs, ns) = (&c.pod.spec, &n.pod.spec);
-            let tolerations_kept = cs.tolerations.iter().all(|t| ns.tolerations.contains(t));
+            let tolerations_kept = only_added_tolerations(&cs.tolerations, &ns.tolerations);
             let mut what = None;
             if cs.node_name != ns.node_name {
                 what = Some(format!("spec.nodeName: {:?} -> {:?}", cs.node_name, ns.node_name));
@@ -131,12 +134,45 @@ pub(crate) fn check_update(
     check_object(r, name, new, new_doc)
 }
 
+/// `validateOnlyAddedTolerations` (`validation.go`): every existing toleration is still there,
+/// its `tolerationSeconds` aside.
+fn only_added_tolerations(old: &[Toleration], new: &[Toleration]) -> bool {
+    old.iter().all(|o| {
+        new.iter().any(|n| {
+            Toleration {
+                toleration_seconds: n.toleration_seconds,
+                ..o.clone()
+            } == *n
+        })
+    })
+}
+
 /// Checks what create and update share: a workload's selector selects its template labels
-/// (`ValidateDeploymentSpec`: "`selector` does not match template `labels`").
+/// (`ValidateDeploymentSpec`: "`selector` does not match template `labels`"), and a pod's
+/// `tolerationSeconds` is set only with effect `NoExecute` (`validateTolerations`).
 ///
 /// # Errors
 /// 422 Invalid.
 pub(crate) fn check_object(r: &Resource, name: &str, new: &Object, new_doc: &Value) -> Result<(), ApiError> {
+    if let Object::Pod(p) = new
+        && let Some((i, t)) = p
+            .pod
+            .spec
+            .tolerations
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.toleration_seconds.is_some() && t.effect != "NoExecute")
+    {
+        return Err(ApiError::invalid(
+            r.kind_name,
+            r.group,
+            name,
+            &format!(
+                "spec.tolerations[{i}].effect: Invalid value: {:?}: effect must be 'NoExecute' when `tolerationSeconds` is set",
+                t.effect
+            ),
+        ));
+    }
     if let Object::Workload(w) = new {
         let sel = &w.workload.selector;
         let empty = sel.match_labels.is_empty() && sel.match_expressions.is_empty();

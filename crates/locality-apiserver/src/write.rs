@@ -372,10 +372,18 @@ fn normalize_cluster_ips(cur_doc: &Value, doc: &mut Value) {
 
 /// What an update may change: pods only their labels, annotations, tolerations and owner
 /// references (the rest of their spec is immutable, checked before, and their status is the
-/// simulated kubelet's); Services keep allocated IPs and node ports; Nodes keep their
-/// readiness; workloads keep their pods' declared behaviour unless the template declares a
-/// different one (probes, grace period, `--delay-shutdown`). A PUT without owner references
-/// keeps the current ones (`put`); a patch's document is taken as it is.
+/// simulated kubelet's); Services keep allocated IPs and node ports; workloads keep their pods'
+/// declared behaviour unless the template declares a different one (probes, grace period,
+/// `--delay-shutdown`). A PUT without owner references keeps the current ones (`put`); a
+/// patch's document is taken as it is.
+///
+/// An update of the main resource never changes the status, whatever `status` the client
+/// sent (or left out), as the registry strategies' `PrepareForUpdate` copy the old status
+/// over the new object (k8s.io/kubernetes `pkg/registry/core/service/strategy.go`,
+/// `pkg/registry/core/pod/strategy.go`, `pkg/registry/core/node/strategy.go`): a Service keeps
+/// the `status.loadBalancer.ingress` the simulated cloud load-balancer controller gave it, a
+/// Pod its phase, readiness and IPs, a Node its Ready condition, addresses, allocatable CPU
+/// and kubelet version. The status subresource is not writable here.
 fn merge_update(current: &Object, mut new: Object, cur_doc: &Value, new_doc: &Value, put: bool) -> Object {
     let cur_meta = current.meta().clone();
     let keep_owners = put && new.meta().owner_references.is_empty();
@@ -391,6 +399,7 @@ fn merge_update(current: &Object, mut new: Object, cur_doc: &Value, new_doc: &Va
             return Object::Pod(kept);
         }
         (Object::Service(s), Object::Service(n)) => {
+            n.load_balancer_ingress = s.load_balancer_ingress.clone();
             if n.cluster_ips.is_empty() && !n.headless {
                 n.cluster_ips = s.cluster_ips.clone();
                 n.ip_families = s.ip_families.clone();
@@ -408,6 +417,9 @@ fn merge_update(current: &Object, mut new: Object, cur_doc: &Value, new_doc: &Va
         }
         (Object::Node(o), Object::Node(n)) => {
             n.ready = o.ready;
+            n.internal_ips = o.internal_ips.clone();
+            n.allocatable_cpu_millis = o.allocatable_cpu_millis;
+            n.kubelet_version = o.kubelet_version.clone();
         }
         (Object::Workload(o), Object::Workload(n)) => {
             let template = |d: &Value| decode::behaviour(&d["spec"]["template"]["spec"]);

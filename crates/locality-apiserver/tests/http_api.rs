@@ -1173,3 +1173,110 @@ fn a_label_patch_of_any_kind_changes_nothing_else() {
     let (_, pods) = get_json(&r, &format!("{PODS}?labelSelector=app%3Dagent"));
     assert_eq!(pods["items"].as_array().unwrap().len(), 3);
 }
+
+/// Tolerations through the API: `tolerationSeconds` read and served, the
+/// `DefaultTolerationSeconds` admission on create and update, `validateTolerations` (seconds
+/// only with NoExecute), an update may change `tolerationSeconds` but remove no toleration, and
+/// the simulated taint-eviction controller evicts after the pod's own `tolerationSeconds`.
+#[test]
+fn tolerations_admission_validation_and_eviction() {
+    let r = start(0.0);
+    let with = |name: &str, tolerations: serde_json::Value| {
+        let mut p = netexec_pod(name, "node-a", 0);
+        p["spec"]["tolerations"] = tolerations;
+        p.to_string()
+    };
+    let tolerations = |name: &str| {
+        let (code, v) = get_json(&r, &format!("{PODS}/{name}"));
+        assert_eq!(code, 200);
+        v["spec"]["tolerations"].clone()
+    };
+    let unreachable = "node.kubernetes.io/unreachable";
+    let not_ready = "node.kubernetes.io/not-ready";
+    let (code, v) = send(
+        &r,
+        "POST",
+        PODS,
+        "application/json",
+        &with(
+            "quick",
+            json!([{"key": unreachable, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 20}]),
+        ),
+    );
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(
+        tolerations("quick"),
+        json!([{"key": unreachable, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 20},
+               {"key": not_ready, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}])
+    );
+    let (code, v) = send(
+        &r,
+        "POST",
+        PODS,
+        "application/json",
+        &with(
+            "bad",
+            json!([{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]),
+        ),
+    );
+    assert_eq!(code, 422, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set"),
+        "{v}"
+    );
+    let (code, v) = send(
+        &r,
+        "POST",
+        PODS,
+        "application/json",
+        &with("forever", json!([{"operator": "Exists"}])),
+    );
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(tolerations("forever"), json!([{"operator": "Exists"}]));
+    // An update may change tolerationSeconds, not remove a toleration; one that leaves the
+    // defaults out gets them back from the admission.
+    let patch = |name: &str, body: serde_json::Value| {
+        send(
+            &r,
+            "PATCH",
+            &format!("{PODS}/{name}"),
+            "application/merge-patch+json",
+            &body.to_string(),
+        )
+    };
+    let (code, v) = patch(
+        "quick",
+        json!({"spec": {"tolerations": [
+            {"key": unreachable, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10},
+            {"key": not_ready, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]}}),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(tolerations("quick")[0]["tolerationSeconds"], 10);
+    let (code, v) = patch("forever", json!({"spec": {"tolerations": null}}));
+    assert_eq!(code, 422, "the own toleration cannot go: {v}");
+    let (code, v) = patch("web-a", json!({"spec": {"tolerations": null}}));
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(tolerations("web-a").as_array().map(Vec::len), Some(2));
+
+    // node-a's kubelet stops: the unreachable taint at the first pass after the grace period
+    // plus one, then `quick` goes 10 s later, `web-a` 300 s later, `forever` never.
+    let stopped = r.virtual_now();
+    r.with_engine(|e| e.set_node_ready("node-a", false)).unwrap();
+    let tainted = ((stopped + 50_000) / 5_000 + 2) * 5_000;
+    let deleting = |name: &str| {
+        let (code, v) = get_json(&r, &format!("{PODS}/{name}"));
+        assert_eq!(code, 200, "{name}: the stopped kubelet cannot finish a deletion");
+        v["metadata"]["deletionTimestamp"].is_string()
+    };
+    r.advance(tainted + 9_000 - stopped);
+    assert!(!deleting("quick") && !deleting("web-a"));
+    r.advance(1_100);
+    assert!(deleting("quick"));
+    assert!(!deleting("web-a") && !deleting("forever"));
+    r.advance(290_000);
+    assert!(deleting("web-a"));
+    assert!(!deleting("forever"));
+}

@@ -24,6 +24,7 @@ pub fn daemon_default_tolerations(host_network: bool) -> Vec<Toleration> {
         operator: "Exists".to_string(),
         value: String::new(),
         effect: effect.to_string(),
+        toleration_seconds: None,
     };
     let mut out = vec![
         t("node.kubernetes.io/not-ready", "NoExecute"),

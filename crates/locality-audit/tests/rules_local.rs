@@ -183,6 +183,7 @@ fn loc003_not_for_taints_the_daemonset_controller_tolerates() {
         operator: "Exists".into(),
         value: String::new(),
         effect: "NoSchedule".into(),
+        toleration_seconds: None,
     });
     let r = run(&state);
     none(&r, RuleId::Loc003);

@@ -230,6 +230,32 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
+/// A signed integer (`int64` fields such as `tolerationSeconds`, where negative values are
+/// valid); read with `deserialize_any` so JSON and YAML refuse a string or a fraction alike.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Int64(pub i64);
+
+impl<'de> Deserialize<'de> for Int64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Int64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Int64, E> {
+                Ok(Int64(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int64, E> {
+                i64::try_from(v)
+                    .map(Int64)
+                    .map_err(|_| E::custom(format_args!("{v} is too large")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// `status.addresses`, reduced to the InternalIP addresses (validated).
 fn internal_ips<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<IpAddr>, D::Error> {
     let all: Vec<M<NodeAddressW<'de>>> = nullable(d)?;
@@ -640,6 +666,9 @@ struct TolerationW {
     value: String,
     #[serde(default, deserialize_with = "nullable")]
     effect: String,
+    /// An `int64`, negative admitted as upstream does; `null` is unset.
+    #[serde(default)]
+    toleration_seconds: Option<Int64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -725,6 +754,7 @@ impl PodSpecW {
                     operator: t.operator,
                     value: t.value,
                     effect: t.effect,
+                    toleration_seconds: t.toleration_seconds.map(|s| s.0),
                 })
                 .collect(),
             required_node_affinity: self

@@ -152,6 +152,34 @@ fn replicas_is_not_a_number() {
 }
 
 #[test]
+fn toleration_seconds_is_not_an_integer() {
+    let e = err(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec:\n  tolerations:\n  - {key: k, operator: Exists, effect: NoExecute, tolerationSeconds: soon}\n",
+    );
+    check(
+        &e,
+        6,
+        51,
+        Some("spec.tolerations[0].tolerationSeconds"),
+        "invalid type: string \"soon\", expected an integer",
+        ErrorKind::Invalid,
+    );
+    let e = err(
+        "pod.json",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},\n \"spec\":{\"tolerations\":[{\"effect\":\"NoExecute\",\"tolerationSeconds\":1.5}]}}",
+    );
+    check(
+        &e,
+        2,
+        69,
+        Some("spec.tolerations[0].tolerationSeconds"),
+        "invalid type: floating point `1.5`, expected an integer",
+        ErrorKind::Invalid,
+    );
+}
+
+#[test]
 fn negative_replicas() {
     let e = err(
         "s.yaml",

@@ -70,6 +70,7 @@ fn kubectl_list_json() {
     assert_eq!(p.spec.ports[0].name, "http");
     assert_eq!(p.spec.ports[1].host_port, Some(9901));
     assert_eq!(p.spec.tolerations[0].operator, "Exists");
+    assert_eq!(p.spec.tolerations[0].toleration_seconds, Some(300));
     assert_eq!(
         p.spec.required_node_affinity[0].match_fields[0].values,
         vec!["node-a"]
@@ -323,4 +324,19 @@ fn same_name_in_other_namespace_or_kind_is_not_a_duplicate() {
     let l = load("ok.yaml", yaml);
     assert_eq!(l.state.services.len(), 2);
     assert_eq!(l.state.workloads.len(), 2);
+}
+
+#[test]
+fn toleration_seconds_negative_null_and_absent() {
+    let l = load(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec:\n  tolerations:\n  - {key: a, operator: Exists, effect: NoExecute, tolerationSeconds: -1}\n  - {key: b, operator: Exists, effect: NoExecute, tolerationSeconds: null}\n  - {key: c, operator: Exists, effect: NoExecute}\n  - {key: d, operator: Exists, effect: NoExecute, tolerationSeconds: 9223372036854775807}\n",
+    );
+    let seconds: Vec<Option<i64>> = l.state.pods[0]
+        .spec
+        .tolerations
+        .iter()
+        .map(|t| t.toleration_seconds)
+        .collect();
+    assert_eq!(seconds, vec![Some(-1), None, None, Some(i64::MAX)]);
 }

@@ -224,6 +224,11 @@ pub struct Toleration {
     pub value: String,
     /// Effect (empty = all effects).
     pub effect: String,
+    /// `tolerationSeconds`: with effect `NoExecute`, how long the pod stays bound to a node
+    /// after a matching taint is added (`None`: forever; zero or negative: evicted at once), as
+    /// the taint-eviction controller reads it (k8s.io/kubernetes
+    /// `pkg/controller/tainteviction/taint_eviction.go` `getMinTolerationTime`).
+    pub toleration_seconds: Option<i64>,
 }
 
 /// The scheduling-relevant part of a pod spec (also used in workload templates).

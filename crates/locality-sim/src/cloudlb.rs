@@ -9,8 +9,10 @@
 //!   (the documentation prefix, RFC 3849); a Service that already has ingress (written by a test,
 //!   a topology or another controller) is left alone. A Service that stops being a
 //!   LoadBalancer has the addresses this controller gave it removed from its status and
-//!   released. An ingress lost by a replace (a `PUT` without status) is given back the same
-//!   addresses. There is no provisioning delay beyond the controllers' own.
+//!   released. An ingress lost by a store update that leaves the status out is given back the
+//!   same addresses (the simulated API server keeps the status on a `PUT` or patch, as
+//!   upstream, so its clients never see that). There is no provisioning delay beyond the
+//!   controllers' own.
 //! - The load balancer mirrors what a cloud's network load balancer does with the node set and
 //!   health checks the service controller and kube-proxy give it: it picks a node uniformly at
 //!   random (seeded) among the nodes with a simulated kube-proxy, minus those labelled

@@ -718,15 +718,31 @@ pub(crate) fn affinity_node(spec: &PodSpec) -> Option<String> {
         .map(|r| r.values[0].clone())
 }
 
-/// The DaemonSet controller's own tolerations (`AddOrUpdateDaemonPodTolerations`).
+/// The DaemonSet controller's own tolerations (`AddOrUpdateDaemonPodTolerations`), each put
+/// in place of the template's tolerations with the same key, operator, value and effect, or
+/// added (k8s.io/kubernetes `pkg/apis/core/v1/helper/helpers.go`
+/// `AddOrUpdateTolerationInPodSpec`, k8s.io/api `core/v1/toleration.go` `MatchToleration`), so
+/// a template's `tolerationSeconds` for the not-ready and unreachable taints gives way to
+/// tolerating them forever.
 pub(crate) fn add_daemon_tolerations(spec: &mut PodSpec) {
     let mut add = |key: &str, effect: &str| {
-        spec.tolerations.push(Toleration {
+        let t = Toleration {
             key: key.into(),
             operator: "Exists".into(),
             value: String::new(),
             effect: effect.into(),
-        })
+            toleration_seconds: None,
+        };
+        let mut found = false;
+        for o in &mut spec.tolerations {
+            if o.key == t.key && o.operator == t.operator && o.value == t.value && o.effect == t.effect {
+                *o = t.clone();
+                found = true;
+            }
+        }
+        if !found {
+            spec.tolerations.push(t);
+        }
     };
     add("node.kubernetes.io/not-ready", "NoExecute");
     add("node.kubernetes.io/unreachable", "NoExecute");
@@ -741,7 +757,16 @@ pub(crate) fn add_daemon_tolerations(spec: &mut PodSpec) {
 
 /// Whether some toleration tolerates `taint` (upstream `Toleration.ToleratesTaint`).
 pub(crate) fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
-    tolerations.iter().any(|t| {
+    matching_toleration(tolerations, taint).is_some()
+}
+
+/// The first toleration that tolerates `taint`, as k8s.io/kubernetes
+/// `pkg/apis/core/v1/helper/helpers.go` `GetMatchingTolerations` picks it for each taint.
+pub(crate) fn matching_toleration<'a>(
+    tolerations: &'a [Toleration],
+    taint: &Taint,
+) -> Option<&'a Toleration> {
+    tolerations.iter().find(|t| {
         (t.effect.is_empty() || t.effect == taint.effect)
             && match t.operator.as_str() {
                 "Exists" => t.key.is_empty() || t.key == taint.key,

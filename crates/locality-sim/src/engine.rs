@@ -273,7 +273,9 @@ impl Engine {
     // ----- simulated API (what an API server would call) -----
 
     /// Creates an object, with the API server's admission: Services get cluster IPs (and
-    /// NodePorts) allocated, Nodes get a kubelet and a kube-proxy.
+    /// NodePorts) allocated, Pods their default tolerations of the not-ready and unreachable
+    /// taints ([`crate::nodelifecycle::admit_default_toleration_seconds`]), Nodes get a kubelet
+    /// and a kube-proxy.
     pub fn create(&mut self, mut object: Object) -> Result<u64, SimError> {
         if let Some(key) = object.key()
             && !key.kind.cluster_scoped()
@@ -286,8 +288,10 @@ impl Engine {
                 return Err(StoreError::NotFound(ns).into());
             }
         }
-        if let Object::Service(svc) = &mut object {
-            self.allocate_service(svc);
+        match &mut object {
+            Object::Service(svc) => self.allocate_service(svc),
+            Object::Pod(p) => crate::nodelifecycle::admit_default_toleration_seconds(&mut p.pod.spec),
+            _ => {}
         }
         let node_name = object.as_node().map(|n| n.meta.name.clone());
         let rv = self.store.create(object, self.now)?;
@@ -298,10 +302,13 @@ impl Engine {
         Ok(rv)
     }
 
-    /// Replaces an object (spec and status); `precondition` is the resourceVersion read.
+    /// Replaces an object (spec and status); `precondition` is the resourceVersion read. The
+    /// admission of [`Engine::create`] runs again (Services, Pods).
     pub fn update(&mut self, mut object: Object, precondition: Option<u64>) -> Result<u64, SimError> {
-        if let Object::Service(svc) = &mut object {
-            self.allocate_service(svc);
+        match &mut object {
+            Object::Service(svc) => self.allocate_service(svc),
+            Object::Pod(p) => crate::nodelifecycle::admit_default_toleration_seconds(&mut p.pod.spec),
+            _ => {}
         }
         let rv = self.store.update(object, self.now, precondition)?;
         self.kick();

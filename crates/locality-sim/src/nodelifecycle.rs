@@ -16,14 +16,17 @@
 //!   controller last saw not True. The matching NoSchedule taints (`doNoScheduleTaintingPass`)
 //!   are applied by the simulated scheduler (`controllers::node_fits`), not written.
 //! - The **taint-eviction controller** (`pkg/controller/tainteviction/taint_eviction.go`
-//!   `processPodOnNode`): for each pod on a node with NoExecute taints, a taint no toleration
-//!   matches evicts it at once; otherwise it is deleted after the shortest `tolerationSeconds` of
-//!   the tolerations used, or never. The model's tolerations carry no `tolerationSeconds`: a
-//!   toleration in the pod's spec tolerates forever (DaemonSet pods tolerate both taints so), and
-//!   a pod without one for `not-ready` / `unreachable` gets the 300 s the `DefaultTolerationSeconds`
-//!   admission plugin adds (`plugin/pkg/admission/defaulttolerationseconds`). An eviction is a
-//!   graceful delete: a stopped kubelet cannot finish it, so the pod stays terminating while the
-//!   ReplicaSet controller replaces it elsewhere.
+//!   `processPodOnNode`): for each pod on a node with NoExecute taints (when the taints change,
+//!   when the pod is bound there, when its tolerations change), a taint no toleration matches
+//!   evicts it at once; otherwise it is deleted after the shortest `tolerationSeconds` of the
+//!   tolerations used (the first matching one per taint, `GetMatchingTolerations`; zero or
+//!   negative: at once), or never when none of them has `tolerationSeconds`
+//!   (`getMinTolerationTime`). An eviction already scheduled keeps its time. Pods get their
+//!   tolerations of `not-ready` and `unreachable` from the `DefaultTolerationSeconds` admission
+//!   ([`admit_default_toleration_seconds`], run by [`Engine::create`] and [`Engine::update`]):
+//!   300 s each unless they tolerate the taint already (DaemonSet pods tolerate both forever).
+//!   An eviction is a graceful delete: a stopped kubelet cannot finish it, so the pod stays
+//!   terminating while the ReplicaSet controller replaces it elsewhere.
 //! - The **pod GC**'s orphan pass (`pkg/controller/podgc/gc_controller.go` `gcOrphaned`): pods
 //!   bound to a node that no longer exists are marked Failed and force-deleted once the node has
 //!   been missing for `quarantineTime` (40 s), on the first `gcCheckPeriod` (20 s) pass that
@@ -39,8 +42,9 @@
 //! does (readiness, taints, evictions), not the node's own rules.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 
-use locality_model::objects::{Node, PodPhase, Taint};
+use locality_model::objects::{Node, PodPhase, PodSpec, Taint, Toleration};
 use locality_model::version::KubeVersion;
 
 use crate::engine::{Engine, SimError, Task};
@@ -57,7 +61,7 @@ pub const NODE_MONITOR_PERIOD_MS: Millis = 5_000;
 /// The `tolerationSeconds` the `DefaultTolerationSeconds` admission plugin gives pods for the
 /// not-ready and unreachable NoExecute taints (`--default-not-ready-toleration-seconds`,
 /// `--default-unreachable-toleration-seconds`, both 300).
-pub const DEFAULT_TOLERATION_SECONDS: u64 = 300;
+pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 /// The pod GC's `gcCheckPeriod` (20 s).
 pub const POD_GC_CHECK_PERIOD_MS: Millis = 20_000;
 /// The pod GC's `quarantineTime` (40 s) before it deletes the pods of a missing node.
@@ -76,6 +80,41 @@ pub fn default_node_monitor_grace_period_ms(version: KubeVersion) -> Millis {
 /// True for the taints the node lifecycle controller manages for the Ready condition.
 pub fn is_condition_taint(key: &str) -> bool {
     key == TAINT_NOT_READY || key == TAINT_UNREACHABLE
+}
+
+/// The API server's `DefaultTolerationSeconds` admission for a pod (k8s.io/kubernetes
+/// `plugin/pkg/admission/defaulttolerationseconds/admission.go` `Admit`, on create and update):
+/// a pod with no toleration of [`TAINT_NOT_READY`] (or [`TAINT_UNREACHABLE`]) for `NoExecute`
+/// (a toleration with that key or an empty key, and effect `NoExecute` or empty) gets
+/// `{key, operator: Exists, effect: NoExecute, tolerationSeconds: 300}` appended. Idempotent.
+pub fn admit_default_toleration_seconds(spec: &mut PodSpec) {
+    let covers = |t: &Toleration, key: &str| {
+        (t.key == key || t.key.is_empty()) && (t.effect == "NoExecute" || t.effect.is_empty())
+    };
+    for key in [TAINT_NOT_READY, TAINT_UNREACHABLE] {
+        if !spec.tolerations.iter().any(|t| covers(t, key)) {
+            spec.tolerations.push(Toleration {
+                key: key.to_string(),
+                operator: "Exists".into(),
+                value: String::new(),
+                effect: "NoExecute".into(),
+                toleration_seconds: Some(DEFAULT_TOLERATION_SECONDS),
+            });
+        }
+    }
+}
+
+/// When a node's Ready condition was last posted and last changed (upstream `NodeCondition`
+/// `lastHeartbeatTime` and `lastTransitionTime`), as [`Engine::node_ready_condition_times`]
+/// gives them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadyConditionTimes {
+    /// When the simulated kubelet last posted the condition (it posts when its state changes,
+    /// and its last post is the moment it stops); `None`: not since the Node was created.
+    pub last_heartbeat: Option<Millis>,
+    /// When the condition's status last changed (posted by the kubelet, or set to Unknown by
+    /// the node lifecycle controller); `None`: not since the Node was created.
+    pub last_transition: Option<Millis>,
 }
 
 /// What a node's simulated kubelet does.
@@ -117,6 +156,8 @@ struct NodeHealth {
     monitor_at: Option<Millis>,
     /// The NoExecute taints the taint-eviction controller last acted on.
     no_execute: Vec<Taint>,
+    /// The Ready condition's heartbeat and transition times.
+    times: ReadyConditionTimes,
 }
 
 impl Default for NodeHealth {
@@ -128,6 +169,7 @@ impl Default for NodeHealth {
             seen: Some(true),
             monitor_at: None,
             no_execute: Vec::new(),
+            times: ReadyConditionTimes::default(),
         }
     }
 }
@@ -150,6 +192,9 @@ pub(crate) struct NodeLifecycle {
     pods_on: HashMap<String, BTreeSet<ObjectKey>>,
     node_of: HashMap<ObjectKey, String>,
     evictions: HashMap<ObjectKey, Eviction>,
+    /// A digest of each bound pod's tolerations, to notice changes (upstream `PodUpdated`
+    /// processes a pod again when its tolerations change).
+    tolerations_of: HashMap<ObjectKey, u64>,
     next_token: u64,
     /// Nodes with a pod GC orphan pass pending.
     gc_pending: BTreeSet<String>,
@@ -192,6 +237,14 @@ impl NodeLifecycle {
 /// The first multiple of `period` strictly after `t`.
 fn tick_after(t: Millis, period: Millis) -> Millis {
     (t / period + 1) * period
+}
+
+fn tolerations_digest(tolerations: &[Toleration]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for t in tolerations {
+        (&t.key, &t.operator, &t.value, &t.effect, t.toleration_seconds).hash(&mut h);
+    }
+    h.finish()
 }
 
 fn no_execute(node: &Node) -> Vec<Taint> {
@@ -237,6 +290,17 @@ impl Engine {
         })
     }
 
+    /// When a node's Ready condition was last posted and last changed (`None` for an unknown
+    /// node); both `None` while nothing happened since the Node was created.
+    pub fn node_ready_condition_times(&self, node: &str) -> Option<ReadyConditionTimes> {
+        self.nodes.contains_key(node).then(|| {
+            self.lifecycle
+                .health
+                .get(node)
+                .map_or_else(ReadyConditionTimes::default, |h| h.times)
+        })
+    }
+
     /// Makes a node's simulated kubelet report Ready (`true`) or stop reporting (`false`):
     /// [`Engine::set_kubelet_state`] with [`KubeletState::Ready`] or [`KubeletState::Stopped`].
     pub fn set_node_ready(&mut self, node: &str, ready: bool) -> Result<(), SimError> {
@@ -268,6 +332,7 @@ impl Engine {
         }
         h.kubelet = state;
         h.heartbeat = now;
+        h.times.last_heartbeat = Some(now);
         match state {
             KubeletState::Stopped => {
                 self.schedule_node_monitor(node, tick_after(now + grace, NODE_MONITOR_PERIOD_MS));
@@ -275,7 +340,13 @@ impl Engine {
             KubeletState::Ready | KubeletState::NotReady => {
                 // The kubelet posts its status at once; the controller sees it on its next pass.
                 if let Some(mut n) = self.store.get(&key).and_then(|s| s.object.as_node()).cloned() {
-                    n.ready = Some(state == KubeletState::Ready);
+                    let ready = Some(state == KubeletState::Ready);
+                    if n.ready != ready
+                        && let Some(h) = self.lifecycle.health.get_mut(node)
+                    {
+                        h.times.last_transition = Some(now);
+                    }
+                    n.ready = ready;
                     let _ = self.update(Object::Node(n), None);
                 }
                 self.schedule_node_monitor(node, tick_after(now, NODE_MONITOR_PERIOD_MS));
@@ -385,21 +456,27 @@ impl Engine {
     }
 
     fn lifecycle_pod_changed(&mut self, key: &ObjectKey) {
-        let current = self
-            .stored_pod(key)
-            .map(|(p, _)| (p.pod.spec.node_name.clone(), p.pod.ready));
+        let current = self.stored_pod(key).map(|(p, _)| {
+            (
+                p.pod.spec.node_name.clone(),
+                p.pod.ready,
+                tolerations_digest(&p.pod.spec.tolerations),
+            )
+        });
         let node = current
             .as_ref()
-            .map(|(n, _)| n.as_str())
+            .map(|(n, _, _)| n.as_str())
             .filter(|n| !n.is_empty());
         let newly_bound = self.lifecycle.file(key, node);
-        let Some((node, ready)) = current else {
+        let Some((node, ready, tolerations)) = current else {
             self.lifecycle.evictions.remove(key);
+            self.lifecycle.tolerations_of.remove(key);
             return;
         };
         if node.is_empty() {
             return;
         }
+        let retolerated = self.lifecycle.tolerations_of.insert(key.clone(), tolerations) != Some(tolerations);
         // A node runtime exists exactly while its Node is stored.
         if !self.nodes.contains_key(&node) {
             self.schedule_pod_gc(&node);
@@ -423,7 +500,7 @@ impl Engine {
                 self.mark_pod_not_ready(key);
             }
         }
-        if newly_bound && tainted {
+        if (newly_bound || retolerated) && tainted {
             self.process_pod_taints(key);
         }
     }
@@ -473,6 +550,9 @@ impl Engine {
         }
         h.condition = current;
         h.seen = current;
+        if current != observed {
+            h.times.last_transition = Some(now);
+        }
         let heartbeat = h.heartbeat;
         if current != observed {
             // The taint for the new condition follows on the next pass.
@@ -509,18 +589,22 @@ impl Engine {
             self.lifecycle.evictions.remove(key);
             return;
         }
+        // `GetMatchingTolerations`, then `getMinTolerationTime` over the tolerations used: the
+        // shortest `tolerationSeconds` (zero or negative: at once), none of them set: forever.
         let mut min_seconds: Option<u64> = None;
         let mut untolerated = false;
         for t in &taints {
-            if crate::controllers::tolerates(&tolerations, t) {
-                continue; // no tolerationSeconds in the model: forever
-            }
-            if is_condition_taint(&t.key) {
-                min_seconds = Some(
-                    min_seconds.map_or(DEFAULT_TOLERATION_SECONDS, |s| s.min(DEFAULT_TOLERATION_SECONDS)),
-                );
-            } else {
-                untolerated = true;
+            match crate::controllers::matching_toleration(&tolerations, t) {
+                None => {
+                    untolerated = true;
+                    break;
+                }
+                Some(used) => {
+                    if let Some(s) = used.toleration_seconds {
+                        let s = u64::try_from(s).unwrap_or(0);
+                        min_seconds = Some(min_seconds.map_or(s, |m| m.min(s)));
+                    }
+                }
             }
         }
         if untolerated {
@@ -546,7 +630,7 @@ impl Engine {
             },
         );
         self.schedule(
-            self.now + seconds * 1000,
+            self.now.saturating_add(seconds.saturating_mul(1000)),
             Task::TaintEviction(key.clone(), uid, token),
         );
     }

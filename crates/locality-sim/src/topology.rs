@@ -330,6 +330,7 @@ fn telemetry() -> Topology {
             operator: "Equal".into(),
             value: "gpu".into(),
             effect: "NoSchedule".into(),
+            toleration_seconds: None,
         }],
         ..PodSpec::default()
     };

@@ -11,11 +11,12 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use locality_model::objects::{
-    IpFamily, LoadBalancerIngress, PodSpec, Protocol, ServiceType, TargetPort, TrafficPolicy, WorkloadKind,
+    IpFamily, LoadBalancerIngress, PodSpec, Protocol, ServiceType, TargetPort, Toleration, TrafficPolicy,
+    WorkloadKind,
 };
 use locality_sim::builders::{self, container_port, labels, netexec_behaviour};
 use locality_sim::cloudlb::LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS;
-use locality_sim::nodelifecycle::{TAINT_NOT_READY, TAINT_UNREACHABLE};
+use locality_sim::nodelifecycle::{ReadyConditionTimes, TAINT_NOT_READY, TAINT_UNREACHABLE};
 use locality_sim::{
     Client, ConnectError, DataPlaneProfile, Engine, Kind, KubeletState, Object, ObjectKey, Outcome,
     PodBehaviour, SimConfig, Target, Topology,
@@ -281,6 +282,216 @@ fn taint_eviction_after_the_default_toleration_spares_daemonset_pods() {
     assert!(pod(&e, &api_a).is_none(), "deletion finished by the kubelet");
     assert!(pod(&e, "web-a").is_none());
     assert!(pod(&e, &agent_a).is_some());
+}
+
+fn toleration(key: &str, effect: &str, seconds: Option<i64>) -> Toleration {
+    Toleration {
+        key: key.into(),
+        operator: "Exists".into(),
+        value: String::new(),
+        effect: effect.into(),
+        toleration_seconds: seconds,
+    }
+}
+
+/// A pod pinned to node-a (no readiness probe) with `tolerations` in its spec.
+fn tolerating_pod(name: &str, tolerations: Vec<Toleration>) -> Object {
+    let mut o = builders::pod(
+        NS,
+        name,
+        labels(&[("app", "tolerant")]),
+        Vec::new(),
+        Some("node-a"),
+        PodBehaviour::default(),
+    );
+    if let Object::Pod(p) = &mut o {
+        p.pod.spec.tolerations = tolerations;
+    }
+    o
+}
+
+/// The `DefaultTolerationSeconds` admission adds 300 s tolerations of the not-ready and
+/// unreachable NoExecute taints only to pods that do not tolerate them already, on create and
+/// on update.
+#[test]
+fn default_toleration_seconds_admission() {
+    let mut e = cluster(3, &[]);
+    let defaults = vec![
+        toleration(TAINT_NOT_READY, "NoExecute", Some(300)),
+        toleration(TAINT_UNREACHABLE, "NoExecute", Some(300)),
+    ];
+    assert_eq!(pod(&e, "web-a").unwrap().pod.spec.tolerations, defaults);
+    let own = toleration(TAINT_UNREACHABLE, "NoExecute", Some(30));
+    e.create(tolerating_pod("own-unreachable", vec![own.clone()]))
+        .unwrap();
+    assert_eq!(
+        pod(&e, "own-unreachable").unwrap().pod.spec.tolerations,
+        vec![own, toleration(TAINT_NOT_READY, "NoExecute", Some(300))]
+    );
+    // An empty key or an empty effect covers both.
+    let everything = toleration("", "", None);
+    e.create(tolerating_pod("everything", vec![everything.clone()]))
+        .unwrap();
+    assert_eq!(
+        pod(&e, "everything").unwrap().pod.spec.tolerations,
+        vec![everything]
+    );
+    let all_no_execute = toleration("", "NoExecute", None);
+    e.create(tolerating_pod("all-no-execute", vec![all_no_execute.clone()]))
+        .unwrap();
+    assert_eq!(
+        pod(&e, "all-no-execute").unwrap().pod.spec.tolerations,
+        vec![all_no_execute]
+    );
+    // An update that drops them gets them back.
+    let mut web_a = pod(&e, "web-a").unwrap();
+    web_a.pod.spec.tolerations.clear();
+    e.update(Object::Pod(web_a), None).unwrap();
+    assert_eq!(pod(&e, "web-a").unwrap().pod.spec.tolerations, defaults);
+    // DaemonSet pods: the controller's own tolerations (forever) take the place of the
+    // template's same tolerations, so the admission adds nothing.
+    let (mut agent, _) = builders::telemetry_agent(NS, "1");
+    if let Object::Workload(w) = &mut agent {
+        w.workload.template.tolerations = vec![toleration(TAINT_UNREACHABLE, "NoExecute", Some(30))];
+    }
+    e.create(agent).unwrap();
+    e.run_for(2_000);
+    let on_a = e
+        .pods_on_node("node-a")
+        .into_iter()
+        .find(|k| k.name.starts_with("agent-"))
+        .expect("an agent pod on node-a");
+    let condition_tolerations: Vec<Toleration> = pod(&e, &on_a.name)
+        .unwrap()
+        .pod
+        .spec
+        .tolerations
+        .into_iter()
+        .filter(|t| t.effect == "NoExecute")
+        .collect();
+    assert_eq!(
+        condition_tolerations,
+        vec![
+            toleration(TAINT_UNREACHABLE, "NoExecute", None),
+            toleration(TAINT_NOT_READY, "NoExecute", None),
+        ]
+    );
+}
+
+/// The taint-eviction controller honours each pod's own `tolerationSeconds` (the shortest of
+/// the tolerations used; zero or negative: at once; none: forever) and processes a pod again
+/// when its tolerations change.
+#[test]
+fn taint_eviction_honours_toleration_seconds() {
+    let mut e = cluster(3, &[]);
+    let pods = [
+        (
+            "short",
+            vec![toleration(TAINT_UNREACHABLE, "NoExecute", Some(30))],
+        ),
+        ("zero", vec![toleration(TAINT_UNREACHABLE, "NoExecute", Some(0))]),
+        (
+            "negative",
+            vec![toleration(TAINT_UNREACHABLE, "NoExecute", Some(-5))],
+        ),
+        ("forever", vec![toleration(TAINT_UNREACHABLE, "NoExecute", None)]),
+        (
+            "huge",
+            vec![toleration(TAINT_UNREACHABLE, "NoExecute", Some(i64::MAX))],
+        ),
+        ("changed", vec![toleration(TAINT_UNREACHABLE, "NoExecute", None)]),
+        // The first toleration matching the taint is the one used.
+        (
+            "first-match",
+            vec![
+                toleration("", "NoExecute", Some(60)),
+                toleration(TAINT_UNREACHABLE, "NoExecute", Some(10)),
+            ],
+        ),
+    ];
+    for (name, tolerations) in pods {
+        e.create(tolerating_pod(name, tolerations)).unwrap();
+    }
+    e.run_until(20_000);
+    e.set_node_ready("node-a", false).unwrap();
+    // Unknown at 75 s, the unreachable taint at 80 s.
+    e.run_until(80_000);
+    assert!(has_taint(&e, "node-a", TAINT_UNREACHABLE));
+    let evicted = |e: &Engine, name: &str| {
+        pod(e, name)
+            .unwrap_or_else(|| panic!("{name} removed: the kubelet is stopped"))
+            .pod
+            .meta
+            .deletion_timestamp
+            .is_some()
+    };
+    e.run_until(80_100);
+    assert!(evicted(&e, "zero") && evicted(&e, "negative"));
+    assert!(!evicted(&e, "short") && !evicted(&e, "first-match"));
+    // Tolerating forever, then 10 s from now (an update may change tolerationSeconds).
+    e.run_until(90_000);
+    let mut changed = pod(&e, "changed").unwrap();
+    changed.pod.spec.tolerations[0].toleration_seconds = Some(10);
+    e.update(Object::Pod(changed), None).unwrap();
+    e.run_until(109_999);
+    assert!(!evicted(&e, "short"));
+    e.run_until(110_100);
+    assert!(evicted(&e, "short"));
+    assert!(evicted(&e, "changed"), "10 s after the update at 90 s");
+    e.run_until(139_999);
+    assert!(!evicted(&e, "first-match"));
+    e.run_until(140_100);
+    assert!(evicted(&e, "first-match"), "60 s, the first match");
+    e.run_until(1_000_000);
+    assert!(!evicted(&e, "forever") && !evicted(&e, "huge"));
+}
+
+/// The Ready condition's times: the kubelet's last post and the condition's last change.
+#[test]
+fn ready_condition_times_follow_the_simulated_transitions() {
+    let mut e = cluster(3, &[]);
+    assert_eq!(
+        e.node_ready_condition_times("node-a"),
+        Some(ReadyConditionTimes::default()),
+        "nothing since the Node was created"
+    );
+    assert_eq!(e.node_ready_condition_times("nope"), None);
+    e.run_until(20_000);
+    e.set_node_ready("node-a", false).unwrap();
+    let stopped = ReadyConditionTimes {
+        last_heartbeat: Some(20_000),
+        last_transition: None,
+    };
+    assert_eq!(e.node_ready_condition_times("node-a"), Some(stopped));
+    // Unknown on the first pass after 70 s: the controller's transition, no heartbeat.
+    e.run_until(100_000);
+    assert_eq!(node(&e, "node-a").ready, None);
+    let unknown = ReadyConditionTimes {
+        last_heartbeat: Some(20_000),
+        last_transition: Some(75_000),
+    };
+    assert_eq!(e.node_ready_condition_times("node-a"), Some(unknown));
+    e.set_kubelet_state("node-a", KubeletState::NotReady).unwrap();
+    e.run_until(120_000);
+    e.set_kubelet_state("node-a", KubeletState::Ready).unwrap();
+    assert_eq!(
+        e.node_ready_condition_times("node-a"),
+        Some(ReadyConditionTimes {
+            last_heartbeat: Some(120_000),
+            last_transition: Some(120_000),
+        })
+    );
+    e.set_kubelet_state("node-a", KubeletState::Stopped).unwrap();
+    e.run_until(130_000);
+    e.set_kubelet_state("node-a", KubeletState::Ready).unwrap();
+    assert_eq!(
+        e.node_ready_condition_times("node-a"),
+        Some(ReadyConditionTimes {
+            last_heartbeat: Some(130_000),
+            last_transition: Some(120_000),
+        }),
+        "back before the grace period: no transition"
+    );
 }
 
 /// The kubelet comes back before the evictions: the taint goes on the next pass, the pods'
