@@ -125,6 +125,64 @@ fn read_kubeconfig(source: &KubeconfigSource) -> Result<Kubeconfig, LiveError> {
     }
 }
 
+/// The context `flag` names, else the kubeconfig's `current-context`; it must exist. The
+/// error is the message for [`LiveError::Kubeconfig`].
+fn choose_context(kubeconfig: &Kubeconfig, flag: Option<&str>) -> Result<String, String> {
+    let known = || {
+        let names: Vec<&str> = kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect();
+        if names.is_empty() {
+            "it defines no contexts".to_owned()
+        } else {
+            format!("known contexts: {}", names.join(", "))
+        }
+    };
+    let context = match (flag, &kubeconfig.current_context) {
+        (Some(c), _) => c.to_owned(),
+        (None, Some(c)) if !c.is_empty() => c.clone(),
+        _ => {
+            return Err(format!(
+                "no current-context is set; pass --context NAME ({})",
+                known()
+            ));
+        }
+    };
+    if !kubeconfig.contexts.iter().any(|c| c.name == context) {
+        return Err(format!("context {context:?} not found ({})", known()));
+    }
+    Ok(context)
+}
+
+/// The user name of the context `opts` resolves to (`contexts[].context.user`), as kubectl
+/// would pick the context; `None` in-cluster or when the context names no user.
+///
+/// Only the kubeconfig's structure is parsed: no credential is read from it or elsewhere
+/// (no exec plugin or auth provider runs, no token or certificate file is opened) and
+/// nothing is written.
+pub(crate) fn context_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    let source = pick_source(
+        opts.kubeconfig.as_deref(),
+        std::env::var_os("KUBECONFIG").as_deref(),
+        std::env::home_dir().as_deref(),
+        in_cluster_available(),
+    )?;
+    if source == KubeconfigSource::InCluster {
+        return Ok(None);
+    }
+    let kubeconfig = read_kubeconfig(&source)?;
+    let context =
+        choose_context(&kubeconfig, opts.context.as_deref()).map_err(|message| LiveError::Kubeconfig {
+            source_name: source.describe(),
+            message,
+        })?;
+    Ok(kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+        .and_then(|c| c.user.clone())
+        .filter(|u| !u.is_empty()))
+}
+
 /// A kube [`Config`](kube::Config) plus what the user should be told about it.
 pub(crate) struct Resolved {
     pub config: kube::Config,
@@ -159,27 +217,7 @@ pub(crate) async fn resolve(opts: &LiveOptions) -> Result<Resolved, LiveError> {
         (config, None)
     } else {
         let kubeconfig = read_kubeconfig(&source)?;
-        let known = || {
-            let names: Vec<&str> = kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect();
-            if names.is_empty() {
-                "it defines no contexts".to_owned()
-            } else {
-                format!("known contexts: {}", names.join(", "))
-            }
-        };
-        let context = match (&opts.context, &kubeconfig.current_context) {
-            (Some(c), _) => c.clone(),
-            (None, Some(c)) if !c.is_empty() => c.clone(),
-            _ => {
-                return Err(kerr(format!(
-                    "no current-context is set; pass --context NAME ({})",
-                    known()
-                )));
-            }
-        };
-        if !kubeconfig.contexts.iter().any(|c| c.name == context) {
-            return Err(kerr(format!("context {context:?} not found ({})", known())));
-        }
+        let context = choose_context(&kubeconfig, opts.context.as_deref()).map_err(kerr)?;
         let options = KubeConfigOptions {
             context: Some(context.clone()),
             ..Default::default()

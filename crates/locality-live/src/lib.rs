@@ -158,6 +158,21 @@ pub async fn client(opts: &LiveOptions) -> Result<(kube::Client, Target), LiveEr
     Ok((client, target))
 }
 
+/// The user name (`contexts[].context.user`) of the kubeconfig context `opts` resolves to,
+/// as kubectl would resolve it (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`; `--context`,
+/// else `current-context`): who a run's evidence is attributed to by default. `None`
+/// in-cluster (no kubeconfig) or when the context names no user.
+///
+/// Only the name is taken: no credential is read (no exec plugin or auth provider runs, no
+/// token or certificate file is opened) and nothing is written.
+///
+/// # Errors
+/// As [`client`]: [`LiveError::NoKubeconfig`] or [`LiveError::Kubeconfig`] when no usable
+/// kubeconfig or context is found.
+pub fn kubeconfig_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    config::context_user(opts)
+}
+
 /// Takes a read-only snapshot of the cluster `opts` points at.
 ///
 /// `progress`, when given, is told after each page which kind is being listed and how many

@@ -5,7 +5,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use locality_live::{LiveError, LiveOptions, LiveSnapshot, snapshot, snapshot_blocking};
+use locality_live::{LiveError, LiveOptions, LiveSnapshot, kubeconfig_user, snapshot, snapshot_blocking};
 use locality_model::matrix::DataPlane;
 use locality_model::objects::{ClusterState, ObjectMeta, Origin};
 use locality_model::proxy::ProxyMode;
@@ -599,6 +599,52 @@ async fn kubeconfig_errors_are_clear() {
     .await
     .unwrap_err();
     assert!(matches!(err, LiveError::Kubeconfig { .. }), "{err:?}");
+}
+
+#[test]
+fn the_contexts_user_names_the_owner_without_touching_credentials() {
+    let dir = TempDir::new("user");
+    // The current context's user, and --context's.
+    let kubeconfig = write_kubeconfig(&dir.0, "http://127.0.0.1:9", "t");
+    let opts = LiveOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    };
+    assert_eq!(kubeconfig_user(&opts).unwrap().as_deref(), Some("tester"));
+    // Per context; an exec plugin and a token file are never run or opened (the plugin would
+    // leave a marker), and a context without a user names nobody.
+    let marker = dir.0.join("exec-ran");
+    let path = dir.0.join("users");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\n\
+             users:\n- name: alice@example.com\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      \
+             command: sh\n      args: [\"-c\", \"touch {}\"]\n\
+             - name: bob\n  user:\n    tokenFile: /nonexistent/token\n\
+             contexts:\n- name: a\n  context:\n    cluster: c\n    user: alice@example.com\n\
+             - name: b\n  context:\n    cluster: c\n    user: bob\n\
+             - name: nobody\n  context:\n    cluster: c\n\
+             current-context: b\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let at = |context: Option<&str>| LiveOptions {
+        kubeconfig: Some(path.clone()),
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    assert_eq!(kubeconfig_user(&at(None)).unwrap().as_deref(), Some("bob"));
+    assert_eq!(
+        kubeconfig_user(&at(Some("a"))).unwrap().as_deref(),
+        Some("alice@example.com")
+    );
+    assert_eq!(kubeconfig_user(&at(Some("nobody"))).unwrap(), None);
+    assert!(!marker.exists(), "the exec plugin ran");
+    let err = kubeconfig_user(&at(Some("prod"))).unwrap_err();
+    assert!(err.to_string().contains("context \"prod\" not found"), "{err}");
+    assert_eq!(err.exit_code(), 2);
 }
 
 #[test]

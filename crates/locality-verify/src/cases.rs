@@ -39,6 +39,39 @@ impl Role {
     }
 }
 
+/// Who dials (SPEC §5.1: clients are netexec pods; a hostNetwork one is the node itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Client {
+    /// A netexec pod on the pod network of the role's node (source `pod`).
+    Pod(Role),
+    /// A hostNetwork netexec pod on the role's node (source `host`: node-originated traffic).
+    Host(Role),
+    /// A netexec pod on each sampled node (`--max-nodes`, every zone covered), each judged
+    /// against its own node (`P`).
+    EachNode,
+}
+
+impl Client {
+    /// The role whose node the client runs on (`None` for [`Client::EachNode`]).
+    pub fn role(self) -> Option<Role> {
+        match self {
+            Client::Pod(r) | Client::Host(r) => Some(r),
+            Client::EachNode => None,
+        }
+    }
+}
+
+/// What the client dials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Dial {
+    /// The Service's cluster IP.
+    ClusterIp,
+    /// This role's node's InternalIP at the Service's nodePort.
+    NodePort(Role),
+}
+
 /// What a case's setup creates (each setup group has its own Service and backends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setup {
@@ -58,6 +91,13 @@ pub struct Setup {
     pub selects_nothing: bool,
     /// The backends are deleted once Ready (the selector matches no pod left).
     pub delete_backends: bool,
+    /// The Service port is UDP (netexec's `--udp-port`), else TCP (HTTP).
+    pub udp: bool,
+    /// `type: NodePort` (a nodePort allocated by the API server), else ClusterIP.
+    pub node_port: bool,
+    /// The backends are a DaemonSet (pods placed by the DaemonSet controller itself on every
+    /// Linux node that fits) instead of pods pinned to `backends`.
+    pub daemonset: bool,
 }
 
 /// The outcome a case declares.
@@ -71,6 +111,9 @@ pub enum Declared {
     Timeout,
     /// Refused (kube-proxy's REJECT).
     Refused,
+    /// Every try answered, always by the backend on the client's own node ([`Client::EachNode`]
+    /// with a DaemonSet backend).
+    OwnNode,
 }
 
 /// One case.
@@ -88,10 +131,14 @@ pub struct Case {
     pub docs: &'static str,
     /// The setup.
     pub setup: Setup,
-    /// Where the client runs (`N0` probes from every client).
-    pub client: Role,
+    /// Who dials (`N0` probes from every client).
+    pub client: Client,
+    /// What it dials.
+    pub dial: Dial,
     /// The declared outcome.
     pub declared: Declared,
+    /// A note added to the case's `why` (e.g. a deprecation).
+    pub note: Option<&'static str>,
 }
 
 const ITP_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/";
@@ -111,6 +158,9 @@ const fn setup(group: &'static str) -> Setup {
         unready: NONE,
         selects_nothing: false,
         delete_backends: false,
+        udp: false,
+        node_port: false,
+        daemonset: false,
     }
 }
 
@@ -122,6 +172,22 @@ const PREFER_NODE: Setup = Setup {
     traffic_distribution: Some("PreferSameNode"),
     ..setup("h")
 };
+const LOCAL_BH: Setup = Setup {
+    itp_local: true,
+    ..setup("bh")
+};
+const PREFER_ZONE: Setup = Setup {
+    traffic_distribution: Some("PreferSameZone"),
+    ..setup("z")
+};
+const LOCAL_UDP: Setup = Setup {
+    itp_local: true,
+    udp: true,
+    ..setup("u")
+};
+
+/// `Z3`'s note: PreferClose is the deprecated original name of PreferSameZone.
+pub const PREFER_CLOSE_NOTE: &str = "note: trafficDistribution PreferClose is deprecated (Kubernetes 1.34, KEP-3015): it is the original name of PreferSameZone, which behaves the same; use PreferSameZone";
 
 /// The cases this version runs, in run order.
 pub const CATALOGUE: &[Case] = &[
@@ -135,8 +201,10 @@ pub const CATALOGUE: &[Case] = &[
             service: false,
             ..setup("n0")
         },
-        client: Role::N3,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(N1_N2),
+        note: None,
     },
     Case {
         id: "A",
@@ -145,8 +213,27 @@ pub const CATALOGUE: &[Case] = &[
         guarantee: "a Cluster-policy Service is delivered by any ready backend, from any node",
         docs: SVC_DOCS,
         setup: setup("a"),
-        client: Role::N3,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(N1_N2),
+        note: None,
+    },
+    Case {
+        id: "P",
+        control: false,
+        description: "internalTrafficPolicy: Local, a DaemonSet backend on every node; a client on each sampled node",
+        guarantee: "with internalTrafficPolicy: Local and a backend on every node, every client is served by the backend on its own node, and only by it",
+        docs: ITP_DOCS,
+        setup: Setup {
+            itp_local: true,
+            backends: NONE,
+            daemonset: true,
+            ..setup("p")
+        },
+        client: Client::EachNode,
+        dial: Dial::ClusterIp,
+        declared: Declared::OwnNode,
+        note: None,
     },
     Case {
         id: "B1",
@@ -155,8 +242,10 @@ pub const CATALOGUE: &[Case] = &[
         guarantee: "with internalTrafficPolicy: Local, traffic from a pod only goes to endpoints on its own node",
         docs: ITP_DOCS,
         setup: LOCAL_B,
-        client: Role::N1,
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
     },
     Case {
         id: "B2",
@@ -165,8 +254,10 @@ pub const CATALOGUE: &[Case] = &[
         guarantee: "with internalTrafficPolicy: Local, traffic from a pod only goes to endpoints on its own node",
         docs: ITP_DOCS,
         setup: LOCAL_B,
-        client: Role::N2,
+        client: Client::Pod(Role::N2),
+        dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N2]),
+        note: None,
     },
     Case {
         id: "C",
@@ -175,8 +266,34 @@ pub const CATALOGUE: &[Case] = &[
         guarantee: "with internalTrafficPolicy: Local and no ready endpoint on the client's node, kube-proxy drops the traffic: any answer is a violation",
         docs: ITP_DOCS,
         setup: LOCAL_B,
-        client: Role::N3,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
         declared: Declared::Timeout,
+        note: None,
+    },
+    Case {
+        id: "Bh",
+        control: false,
+        description: "internalTrafficPolicy: Local, backends on N1 and N2; hostNetwork client on N1",
+        guarantee: "internalTrafficPolicy: Local applies to ClusterIP traffic from the node itself (hostNetwork) as from pods: only the node's own endpoints answer",
+        docs: ITP_DOCS,
+        setup: LOCAL_BH,
+        client: Client::Host(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+    },
+    Case {
+        id: "Ch",
+        control: false,
+        description: "internalTrafficPolicy: Local, backends on N1 and N2; hostNetwork client on N3 (no local backend)",
+        guarantee: "internalTrafficPolicy: Local applies to ClusterIP traffic from the node itself (hostNetwork): without a local endpoint it is dropped, any answer is a violation",
+        docs: ITP_DOCS,
+        setup: LOCAL_BH,
+        client: Client::Host(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::Timeout,
+        note: None,
     },
     Case {
         id: "D1",
@@ -189,8 +306,10 @@ pub const CATALOGUE: &[Case] = &[
             backends: &[Role::N1, Role::N2, Role::N3],
             ..setup("d1")
         },
-        client: Role::N3,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N3]),
+        note: None,
     },
     Case {
         id: "D2",
@@ -203,8 +322,10 @@ pub const CATALOGUE: &[Case] = &[
             unready: &[Role::N3],
             ..setup("d2")
         },
-        client: Role::N3,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
         declared: Declared::Timeout,
+        note: None,
     },
     Case {
         id: "F",
@@ -217,8 +338,10 @@ pub const CATALOGUE: &[Case] = &[
             delete_backends: true,
             ..setup("f")
         },
-        client: Role::N1,
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
         declared: Declared::Refused,
+        note: None,
     },
     Case {
         id: "G1",
@@ -231,8 +354,10 @@ pub const CATALOGUE: &[Case] = &[
             selects_nothing: true,
             ..setup("g1")
         },
-        client: Role::N1,
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
         declared: Declared::Refused,
+        note: None,
     },
     Case {
         id: "H1",
@@ -241,8 +366,10 @@ pub const CATALOGUE: &[Case] = &[
         guarantee: "PreferSameNode sends traffic to the endpoint on the client's node when there is one",
         docs: TD_DOCS,
         setup: PREFER_NODE,
-        client: Role::N1,
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
     },
     Case {
         id: "H2",
@@ -251,12 +378,171 @@ pub const CATALOGUE: &[Case] = &[
         guarantee: "PreferSameNode is a preference: without a local endpoint traffic falls back to the others instead of dropping",
         docs: TD_DOCS,
         setup: PREFER_NODE,
-        client: Role::N3,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(N1_N2),
+        note: None,
+    },
+    Case {
+        id: "H4",
+        control: false,
+        description: "trafficDistribution: PreferSameNode, backends on N1 and on N1z (same zone); client on N1",
+        guarantee: "PreferSameNode prefers the client's own node, not merely its zone: the same-zone peer does not answer while a local endpoint is ready",
+        docs: TD_DOCS,
+        setup: Setup {
+            traffic_distribution: Some("PreferSameNode"),
+            backends: &[Role::N1, Role::N1z],
+            ..setup("h4")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+    },
+    Case {
+        id: "Z1",
+        control: false,
+        description: "trafficDistribution: PreferSameZone, backends on N1 and N2 (two zones); client on N1z (N1's zone, no local backend)",
+        guarantee: "PreferSameZone keeps traffic in the client's zone when that zone has a ready endpoint",
+        docs: TD_DOCS,
+        setup: PREFER_ZONE,
+        client: Client::Pod(Role::N1z),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+    },
+    Case {
+        id: "Z2",
+        control: false,
+        description: "trafficDistribution: PreferSameZone, backends on N1 and N2 (two zones); client on N3 (a zone without backends)",
+        guarantee: "PreferSameZone is a preference: a client in a zone without endpoints is served by the endpoints of every zone",
+        docs: TD_DOCS,
+        setup: PREFER_ZONE,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(N1_N2),
+        note: None,
+    },
+    Case {
+        id: "Z3",
+        control: false,
+        description: "trafficDistribution: PreferClose, backends on N1 and N2 (two zones); client on N1z (N1's zone, no local backend)",
+        guarantee: "PreferClose (the deprecated name of PreferSameZone) keeps traffic in the client's zone when that zone has a ready endpoint",
+        docs: TD_DOCS,
+        setup: Setup {
+            traffic_distribution: Some("PreferClose"),
+            ..setup("z3")
+        },
+        client: Client::Pod(Role::N1z),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: Some(PREFER_CLOSE_NOTE),
+    },
+    Case {
+        id: "L1",
+        control: false,
+        description: "internalTrafficPolicy: Local with trafficDistribution: PreferSameZone, backends on N1 and N2; client on N3",
+        guarantee: "internalTrafficPolicy: Local wins over a traffic-distribution preference: without a local endpoint the traffic is dropped, as in C",
+        docs: ITP_DOCS,
+        setup: Setup {
+            itp_local: true,
+            traffic_distribution: Some("PreferSameZone"),
+            ..setup("l1")
+        },
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::Timeout,
+        note: None,
+    },
+    Case {
+        id: "U1",
+        control: false,
+        description: "internalTrafficPolicy: Local UDP Service, backends on N1 and N2; client on N1",
+        guarantee: "internalTrafficPolicy: Local governs UDP as TCP: only the node's own endpoint answers",
+        docs: ITP_DOCS,
+        setup: LOCAL_UDP,
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+    },
+    Case {
+        id: "U2",
+        control: false,
+        description: "internalTrafficPolicy: Local UDP Service, backends on N1 and N2; client on N3 (no local backend)",
+        guarantee: "internalTrafficPolicy: Local governs UDP as TCP: without a local endpoint datagrams are dropped (the client's read times out)",
+        docs: ITP_DOCS,
+        setup: LOCAL_UDP,
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::Timeout,
+        note: None,
+    },
+    Case {
+        id: "X1",
+        control: false,
+        description: "internalTrafficPolicy: Local Service of type NodePort, backends on N1 and N2; a pod on N3 dials N3's InternalIP at the nodePort",
+        guarantee: "internalTrafficPolicy does not govern NodePort traffic: with externalTrafficPolicy: Cluster any ready endpoint answers, even from a node without one",
+        docs: ITP_DOCS,
+        setup: Setup {
+            itp_local: true,
+            node_port: true,
+            ..setup("x1")
+        },
+        client: Client::Pod(Role::N3),
+        dial: Dial::NodePort(Role::N3),
+        declared: Declared::AnsweredBy(N1_N2),
+        note: None,
     },
 ];
 
-/// The case with this ID.
+/// The case with this ID (ASCII case-insensitive: `bh`, `BH` and `Bh` name the same case).
 pub fn case(id: &str) -> Option<&'static Case> {
-    CATALOGUE.iter().find(|c| c.id == id)
+    CATALOGUE.iter().find(|c| c.id.eq_ignore_ascii_case(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_even_ignoring_case() {
+        for (i, a) in CATALOGUE.iter().enumerate() {
+            for b in &CATALOGUE[i + 1..] {
+                assert!(!a.id.eq_ignore_ascii_case(b.id), "{} / {}", a.id, b.id);
+            }
+        }
+        assert_eq!(case("bh").map(|c| c.id), Some("Bh"));
+        assert_eq!(case("CH").map(|c| c.id), Some("Ch"));
+    }
+
+    #[test]
+    fn a_setup_group_is_one_setup() {
+        for a in CATALOGUE {
+            for b in CATALOGUE.iter().filter(|b| b.setup.group == a.setup.group) {
+                assert_eq!(a.setup, b.setup, "{} / {}", a.id, b.id);
+            }
+        }
+    }
+
+    #[test]
+    fn declared_outcomes_fit_their_setup() {
+        for c in CATALOGUE {
+            let s = &c.setup;
+            assert_eq!(s.daemonset, c.client == Client::EachNode, "{}", c.id);
+            assert_eq!(c.declared == Declared::OwnNode, s.daemonset, "{}", c.id);
+            if let Declared::AnsweredBy(roles) = c.declared {
+                assert!(!roles.is_empty(), "{}", c.id);
+                for r in roles {
+                    assert!(s.backends.contains(r), "{}: {} has no backend", c.id, r.as_str());
+                }
+            }
+            if let Dial::NodePort(_) = c.dial {
+                assert!(s.node_port, "{}", c.id);
+            }
+            if s.daemonset {
+                assert!(s.backends.is_empty() && s.unready.is_empty(), "{}", c.id);
+            }
+        }
+    }
 }

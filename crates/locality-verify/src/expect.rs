@@ -1,6 +1,9 @@
 //! What a case must observe, computed by the model from the state read back at probe time
-//! (the Service, its EndpointSlices, the pods and the Nodes), for a pod client on a node
-//! dialling the Service's cluster IP.
+//! (the Service, its EndpointSlices, the pods and the Nodes): for a client on a node (a pod,
+//! or the node itself for a hostNetwork client) dialling the Service's cluster IP, or a node's
+//! address at the Service's nodePort.
+
+use std::collections::BTreeMap;
 
 use locality_model::matrix::{Matrix, MatrixConfig};
 use locality_model::objects::{ClusterState, IpFamily};
@@ -24,51 +27,61 @@ pub enum Expected {
         /// Why.
         why: String,
     },
+    /// One expectation per client node (`P`: a client on each sampled node).
+    PerNode {
+        /// Client node → what its client must observe.
+        nodes: BTreeMap<String, Expected>,
+    },
 }
 
-/// The model's verdict for a pod on `node` dialling `namespace/service` port `http` (IPv4)
-/// at its cluster IP, with the reason code.
-pub fn for_cluster_ip(
-    state: &ClusterState,
-    config: MatrixConfig,
-    namespace: &str,
-    service: &str,
-    node: &str,
-) -> (Expected, String) {
+/// One question to the model: who dials what.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    /// The Service's namespace.
+    pub namespace: &'a str,
+    /// The Service.
+    pub service: &'a str,
+    /// The service port's name (`http`, `udp`).
+    pub port: &'a str,
+    /// The node whose kube-proxy first handles the connection: the client's for a cluster IP,
+    /// the dialled node's for a nodePort.
+    pub node: &'a str,
+    /// The traffic source as that node sees it (`pod`, `host`, or `external` for a nodePort
+    /// dialled from another node).
+    pub source: Source,
+    /// The destination.
+    pub destination: Destination,
+}
+
+/// The model's verdict for `q` (IPv4), with the reason code.
+pub fn for_route(state: &ClusterState, config: MatrixConfig, q: Query<'_>) -> (Expected, String) {
+    let unknown = |why: String| (Expected::Unknown { why }, String::new());
     let matrix = Matrix::new(state, config);
     let Some(port) = matrix.ports.iter().position(|p| {
-        p.service.meta.namespace == namespace
-            && p.service.meta.name == service
-            && p.info.port.name == "http"
+        p.service.meta.namespace == q.namespace
+            && p.service.meta.name == q.service
+            && p.info.port.name == q.port
             && p.info.family == IpFamily::IPv4
     }) else {
-        return (
-            Expected::Unknown {
-                why: format!("no port http of Service {namespace}/{service} in the state read back"),
-            },
-            String::new(),
-        );
+        return unknown(format!(
+            "no port {} of Service {}/{} in the state read back",
+            q.port, q.namespace, q.service
+        ));
     };
-    let Some(n) = matrix.node_position(node) else {
-        return (
-            Expected::Unknown {
-                why: format!("no Node {node} in the state read back"),
-            },
-            String::new(),
-        );
+    let Some(n) = matrix.node_position(q.node) else {
+        return unknown(format!("no Node {} in the state read back", q.node));
     };
     let routes = matrix.node_routes(port, n);
     let Some(r) = routes
         .routes
         .iter()
-        .find(|r| r.route.source == Source::Pod && r.route.destination == Destination::ClusterIp)
+        .find(|r| r.route.source == q.source && r.route.destination == q.destination)
     else {
-        return (
-            Expected::Unknown {
-                why: "no pod → clusterIP route".into(),
-            },
-            String::new(),
-        );
+        return unknown(format!(
+            "no {} → {} route",
+            q.source.as_str(),
+            q.destination.as_str()
+        ));
     };
     let reason = r.route.reason.as_str().to_string();
     let expected = match r.route.verdict {
@@ -90,4 +103,27 @@ pub fn for_cluster_ip(
         },
     };
     (expected, reason)
+}
+
+/// The model's verdict for a pod on `node` dialling `namespace/service` port `http` (IPv4)
+/// at its cluster IP, with the reason code.
+pub fn for_cluster_ip(
+    state: &ClusterState,
+    config: MatrixConfig,
+    namespace: &str,
+    service: &str,
+    node: &str,
+) -> (Expected, String) {
+    for_route(
+        state,
+        config,
+        Query {
+            namespace,
+            service,
+            port: "http",
+            node,
+            source: Source::Pod,
+            destination: Destination::ClusterIp,
+        },
+    )
 }

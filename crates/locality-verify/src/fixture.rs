@@ -11,10 +11,19 @@ use crate::cases::{Role, Setup};
 pub const AGNHOST_IMAGE: &str = "registry.k8s.io/e2e-test-images/agnhost:2.53";
 /// The label every object of a run carries, valued with the run ID.
 pub const RUN_LABEL: &str = "locality.dev/run";
-/// The port netexec serves HTTP on, in backends and clients.
+/// The port netexec serves HTTP on, in backends and pod clients.
 pub const HTTP_PORT: u16 = 8080;
+/// The port a UDP case's backends serve netexec's UDP server on (`--udp-port`).
+pub const UDP_PORT: u16 = 8081;
+/// The port a hostNetwork client's netexec serves HTTP on: it shares the node's network
+/// namespace, so it must not clash with the node's own listeners (on a real cluster the port
+/// must be free on the node, else the client never becomes Ready and its cases are
+/// NOT_EXECUTED).
+pub const HOST_HTTP_PORT: u16 = 18080;
 /// The Service port.
 pub const SERVICE_PORT: u16 = 80;
+/// The Pod Security label a namespace gets when a hostNetwork client must run in it.
+pub const POD_SECURITY_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
 
 fn labels(run: &str, extra: &[(&str, &str)]) -> Value {
     let mut m = serde_json::Map::new();
@@ -26,12 +35,18 @@ fn labels(run: &str, extra: &[(&str, &str)]) -> Value {
     Value::Object(m)
 }
 
-/// The run's namespace.
-pub fn namespace(name: &str, run: &str) -> Value {
+/// The run's namespace; `privileged` (Pod Security `enforce: privileged`) only when a
+/// hostNetwork client must run in it.
+pub fn namespace(name: &str, run: &str, privileged: bool) -> Value {
+    let extra: &[(&str, &str)] = if privileged {
+        &[(POD_SECURITY_ENFORCE, "privileged")]
+    } else {
+        &[]
+    };
     json!({
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": labels(run, &[])}
+        "metadata": {"name": name, "labels": labels(run, extra)}
     })
 }
 
@@ -41,55 +56,81 @@ fn pinned(node: &str) -> Value {
     ]}}})
 }
 
-fn netexec_pod(
-    ns: &str,
-    name: &str,
-    run: &str,
-    node: &str,
-    app: &str,
-    args: Vec<String>,
+/// How a netexec container runs.
+struct Netexec {
+    http_port: u16,
+    udp_port: Option<u16>,
+    override_hostname: bool,
+    /// The port the tcpSocket readiness probe checks.
     ready_port: u16,
-) -> Value {
+    host_network: bool,
+}
+
+/// A netexec pod spec (no placement): non-root, restricted container security context,
+/// tcpSocket readiness.
+fn netexec_spec(n: &Netexec) -> Value {
+    let mut args = vec![
+        "netexec".to_string(),
+        format!("--http-port={}", n.http_port),
+        format!("--udp-port={}", n.udp_port.map_or(-1, i32::from)),
+    ];
+    if n.override_hostname {
+        args.push("--http-override=/hostname".into());
+    }
+    let mut ports = vec![json!({"name": "http", "containerPort": n.http_port, "protocol": "TCP"})];
+    if let Some(udp) = n.udp_port {
+        ports.push(json!({"name": "udp", "containerPort": udp, "protocol": "UDP"}));
+    }
+    let mut spec = json!({
+        "terminationGracePeriodSeconds": 5,
+        "securityContext": {"runAsNonRoot": true, "runAsUser": 65534},
+        "containers": [{
+            "name": "netexec",
+            "image": AGNHOST_IMAGE,
+            "args": args,
+            "ports": ports,
+            "readinessProbe": {
+                "tcpSocket": {"port": n.ready_port},
+                "initialDelaySeconds": 1,
+                "periodSeconds": 2,
+                "failureThreshold": 3
+            },
+            "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}
+        }]
+    });
+    if n.host_network {
+        spec["hostNetwork"] = json!(true);
+    }
+    spec
+}
+
+fn netexec_pod(ns: &str, name: &str, run: &str, node: &str, app: &str, n: &Netexec) -> Value {
+    let mut spec = netexec_spec(n);
+    spec["affinity"] = pinned(node);
     json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": ns, "labels": labels(run, &[("app", app)])},
-        "spec": {
-            "affinity": pinned(node),
-            "terminationGracePeriodSeconds": 5,
-            "securityContext": {"runAsNonRoot": true, "runAsUser": 65534},
-            "containers": [{
-                "name": "netexec",
-                "image": AGNHOST_IMAGE,
-                "args": args,
-                "ports": [{"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"}],
-                "readinessProbe": {
-                    "tcpSocket": {"port": ready_port},
-                    "initialDelaySeconds": 1,
-                    "periodSeconds": 2,
-                    "failureThreshold": 3
-                },
-                "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}
-            }]
-        }
+        "spec": spec
     })
 }
 
+const CLIENT: Netexec = Netexec {
+    http_port: HTTP_PORT,
+    udp_port: None,
+    override_hostname: false,
+    ready_port: HTTP_PORT,
+    host_network: false,
+};
+
 /// A client on `role`'s node: netexec, whose `/dial` the probes call through `pods/proxy`.
 pub fn client(ns: &str, run: &str, role: Role, node: &str) -> Value {
-    netexec_pod(
-        ns,
-        &client_name(role),
-        run,
-        node,
-        "locality-client",
-        vec![
-            "netexec".into(),
-            format!("--http-port={HTTP_PORT}"),
-            "--udp-port=-1".into(),
-        ],
-        HTTP_PORT,
-    )
+    client_on(ns, run, &client_name(role), node)
+}
+
+/// A pod client named `name` on `node` (`P`'s clients on sampled nodes without a role).
+pub fn client_on(ns: &str, run: &str, name: &str, node: &str) -> Value {
+    netexec_pod(ns, name, run, node, "locality-client", &CLIENT)
 }
 
 /// The client pod's name on `role`.
@@ -97,28 +138,83 @@ pub fn client_name(role: Role) -> String {
     format!("client-{}", role.slug())
 }
 
+/// The name of `P`'s client on the `i`-th sampled node that has no role client.
+pub fn sampled_client_name(i: usize) -> String {
+    format!("client-s{i}")
+}
+
+/// A hostNetwork client on `role`'s node: netexec on [`HOST_HTTP_PORT`] in the node's network
+/// namespace, so its `/dial` connects from the node itself (source `host`). Its hostname is
+/// the node's name, so the responder is identified by the backend's answer alone.
+pub fn host_client(ns: &str, run: &str, role: Role, node: &str) -> Value {
+    netexec_pod(
+        ns,
+        &host_client_name(role),
+        run,
+        node,
+        "locality-host-client",
+        &Netexec {
+            http_port: HOST_HTTP_PORT,
+            ready_port: HOST_HTTP_PORT,
+            host_network: true,
+            ..CLIENT
+        },
+    )
+}
+
+/// The hostNetwork client pod's name on `role`.
+pub fn host_client_name(role: Role) -> String {
+    format!("host-client-{}", role.slug())
+}
+
 /// A backend pod's name: `<group>-be-<role>` (`-unready-` for one that never becomes Ready).
 pub fn backend_name(group: &str, role: Role, ready: bool) -> String {
     format!("{group}-{}-{}", if ready { "be" } else { "unready" }, role.slug())
 }
 
-/// A backend of `group` on `node`: netexec answering only `/hostname` (`--http-override`),
-/// tcpSocket readiness on its port, or on a closed port when it must never become Ready.
-pub fn backend(ns: &str, run: &str, group: &str, role: Role, node: &str, ready: bool) -> Value {
+fn backend_netexec(setup: &Setup, ready: bool) -> Netexec {
+    Netexec {
+        http_port: HTTP_PORT,
+        udp_port: setup.udp.then_some(UDP_PORT),
+        override_hostname: true,
+        ready_port: if ready { HTTP_PORT } else { 9 },
+        host_network: false,
+    }
+}
+
+/// A backend of `setup`'s group on `node`: netexec answering only `/hostname`
+/// (`--http-override`; UDP `hostname` when the setup is UDP), tcpSocket readiness on its
+/// HTTP port, or on a closed port when it must never become Ready.
+pub fn backend(ns: &str, run: &str, setup: &Setup, role: Role, node: &str, ready: bool) -> Value {
     netexec_pod(
         ns,
-        &backend_name(group, role, ready),
+        &backend_name(setup.group, role, ready),
         run,
         node,
-        group,
-        vec![
-            "netexec".into(),
-            format!("--http-port={HTTP_PORT}"),
-            "--udp-port=-1".into(),
-            "--http-override=/hostname".into(),
-        ],
-        if ready { HTTP_PORT } else { 9 },
+        setup.group,
+        &backend_netexec(setup, ready),
     )
+}
+
+/// A DaemonSet backend of `setup`'s group: the DaemonSet controller places one pod on every
+/// Linux node that fits (untainted; the tool adds no toleration), pinning each with the same
+/// `matchFields: metadata.name` affinity the tool uses.
+pub fn daemonset(ns: &str, run: &str, setup: &Setup) -> Value {
+    let mut spec = netexec_spec(&backend_netexec(setup, true));
+    spec["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": setup.group, "namespace": ns, "labels": labels(run, &[])},
+        "spec": {
+            "selector": {"matchLabels": {"app": setup.group}},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": labels(run, &[("app", setup.group)])},
+                "spec": spec
+            }
+        }
+    })
 }
 
 /// The Service of a setup group.
@@ -128,11 +224,20 @@ pub fn service(ns: &str, run: &str, setup: &Setup) -> Value {
     } else {
         setup.group.to_string()
     };
+    let port = if setup.udp {
+        json!({"name": "udp", "protocol": "UDP", "port": SERVICE_PORT, "targetPort": "udp"})
+    } else {
+        json!({"name": "http", "protocol": "TCP", "port": SERVICE_PORT, "targetPort": "http"})
+    };
     let mut spec = json!({
         "selector": {"app": selector},
-        "ports": [{"name": "http", "protocol": "TCP", "port": SERVICE_PORT, "targetPort": "http"}],
+        "ports": [port],
         "internalTrafficPolicy": if setup.itp_local { "Local" } else { "Cluster" }
     });
+    if setup.node_port {
+        spec["type"] = json!("NodePort");
+        spec["externalTrafficPolicy"] = json!("Cluster");
+    }
     if let Some(td) = setup.traffic_distribution {
         spec["trafficDistribution"] = json!(td);
     }
@@ -142,4 +247,77 @@ pub fn service(ns: &str, run: &str, setup: &Setup) -> Value {
         "metadata": {"name": setup.group, "namespace": ns, "labels": labels(run, &[])},
         "spec": spec
     })
+}
+
+/// The Service port's name of a setup (`udp` or `http`).
+pub fn service_port_name(setup: &Setup) -> &'static str {
+    if setup.udp { "udp" } else { "http" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::case;
+
+    fn setup_of(id: &str) -> Setup {
+        case(id).unwrap().setup
+    }
+
+    #[test]
+    fn udp_backends_serve_udp_and_the_service_port_is_udp() {
+        let s = setup_of("U1");
+        let b = backend("ns", "r", &s, Role::N1, "node-a", true);
+        let args = b["spec"]["containers"][0]["args"].as_array().unwrap();
+        assert!(args.contains(&json!("--udp-port=8081")), "{args:?}");
+        assert_eq!(b["spec"]["containers"][0]["ports"][1]["protocol"], "UDP");
+        let svc = service("ns", "r", &s);
+        assert_eq!(svc["spec"]["ports"][0]["protocol"], "UDP");
+        assert_eq!(svc["spec"]["ports"][0]["targetPort"], "udp");
+        let tcp = backend("ns", "r", &setup_of("B1"), Role::N1, "node-a", true);
+        assert!(
+            tcp["spec"]["containers"][0]["args"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("--udp-port=-1"))
+        );
+    }
+
+    #[test]
+    fn host_clients_use_the_node_network_on_their_own_port() {
+        let c = host_client("ns", "r", Role::N3, "node-c");
+        assert_eq!(c["spec"]["hostNetwork"], true);
+        assert_eq!(c["metadata"]["name"], "host-client-n3");
+        assert_eq!(
+            c["spec"]["containers"][0]["ports"][0]["containerPort"],
+            HOST_HTTP_PORT
+        );
+        assert_eq!(
+            c["spec"]["containers"][0]["readinessProbe"]["tcpSocket"]["port"],
+            HOST_HTTP_PORT
+        );
+        assert_eq!(
+            c["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+                [0]["matchFields"][0]["values"][0],
+            "node-c"
+        );
+        assert_eq!(
+            namespace("n", "r", true)["metadata"]["labels"][POD_SECURITY_ENFORCE],
+            "privileged"
+        );
+        assert!(namespace("n", "r", false)["metadata"]["labels"][POD_SECURITY_ENFORCE].is_null());
+    }
+
+    #[test]
+    fn daemonset_and_nodeport_manifests() {
+        let ds = daemonset("ns", "r", &setup_of("P"));
+        assert_eq!(ds["kind"], "DaemonSet");
+        assert!(
+            ds["spec"]["template"]["spec"]["affinity"].is_null(),
+            "the controller pins"
+        );
+        assert_eq!(ds["spec"]["template"]["metadata"]["labels"]["app"], "p");
+        let svc = service("ns", "r", &setup_of("X1"));
+        assert_eq!(svc["spec"]["type"], "NodePort");
+        assert_eq!(svc["spec"]["internalTrafficPolicy"], "Local");
+    }
 }

@@ -67,6 +67,10 @@ pub fn judge(expected: &Expected, tries: &[Try]) -> (Status, String) {
     let n = tries.len();
     match expected {
         Expected::Unknown { why } => (Status::Incomplete, format!("no expectation: {why}")),
+        Expected::PerNode { .. } => (
+            Status::Incomplete,
+            "no single expectation: each client node is judged against its own".into(),
+        ),
         Expected::Deliver { pods } => {
             let allowed: BTreeSet<&str> = pods.iter().map(String::as_str).collect();
             if let Some(bad) = answers.iter().find(|a| !allowed.contains(**a)) {
@@ -169,6 +173,7 @@ mod tests {
             channel: "proxy",
             client: "c".into(),
             target: "10.96.0.10:80".into(),
+            protocol: "http",
             sent_ms: 0,
             received_ms: 1,
             seen,

@@ -191,7 +191,8 @@ fn pretty(v: &Value) -> String {
 pub struct Ledger;
 
 impl Ledger {
-    /// Writes `ledger.json`, `ledger.md`, `junit.xml`, `decision.json` and `SHA256SUMS`.
+    /// Writes `ledger.json`, `ledger.md`, `junit.xml`, `report.html`, `decision.json` and
+    /// `SHA256SUMS` (last, over every other file).
     pub fn write(
         evidence: &mut Evidence,
         outcome: &VerifyOutcome,
@@ -206,6 +207,7 @@ impl Ledger {
             "advice": outcome.advice,
             "owner": opts.owner,
             "runId": opts.run_id,
+            "interrupted": outcome.interrupted,
         });
         let roles: serde_json::Map<String, Value> = outcome
             .roles
@@ -233,6 +235,10 @@ impl Ledger {
         evidence.write("decision.json", &pretty(&decision))?;
         evidence.write("ledger.md", &markdown(outcome, &decision_line, opts))?;
         evidence.write("junit.xml", &junit(outcome, &decision_line, opts))?;
+        evidence.write(
+            "report.html",
+            &crate::html::report(outcome, &decision_line, opts, &evidence.dir),
+        )?;
         let mut files = Vec::new();
         collect(&evidence.dir, &evidence.dir, &mut files).map_err(|e| io_err(&evidence.dir, e))?;
         files.sort();
@@ -265,7 +271,7 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
     Ok(())
 }
 
-fn declared_text(c: &CaseRecord) -> String {
+pub(crate) fn declared_text(c: &CaseRecord) -> String {
     match c.declared {
         crate::cases::Declared::AnsweredBy(roles) => format!(
             "answered by {}",
@@ -277,6 +283,7 @@ fn declared_text(c: &CaseRecord) -> String {
         ),
         crate::cases::Declared::Timeout => "timeout (DROP)".into(),
         crate::cases::Declared::Refused => "refused (REJECT)".into(),
+        crate::cases::Declared::OwnNode => "answered by the client's own node's backend".into(),
     }
 }
 

@@ -11,13 +11,15 @@
 //! 4. probes through the API server's `pods/proxy` to the clients' agnhost `netexec /dial`,
 //!    one try per call ([`probe`]), and judges the tries against the expectation ([`judge`]);
 //! 5. decides ACCEPT / REPAIR / RERUN / HOLD ([`decision`]) and writes the evidence ledger
-//!    ([`ledger`]); the namespace is deleted at the end.
+//!    ([`ledger`], with the self-contained `report.html` of [`html`]); the namespace is
+//!    deleted at the end, on failure and on interruption.
 
 pub mod cases;
 pub mod cluster;
 pub mod decision;
 pub mod expect;
 pub mod fixture;
+pub mod html;
 pub mod judge;
 pub mod ledger;
 pub mod probe;

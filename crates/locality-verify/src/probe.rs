@@ -11,7 +11,6 @@ use http::Method;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::fixture::HTTP_PORT;
 use crate::run::VerifyError;
 
 /// What one try saw.
@@ -33,6 +32,22 @@ pub enum Seen {
     Incomplete,
 }
 
+/// Where tries go: from which client (and the port its netexec serves `/dial` on), to which
+/// `host:port`, over which protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The client pod (netexec).
+    pub client: String,
+    /// The port the client's netexec serves HTTP on (`pods/{client}:{port}/proxy`).
+    pub client_port: u16,
+    /// The address dialled (a cluster IP, a pod IP, a node's InternalIP).
+    pub host: String,
+    /// The port dialled.
+    pub port: u16,
+    /// UDP (`/dial?protocol=udp`), else HTTP over TCP.
+    pub udp: bool,
+}
+
 /// One try, as recorded in `observed.json`.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,6 +58,8 @@ pub struct Try {
     pub client: String,
     /// `host:port` dialled.
     pub target: String,
+    /// `http` or `udp`.
+    pub protocol: &'static str,
     /// Send time (Unix ms, the tool's clock).
     pub sent_ms: u128,
     /// Receive time (Unix ms).
@@ -92,16 +109,20 @@ pub fn parse_dial(body: &Value) -> Seen {
     }
 }
 
-/// One try from `client` (a netexec pod in `namespace`) to `host:port`.
-pub async fn dial(
-    cluster: &Cluster,
-    namespace: &str,
-    client: &str,
-    host: &str,
-    port: u16,
-) -> Result<Try, VerifyError> {
+/// One try of `probe` (its client a netexec pod in `namespace`). The request is `hostname`:
+/// over HTTP `GET /hostname`, over UDP netexec's `hostname` datagram command; either way the
+/// backend answers with its own hostname, its pod name.
+pub async fn dial(cluster: &Cluster, namespace: &str, probe: &Probe) -> Result<Try, VerifyError> {
+    let Probe {
+        client,
+        client_port,
+        host,
+        port,
+        udp,
+    } = probe;
+    let protocol = if *udp { "udp" } else { "http" };
     let path = format!(
-        "/api/v1/namespaces/{namespace}/pods/{client}:{HTTP_PORT}/proxy/dial?request=hostname&protocol=http&host={host}&port={port}&tries=1"
+        "/api/v1/namespaces/{namespace}/pods/{client}:{client_port}/proxy/dial?request=hostname&protocol={protocol}&host={host}&port={port}&tries=1"
     );
     let sent_ms = now_ms();
     let (code, bytes) = cluster.call(Method::GET, &path, None).await?;
@@ -114,8 +135,9 @@ pub async fn dial(
     };
     Ok(Try {
         channel: "proxy",
-        client: client.to_string(),
+        client: client.clone(),
         target: format!("{host}:{port}"),
+        protocol,
         sent_ms,
         received_ms,
         seen,
@@ -141,6 +163,8 @@ mod tests {
         let u =
             "reading from udp connection failed. err:'read udp 10.0.0.1:4000->10.96.0.10:80: i/o timeout'";
         assert_eq!(classify(u), Seen::Timeout);
+        let ur = "reading from udp connection failed. err:'read udp 10.0.0.1:4000->10.96.0.10:80: read: connection refused'";
+        assert_eq!(classify(ur), Seen::Refused);
         assert_eq!(classify("no route to host"), Seen::Other);
     }
 

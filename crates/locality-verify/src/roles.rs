@@ -96,6 +96,47 @@ pub fn pick(nodes: &[Node]) -> Roles {
     }
 }
 
+/// The nodes `P` probes from (SPEC §5.4: `--max-nodes`, every zone covered): among the usable
+/// nodes, first one node per zone (role nodes preferred), then the role nodes, then the others
+/// by name, up to `max` nodes; every zone is covered even beyond `max`. `None`: every usable
+/// node. Sorted by name; deterministic for a given set of nodes.
+pub fn sample(nodes: &[Node], roles: &Roles, max: Option<usize>) -> Vec<String> {
+    let mut usable: Vec<&Node> = nodes.iter().filter(|n| unusable(n).is_none()).collect();
+    usable.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+    let is_role = |n: &Node| roles.nodes.values().any(|v| *v == n.meta.name);
+    let candidates: Vec<&Node> = usable
+        .iter()
+        .copied()
+        .filter(|n| is_role(n))
+        .chain(usable.iter().copied().filter(|n| !is_role(n)))
+        .collect();
+    let mut picked: Vec<&Node> = Vec::new();
+    match max {
+        None => picked = candidates,
+        Some(max) => {
+            let mut zones: Vec<&str> = Vec::new();
+            for n in &candidates {
+                let z = n.zone().unwrap_or("");
+                if !zones.contains(&z) {
+                    zones.push(z);
+                    picked.push(n);
+                }
+            }
+            for n in &candidates {
+                if picked.len() >= max {
+                    break;
+                }
+                if !picked.iter().any(|p| p.meta.name == n.meta.name) {
+                    picked.push(n);
+                }
+            }
+        }
+    }
+    let mut names: Vec<String> = picked.iter().map(|n| n.meta.name.clone()).collect();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +168,36 @@ mod tests {
         assert_eq!(r.node(Role::N1z), Some("node-d"));
         assert_eq!(r.node(Role::N2), Some("node-b"));
         assert_eq!(r.node(Role::N3), Some("node-c"));
+    }
+
+    #[test]
+    fn the_sample_covers_every_zone_and_prefers_role_nodes() {
+        let mut nodes = vec![
+            node("node-a", "zone-a"),
+            node("node-b", "zone-b"),
+            node("node-c", "zone-c"),
+            node("node-d", "zone-a"),
+        ];
+        let roles = pick(&nodes);
+        assert_eq!(
+            sample(&nodes, &roles, Some(10)),
+            ["node-a", "node-b", "node-c", "node-d"]
+        );
+        assert_eq!(sample(&nodes, &roles, None).len(), 4);
+        for i in 0..20 {
+            nodes.push(node(&format!("node-x{i:02}"), "zone-x"));
+        }
+        nodes.push(node("node-y", "zone-y"));
+        let roles = pick(&nodes);
+        let s = sample(&nodes, &roles, Some(6));
+        assert_eq!(s.len(), 6, "{s:?}");
+        for n in ["node-a", "node-b", "node-c", "node-d", "node-y"] {
+            assert!(s.iter().any(|x| x == n), "{n} in {s:?}");
+        }
+        assert!(s.iter().any(|x| x.starts_with("node-x")), "zone-x covered: {s:?}");
+        // Every zone even beyond the limit.
+        assert_eq!(sample(&nodes, &roles, Some(1)).len(), 5);
+        assert_eq!(sample(&nodes, &roles, None).len(), 25);
     }
 
     #[test]

@@ -6,20 +6,20 @@ use std::time::Duration;
 
 use locality_live::LiveOptions;
 use locality_model::matrix::{DataPlane, MatrixConfig};
-use locality_model::objects::ClusterState;
-use locality_model::proxy::ProxyMode;
+use locality_model::objects::{ClusterState, IpFamily};
+use locality_model::proxy::{Destination, ProxyMode, Source};
 use locality_model::version::KubeVersion;
 use serde_json::{Value, json};
 
-use crate::cases::{CATALOGUE, Case, Declared, Role};
+use crate::cases::{CATALOGUE, Case, Client, Declared, Dial, Role, Setup};
 use crate::cluster::Cluster;
 use crate::decision::{CaseResult, Decision, decide};
-use crate::expect::{Expected, for_cluster_ip};
-use crate::fixture::{self, HTTP_PORT, RUN_LABEL, SERVICE_PORT};
+use crate::expect::{Expected, Query, for_route};
+use crate::fixture::{self, HOST_HTTP_PORT, HTTP_PORT, RUN_LABEL, SERVICE_PORT};
 use crate::judge::{Status, judge, tries_for};
 use crate::ledger::{Evidence, Ledger};
-use crate::probe::{Try, dial};
-use crate::roles::{Roles, pick};
+use crate::probe::{Probe, Try, dial};
+use crate::roles::{Roles, pick, sample};
 
 /// Why a run could not be carried out (as opposed to a decision).
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +73,13 @@ pub struct VerifyOptions {
     pub proxy_lag_timeout: Duration,
     /// kube-proxy's mode, when known (else read from the cluster as `audit` does).
     pub proxy_mode: Option<ProxyMode>,
+    /// How many nodes `P` probes from (every zone is covered even beyond it); `None`: every
+    /// usable node (`--all-nodes`).
+    pub max_nodes: Option<usize>,
 }
+
+/// The default of [`VerifyOptions::max_nodes`] (`--max-nodes`, SPEC §5.4 `P`).
+pub const DEFAULT_MAX_NODES: usize = 10;
 
 /// One case's record in the ledger.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -124,6 +130,9 @@ pub struct VerifyOutcome {
     pub roles: Roles,
     /// The namespace used (kept with `keep`).
     pub namespace: String,
+    /// The run was interrupted (Ctrl-C): the cases it did not finish are NOT_EXECUTED
+    /// (`interrupted`), the namespace was deleted all the same (unless `keep`).
+    pub interrupted: bool,
 }
 
 impl VerifyOutcome {
@@ -238,7 +247,34 @@ fn declared_expectation(case: &Case) -> Expected {
         }
         Declared::Timeout => Expected::Drop,
         Declared::Refused => Expected::Reject,
+        Declared::OwnNode => Expected::Unknown {
+            why: "declared per client node (see the case's per-node expectations)".into(),
+        },
     }
+}
+
+/// `OwnNode` for a client on `node`: delivered by the Ready pods of the group's workload on
+/// that node, as read back.
+fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, node: &str) -> Expected {
+    let mut pods: Vec<String> = state
+        .pods
+        .iter()
+        .filter(|p| {
+            p.meta.namespace == ns
+                && p.spec.node_name == node
+                && p.ready
+                && p.meta.deletion_timestamp.is_none()
+                && p.meta.labels.get("app").map(String::as_str) == Some(group)
+        })
+        .map(|p| p.meta.name.clone())
+        .collect();
+    pods.sort();
+    if pods.is_empty() {
+        return Expected::Unknown {
+            why: format!("no Ready pod of {group} on {node} in the state read back"),
+        };
+    }
+    Expected::Deliver { pods }
 }
 
 fn matrix_config(snap: &locality_live::LiveSnapshot, mode: Option<ProxyMode>) -> MatrixConfig {
@@ -258,6 +294,9 @@ fn matrix_config(snap: &locality_live::LiveSnapshot, mode: Option<ProxyMode>) ->
     }
 }
 
+/// Passing rounds a positive expectation needs after its first pass (SPEC §5.3).
+pub const CONFIRM_ROUNDS: usize = 2;
+
 struct Probing<'a> {
     cluster: &'a Cluster,
     ns: &'a str,
@@ -265,42 +304,61 @@ struct Probing<'a> {
 }
 
 impl Probing<'_> {
-    async fn round(&self, client: &str, host: &str, port: u16, n: usize) -> Result<Vec<Try>, VerifyError> {
+    async fn round(&self, probe: &Probe, n: usize) -> Result<Vec<Try>, VerifyError> {
         let mut tries = Vec::with_capacity(n);
         for _ in 0..n {
-            tries.push(dial(self.cluster, self.ns, client, host, port).await?);
+            tries.push(dial(self.cluster, self.ns, probe).await?);
         }
         Ok(tries)
     }
 
     /// Probes until the judgement is stable: positive expectations are re-probed until they
-    /// pass (kube-proxy lag); a failure must reproduce once, else it is INCOMPLETE.
+    /// pass (kube-proxy lag) and must then pass [`CONFIRM_ROUNDS`] more rounds in a row (SPEC
+    /// §5.3: a data plane that spreads over the wrong endpoints passes one round of a
+    /// single-responder expectation with probability 2^-6, not three in a row); a failure
+    /// must reproduce once, else it is INCOMPLETE.
     async fn probe(
         &self,
         expected: &Expected,
-        client: &str,
-        host: &str,
-        port: u16,
+        probe: &Probe,
     ) -> Result<(Status, String, usize, Vec<Try>), VerifyError> {
         let n = tries_for(expected);
         let mut all = Vec::new();
         let mut rounds = 0;
         let deadline = tokio::time::Instant::now() + self.opts.proxy_lag_timeout;
+        let positive = matches!(expected, Expected::Deliver { .. });
+        // The tries of the current run of consecutive passing rounds.
+        let mut passing: Vec<Try> = Vec::new();
+        let mut passes = 0;
         loop {
-            let tries = self.round(client, host, port, n).await?;
+            let tries = self.round(probe, n).await?;
             rounds += 1;
             let (status, why) = judge(expected, &tries);
-            all.extend(tries);
-            let positive = matches!(expected, Expected::Deliver { .. });
+            all.extend(tries.iter().cloned());
             match status {
-                Status::Pass => return Ok((status, why, rounds, all)),
+                Status::Pass if !positive => return Ok((status, why, rounds, all)),
+                Status::Pass => {
+                    passes += 1;
+                    passing.extend(tries);
+                    if passes > CONFIRM_ROUNDS {
+                        let (_, why) = judge(expected, &passing);
+                        return Ok((
+                            Status::Pass,
+                            format!("{why} ({passes} consecutive rounds)"),
+                            rounds,
+                            all,
+                        ));
+                    }
+                }
                 _ if positive && tokio::time::Instant::now() < deadline => {
+                    passes = 0;
+                    passing.clear();
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
                 Status::Fail => {
                     // The automatic retry.
                     tokio::time::sleep(self.opts.settle).await;
-                    let again = self.round(client, host, port, n).await?;
+                    let again = self.round(probe, n).await?;
                     rounds += 1;
                     let (s2, why2) = judge(expected, &again);
                     all.extend(again);
@@ -338,6 +396,14 @@ fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {
     }
 }
 
+/// The cases `opts.only` selects (all when empty), in catalogue order.
+fn selected_cases(opts: &VerifyOptions) -> Vec<&'static Case> {
+    CATALOGUE
+        .iter()
+        .filter(|c| opts.only.is_empty() || opts.only.iter().any(|o| o.eq_ignore_ascii_case(c.id)))
+        .collect()
+}
+
 /// Runs the playbook against the cluster `opts.live` points at.
 ///
 /// # Errors
@@ -345,6 +411,23 @@ fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {
 /// namespace of that name the tool did not create), or the evidence cannot be written. A
 /// failed case is not an error: it is in the decision.
 pub async fn verify(opts: &VerifyOptions) -> Result<VerifyOutcome, VerifyError> {
+    verify_until(opts, std::future::pending()).await
+}
+
+/// Why a case the run did not finish is NOT_EXECUTED.
+pub const INTERRUPTED: &str = "interrupted: the run was stopped (Ctrl-C) before this case finished";
+
+/// [`verify`], stopped when `interrupt` completes (the CLI passes Ctrl-C): the case in
+/// progress is abandoned, the namespace is deleted as at the normal end (unless `keep`), and
+/// the evidence of what was done is written, the cases not finished being NOT_EXECUTED
+/// ([`INTERRUPTED`]) and the outcome marked [`VerifyOutcome::interrupted`].
+///
+/// # Errors
+/// As [`verify`].
+pub async fn verify_until(
+    opts: &VerifyOptions,
+    interrupt: impl std::future::Future<Output = ()>,
+) -> Result<VerifyOutcome, VerifyError> {
     let ns = format!("locality-verify-{}", opts.run_id);
     let (client, target) = locality_live::client(&opts.live).await?;
     let cluster = Cluster::new(client, target.server.clone());
@@ -363,29 +446,64 @@ pub async fn verify(opts: &VerifyOptions) -> Result<VerifyOutcome, VerifyError> 
             roles.excluded.join("; ")
         )));
     }
+    let sampled = sample(&first.state.nodes, &roles, opts.max_nodes);
     let mut evidence = Evidence::create(&opts.evidence)?;
     evidence.versions(&first, opts)?;
     evidence.nodes(&first.state, &roles)?;
 
-    // The namespace: refuse one the tool did not create.
+    // The namespace: refuse one the tool did not create. It is `privileged` (Pod Security)
+    // only when a hostNetwork client must run in it.
+    let privileged = selected_cases(opts)
+        .iter()
+        .any(|c| matches!(c.client, Client::Host(_)));
     let ns_path = format!("/api/v1/namespaces/{ns}");
-    if let Some(existing) = cluster.get(&ns_path).await? {
-        if existing["metadata"]["labels"][RUN_LABEL] != json!(opts.run_id) {
-            return Err(VerifyError::Unsuitable(format!(
-                "namespace {ns} exists without the label {RUN_LABEL}={}: refusing to touch it",
-                opts.run_id
-            )));
-        }
-    } else {
-        let manifest = fixture::namespace(&ns, &opts.run_id);
-        evidence.manifest(&manifest)?;
-        cluster.create("/api/v1/namespaces", &manifest).await?;
+    let existing = cluster.get(&ns_path).await?;
+    if let Some(existing) = &existing
+        && existing["metadata"]["labels"][RUN_LABEL] != json!(opts.run_id)
+    {
+        return Err(VerifyError::Unsuitable(format!(
+            "namespace {ns} exists without the label {RUN_LABEL}={}: refusing to touch it",
+            opts.run_id
+        )));
     }
-    let result = run_cases(opts, &cluster, &ns, &roles, &read, &mut evidence).await;
+    let env = Env {
+        opts,
+        cluster: &cluster,
+        ns: &ns,
+        roles: &roles,
+        sampled: &sampled,
+    };
+    // From the namespace's creation on, the run races `interrupt`; the records of the cases
+    // finished survive it.
+    let mut cases = Vec::new();
+    let work = async {
+        if existing.is_none() {
+            let manifest = fixture::namespace(&ns, &opts.run_id, privileged);
+            evidence.manifest(&manifest)?;
+            cluster.create("/api/v1/namespaces", &manifest).await?;
+        }
+        run_cases(&env, &read, &mut evidence, &mut cases).await
+    };
+    let (result, interrupted) = tokio::select! {
+        biased;
+        () = interrupt => (Ok(()), true),
+        r = work => (r, false),
+    };
+    // The one cleanup path: the normal end, a failure and an interruption.
     if !opts.keep {
         let _ = cluster.delete(&ns_path).await;
     }
-    let cases = result?;
+    result?;
+    if interrupted {
+        for c in selected_cases(opts) {
+            if !cases.iter().any(|r| r.id == c.id) {
+                let mut r = record(c, None);
+                r.why = INTERRUPTED.into();
+                cases.push(r);
+            }
+        }
+    }
+    cases.sort_by_key(|r| CATALOGUE.iter().position(|c| c.id == r.id));
     let results: Vec<CaseResult<'_>> = cases
         .iter()
         .map(|c| CaseResult {
@@ -395,7 +513,10 @@ pub async fn verify(opts: &VerifyOptions) -> Result<VerifyOutcome, VerifyError> 
             hostname_mismatch: hostname_mismatch_suspected(c),
         })
         .collect();
-    let (decision, rerun, advice) = decide(&results);
+    let (mut decision, mut rerun, mut advice) = decide(&results);
+    if interrupted {
+        interrupted_decision(&cases, &mut decision, &mut rerun, &mut advice);
+    }
     let outcome = VerifyOutcome {
         decision,
         cases,
@@ -404,34 +525,128 @@ pub async fn verify(opts: &VerifyOptions) -> Result<VerifyOutcome, VerifyError> 
         evidence: opts.evidence.clone(),
         roles,
         namespace: ns,
+        interrupted,
     };
     Ledger::write(&mut evidence, &outcome, opts)?;
     Ok(outcome)
 }
 
-async fn run_cases(
-    opts: &VerifyOptions,
-    cluster: &Cluster,
-    ns: &str,
-    roles: &Roles,
-    read: &impl Fn(&str) -> LiveOptions,
-    evidence: &mut Evidence,
-) -> Result<Vec<CaseRecord>, VerifyError> {
-    let selected: Vec<&Case> = CATALOGUE
+/// An interrupted run cannot be accepted: what passed is kept, the cases not finished are to
+/// be rerun (RERUN unless a finished case already decided HOLD or REPAIR).
+fn interrupted_decision(
+    cases: &[CaseRecord],
+    decision: &mut Decision,
+    rerun: &mut Vec<String>,
+    advice: &mut Vec<String>,
+) {
+    let missed: Vec<String> = cases
         .iter()
-        .filter(|c| opts.only.is_empty() || opts.only.iter().any(|o| o.eq_ignore_ascii_case(c.id)))
+        .filter(|c| c.status == Status::NotExecuted && c.why == INTERRUPTED)
+        .map(|c| c.id.clone())
         .collect();
-    // Clients on the role nodes.
-    let mut clients = Vec::new();
-    for role in [Role::N1, Role::N2, Role::N3] {
+    if missed.is_empty() {
+        return;
+    }
+    if matches!(*decision, Decision::Accept | Decision::Rerun) {
+        *decision = Decision::Rerun;
+        for id in &missed {
+            if !rerun.contains(id) {
+                rerun.push(id.clone());
+            }
+        }
+    }
+    advice.push(format!(
+        "interrupted (Ctrl-C): {} not executed; rerun: locality verify --only {}",
+        missed.join(", "),
+        missed.join(",")
+    ));
+}
+
+/// What every step of a run reads.
+struct Env<'a> {
+    opts: &'a VerifyOptions,
+    cluster: &'a Cluster,
+    ns: &'a str,
+    roles: &'a Roles,
+    /// The nodes `P` probes from.
+    sampled: &'a [String],
+}
+
+/// The clients of a run: pod clients by node, hostNetwork clients by role (or why not).
+struct Clients {
+    /// (role, client pod) on the pod network, created up front (`N0` probes from each).
+    pods: Vec<(Role, String)>,
+    /// hostNetwork client per role: its pod, or why its cases cannot run.
+    hosts: BTreeMap<Role, Result<String, String>>,
+}
+
+impl Clients {
+    /// The pod client on `node`, if one was created up front.
+    fn on_node(&self, roles: &Roles, node: &str) -> Option<&str> {
+        self.pods
+            .iter()
+            .find(|(r, _)| roles.node(*r) == Some(node))
+            .map(|(_, c)| c.as_str())
+    }
+}
+
+/// Creates the clients: pods on N1, N2, N3 (and N1z when a case dials from it), Ready or the
+/// run cannot go on; hostNetwork pods on the roles host cases need, whose failure (admission,
+/// a port taken on the node) only makes those cases NOT_EXECUTED.
+async fn create_clients(
+    env: &Env<'_>,
+    selected: &[&Case],
+    evidence: &mut Evidence,
+) -> Result<Clients, VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        ..
+    } = *env;
+    let mut pod_roles = vec![Role::N1, Role::N2, Role::N3];
+    if selected.iter().any(|c| c.client == Client::Pod(Role::N1z)) {
+        pod_roles.push(Role::N1z);
+    }
+    let mut pods = Vec::new();
+    for role in pod_roles {
         if let Some(node) = roles.node(role) {
             let m = fixture::client(ns, &opts.run_id, role, node);
             evidence.manifest(&m)?;
             cluster.create(&pods_path(ns), &m).await?;
-            clients.push((fixture::client_name(role), true));
+            pods.push((role, fixture::client_name(role)));
         }
     }
-    if wait_pods(cluster, ns, &clients, opts.pod_ready_timeout)
+    let mut hosts = BTreeMap::new();
+    let mut pending = Vec::new();
+    for c in selected {
+        let Client::Host(role) = c.client else { continue };
+        let Some(node) = roles.node(role) else { continue };
+        if hosts.contains_key(&role) {
+            continue;
+        }
+        let m = fixture::host_client(ns, &opts.run_id, role, node);
+        evidence.manifest(&m)?;
+        let name = fixture::host_client_name(role);
+        match cluster.json(http::Method::POST, &pods_path(ns), Some(&m)).await? {
+            Ok(_) => {
+                hosts.insert(role, Ok(name.clone()));
+                pending.push((role, name));
+            }
+            Err(f) => {
+                hosts.insert(
+                    role,
+                    Err(format!(
+                        "the hostNetwork client {name} was not admitted: {} {}",
+                        f.code, f.message
+                    )),
+                );
+            }
+        }
+    }
+    let names: Vec<(String, bool)> = pods.iter().map(|(_, n)| (n.clone(), true)).collect();
+    if wait_pods(cluster, ns, &names, opts.pod_ready_timeout)
         .await?
         .is_none()
     {
@@ -440,9 +655,231 @@ async fn run_cases(
             opts.pod_ready_timeout
         )));
     }
-    evidence.preflight(cluster, ns, &clients).await?;
+    let host_names: Vec<(String, bool)> = pending.iter().map(|(_, n)| (n.clone(), true)).collect();
+    if !host_names.is_empty()
+        && wait_pods(cluster, ns, &host_names, opts.pod_ready_timeout)
+            .await?
+            .is_none()
+    {
+        for (role, name) in &pending {
+            let (running, ready, _) = pod_condition(cluster, ns, name).await?;
+            if !(running && ready) {
+                hosts.insert(
+                    *role,
+                    Err(format!(
+                        "the hostNetwork client {name} did not become Ready within {:?} (is port {HOST_HTTP_PORT} free on its node?)",
+                        opts.pod_ready_timeout
+                    )),
+                );
+            }
+        }
+    }
+    Ok(Clients { pods, hosts })
+}
 
-    let mut records = Vec::new();
+/// Why `case` cannot run with these roles and clients, if it cannot.
+fn not_executable(case: &Case, roles: &Roles, clients: &Clients) -> Option<String> {
+    let dialled = match case.dial {
+        Dial::NodePort(r) => Some(r),
+        Dial::ClusterIp => None,
+    };
+    if let Some(missing) = case
+        .client
+        .role()
+        .into_iter()
+        .chain(dialled)
+        .find(|r| roles.node(*r).is_none())
+    {
+        return Some(format!(
+            "no node for role {} (see 01-nodes.yaml)",
+            missing.as_str()
+        ));
+    }
+    if let Client::Host(role) = case.client {
+        match clients.hosts.get(&role) {
+            Some(Ok(_)) => {}
+            Some(Err(why)) => return Some(why.clone()),
+            None => return Some(format!("no hostNetwork client on {}", role.as_str())),
+        }
+    }
+    None
+}
+
+/// Waits until each of `nodes` runs a Ready pod of the DaemonSet `group`; node → pod.
+async fn wait_daemon_pods(
+    cluster: &Cluster,
+    ns: &str,
+    group: &str,
+    nodes: &[String],
+    timeout: Duration,
+) -> Result<Option<BTreeMap<String, String>>, VerifyError> {
+    cluster
+        .wait_for(timeout, Duration::from_millis(200), || async {
+            let list = cluster
+                .get(&format!("{}?labelSelector=app%3D{group}", pods_path(ns)))
+                .await?
+                .unwrap_or(Value::Null);
+            let mut by_node = BTreeMap::new();
+            for p in list["items"].as_array().into_iter().flatten() {
+                let ready = p["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True");
+                if p["status"]["phase"] == "Running" && ready && p["metadata"]["deletionTimestamp"].is_null()
+                {
+                    by_node.insert(
+                        p["spec"]["nodeName"].as_str().unwrap_or_default().to_string(),
+                        p["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+                    );
+                }
+            }
+            Ok(nodes.iter().all(|n| by_node.contains_key(n)).then_some(by_node))
+        })
+        .await
+}
+
+/// A setup group's backends and Service, Ready (and deleted again for `F`); the pod clients
+/// `P` adds on sampled nodes without one. `Ok(Err(why))`: the group's cases are INCOMPLETE.
+async fn create_group(
+    env: &Env<'_>,
+    setup: &Setup,
+    clients: &Clients,
+    evidence: &mut Evidence,
+) -> Result<Result<GroupState, String>, VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        sampled,
+    } = *env;
+    let group = setup.group;
+    let mut pods = Vec::new();
+    for (list, ready) in [(setup.backends, true), (setup.unready, false)] {
+        for role in list {
+            let m = fixture::backend(
+                ns,
+                &opts.run_id,
+                setup,
+                *role,
+                roles.node(*role).unwrap_or_default(),
+                ready,
+            );
+            evidence.manifest(&m)?;
+            cluster.create(&pods_path(ns), &m).await?;
+            pods.push((fixture::backend_name(group, *role, ready), ready));
+        }
+    }
+    // P: a client on every sampled node (the role clients where they exist).
+    let mut node_clients = Vec::new();
+    if setup.daemonset {
+        let m = fixture::daemonset(ns, &opts.run_id, setup);
+        evidence.manifest(&m)?;
+        cluster
+            .create(&format!("/apis/apps/v1/namespaces/{ns}/daemonsets"), &m)
+            .await?;
+        let mut extra = Vec::new();
+        for (i, node) in sampled.iter().enumerate() {
+            let client = match clients.on_node(roles, node) {
+                Some(c) => c.to_string(),
+                None => {
+                    let name = fixture::sampled_client_name(i);
+                    let m = fixture::client_on(ns, &opts.run_id, &name, node);
+                    evidence.manifest(&m)?;
+                    cluster.create(&pods_path(ns), &m).await?;
+                    extra.push((name.clone(), true));
+                    name
+                }
+            };
+            node_clients.push((node.clone(), client));
+        }
+        if wait_pods(cluster, ns, &extra, opts.pod_ready_timeout)
+            .await?
+            .is_none()
+        {
+            return Ok(Err(format!(
+                "the clients on the sampled nodes did not become Ready within {:?}",
+                opts.pod_ready_timeout
+            )));
+        }
+        if wait_daemon_pods(cluster, ns, group, sampled, opts.pod_ready_timeout)
+            .await?
+            .is_none()
+        {
+            return Ok(Err(format!(
+                "the DaemonSet {group} did not run a Ready pod on every sampled node ({}) within {:?}",
+                sampled.join(", "),
+                opts.pod_ready_timeout
+            )));
+        }
+    }
+    if setup.service {
+        let m = fixture::service(ns, &opts.run_id, setup);
+        evidence.manifest(&m)?;
+        cluster
+            .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
+            .await?;
+    }
+    let Some(ips) = wait_pods(cluster, ns, &pods, opts.pod_ready_timeout).await? else {
+        return Ok(Err(format!(
+            "the backends did not become Ready within {:?}",
+            opts.pod_ready_timeout
+        )));
+    };
+    if setup.delete_backends {
+        for (name, _) in &pods {
+            cluster.delete(&format!("{}/{name}", pods_path(ns))).await?;
+        }
+        let gone = cluster
+            .wait_for(opts.pod_ready_timeout, Duration::from_millis(200), || async {
+                for (name, _) in &pods {
+                    if cluster.get(&format!("{}/{name}", pods_path(ns))).await?.is_some() {
+                        return Ok(None);
+                    }
+                }
+                Ok(Some(()))
+            })
+            .await?;
+        if gone.is_none() {
+            return Err(VerifyError::Unsuitable("deleted backends did not go away".into()));
+        }
+    }
+    Ok(Ok(GroupState {
+        pods,
+        ips,
+        node_clients,
+    }))
+}
+
+/// What a setup group created.
+struct GroupState {
+    /// Backend pods (name, meant to be Ready).
+    pods: Vec<(String, bool)>,
+    /// Backend pod → IP.
+    ips: BTreeMap<String, String>,
+    /// `P`: (sampled node, its client pod).
+    node_clients: Vec<(String, String)>,
+}
+
+async fn run_cases(
+    env: &Env<'_>,
+    read: &impl Fn(&str) -> LiveOptions,
+    evidence: &mut Evidence,
+    records: &mut Vec<CaseRecord>,
+) -> Result<(), VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        ..
+    } = *env;
+    let selected = selected_cases(opts);
+    let clients = create_clients(env, &selected, evidence).await?;
+    let pod_clients: Vec<(String, bool)> = clients.pods.iter().map(|(_, n)| (n.clone(), true)).collect();
+    evidence.preflight(cluster, ns, &pod_clients).await?;
+
     let mut groups: Vec<&'static str> = Vec::new();
     for c in &selected {
         if !groups.contains(&c.setup.group) {
@@ -450,19 +887,20 @@ async fn run_cases(
         }
     }
     for group in groups {
-        let cases: Vec<&Case> = selected
-            .iter()
-            .copied()
-            .filter(|c| c.setup.group == group)
-            .collect();
-        let setup = cases[0].setup;
-        let needed: Vec<Role> = setup
-            .backends
-            .iter()
-            .chain(setup.unready)
-            .copied()
-            .chain(cases.iter().map(|c| c.client))
-            .collect();
+        let mut cases: Vec<&Case> = Vec::new();
+        for c in selected.iter().copied().filter(|c| c.setup.group == group) {
+            match not_executable(c, roles, &clients) {
+                Some(why) => {
+                    let mut r = record(c, None);
+                    r.why = why;
+                    records.push(r);
+                }
+                None => cases.push(c),
+            }
+        }
+        let Some(first) = cases.first() else { continue };
+        let setup = first.setup;
+        let needed: Vec<Role> = setup.backends.iter().chain(setup.unready).copied().collect();
         if let Some(missing) = needed.iter().find(|r| roles.node(**r).is_none()) {
             for c in cases {
                 let mut r = record(c, None);
@@ -471,60 +909,18 @@ async fn run_cases(
             }
             continue;
         }
-        // Backends and the Service.
-        let mut pods = Vec::new();
-        for (list, ready) in [(setup.backends, true), (setup.unready, false)] {
-            for role in list {
-                let m = fixture::backend(
-                    ns,
-                    &opts.run_id,
-                    group,
-                    *role,
-                    roles.node(*role).unwrap_or_default(),
-                    ready,
-                );
-                evidence.manifest(&m)?;
-                cluster.create(&pods_path(ns), &m).await?;
-                pods.push((fixture::backend_name(group, *role, ready), ready));
+        let state = match create_group(env, &setup, &clients, evidence).await? {
+            Ok(s) => s,
+            Err(why) => {
+                for c in cases {
+                    let mut r = record(c, None);
+                    r.status = Status::Incomplete;
+                    r.why = why.clone();
+                    records.push(r);
+                }
+                continue;
             }
-        }
-        if setup.service {
-            let m = fixture::service(ns, &opts.run_id, &setup);
-            evidence.manifest(&m)?;
-            cluster
-                .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
-                .await?;
-        }
-        let Some(ips) = wait_pods(cluster, ns, &pods, opts.pod_ready_timeout).await? else {
-            for c in cases {
-                let mut r = record(c, None);
-                r.status = Status::Incomplete;
-                r.why = format!(
-                    "the backends did not become Ready within {:?}",
-                    opts.pod_ready_timeout
-                );
-                records.push(r);
-            }
-            continue;
         };
-        if setup.delete_backends {
-            for (name, _) in &pods {
-                cluster.delete(&format!("{}/{name}", pods_path(ns))).await?;
-            }
-            let gone = cluster
-                .wait_for(opts.pod_ready_timeout, Duration::from_millis(200), || async {
-                    for (name, _) in &pods {
-                        if cluster.get(&format!("{}/{name}", pods_path(ns))).await?.is_some() {
-                            return Ok(None);
-                        }
-                    }
-                    Ok(Some(()))
-                })
-                .await?;
-            if gone.is_none() {
-                return Err(VerifyError::Unsuitable("deleted backends did not go away".into()));
-            }
-        }
         let slices_now = if setup.service {
             settle(cluster, ns, group, opts.settle).await?
         } else {
@@ -534,77 +930,252 @@ async fn run_cases(
         let config = matrix_config(&snap, opts.proxy_mode);
         let probing = Probing { cluster, ns, opts };
         for c in cases {
-            let node = roles.node(c.client).unwrap_or_default().to_string();
-            let mut r = record(c, Some(&node));
-            if !setup.service {
-                // N0: every client dials each backend by pod IP.
-                let mut why = Vec::new();
-                let mut status = Status::Pass;
-                for (client, _) in &clients {
-                    for (pod, _) in &pods {
-                        let expected = Expected::Deliver {
-                            pods: vec![pod.clone()],
-                        };
-                        let ip = ips.get(pod).cloned().unwrap_or_default();
-                        let (s, w, rounds, tries) = probing.probe(&expected, client, &ip, HTTP_PORT).await?;
-                        r.rounds += rounds;
-                        r.tries.extend(tries);
-                        if s != Status::Pass {
-                            status = status.max(s);
-                            why.push(format!("{client} → {pod}: {w}"));
-                        }
-                    }
-                }
-                r.client_node = None;
-                r.expected = Some(declared_expectation(c));
-                r.reason = "pod-ip".into();
-                r.status = status;
-                r.why = if why.is_empty() {
-                    format!(
-                        "{} clients reached {} backends by pod IP",
-                        clients.len(),
-                        pods.len()
-                    )
-                } else {
-                    why.join("; ")
-                };
+            let mut r = if !setup.service {
+                pod_ip_case(&probing, c, &clients, &state).await?
+            } else if c.client == Client::EachNode {
+                each_node_case(&probing, c, &snap.state, &config, &state).await?
             } else {
-                let (expected, reason) = for_cluster_ip(&snap.state, config.clone(), ns, group, &node);
-                r.reason = reason;
-                let declared = declared_expectation(c);
-                let svc_ip = cluster_ip(&snap.state, ns, group);
-                if expected != declared {
-                    r.status = Status::Incomplete;
-                    r.why = format!(
-                        "the model expects {} but the catalogue declares {}: the state read back is not the case's setup",
-                        describe(&expected),
-                        describe(&declared)
-                    );
-                } else {
-                    let client = fixture::client_name(c.client);
-                    let (s, w, rounds, tries) =
-                        probing.probe(&expected, &client, &svc_ip, SERVICE_PORT).await?;
-                    r.status = s;
-                    r.why = w;
-                    r.rounds = rounds;
-                    r.tries = tries;
-                }
-                r.expected = Some(expected);
+                one_client_case(&probing, c, roles, &snap.state, &config).await?
+            };
+            if let Some(note) = c.note {
+                r.why = format!("{}; {note}", r.why);
             }
             evidence.case(&r, &slices_now, &snap.state)?;
             records.push(r);
         }
     }
-    Ok(records)
+    Ok(())
+}
+
+/// `N0`: every pod client dials each backend by pod IP.
+async fn pod_ip_case(
+    probing: &Probing<'_>,
+    c: &Case,
+    clients: &Clients,
+    state: &GroupState,
+) -> Result<CaseRecord, VerifyError> {
+    let mut r = record(c, None);
+    let mut why = Vec::new();
+    let mut status = Status::Pass;
+    for (_, client) in &clients.pods {
+        for (pod, _) in &state.pods {
+            let expected = Expected::Deliver {
+                pods: vec![pod.clone()],
+            };
+            let probe = Probe {
+                client: client.clone(),
+                client_port: HTTP_PORT,
+                host: state.ips.get(pod).cloned().unwrap_or_default(),
+                port: HTTP_PORT,
+                udp: false,
+            };
+            let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+            r.rounds += rounds;
+            r.tries.extend(tries);
+            if s != Status::Pass {
+                status = status.max(s);
+                why.push(format!("{client} → {pod}: {w}"));
+            }
+        }
+    }
+    r.expected = Some(declared_expectation(c));
+    r.reason = "pod-ip".into();
+    r.status = status;
+    r.why = if why.is_empty() {
+        format!(
+            "{} clients reached {} backends by pod IP",
+            clients.pods.len(),
+            state.pods.len()
+        )
+    } else {
+        why.join("; ")
+    };
+    Ok(r)
+}
+
+/// `P`: a client on each sampled node, each judged against the backend on its own node.
+async fn each_node_case(
+    probing: &Probing<'_>,
+    c: &Case,
+    snap: &ClusterState,
+    config: &MatrixConfig,
+    state: &GroupState,
+) -> Result<CaseRecord, VerifyError> {
+    let ns = probing.ns;
+    let group = c.setup.group;
+    let svc_ip = cluster_ip(snap, ns, group);
+    let mut r = record(c, None);
+    let mut expectations = BTreeMap::new();
+    let mut reasons = Vec::new();
+    let mut problems = Vec::new();
+    let mut status = Status::Pass;
+    for (node, client) in &state.node_clients {
+        let (expected, reason) = for_route(
+            snap,
+            config.clone(),
+            Query {
+                namespace: ns,
+                service: group,
+                port: fixture::service_port_name(&c.setup),
+                node,
+                source: Source::Pod,
+                destination: Destination::ClusterIp,
+            },
+        );
+        if !reasons.contains(&reason) {
+            reasons.push(reason);
+        }
+        let declared = own_node_expectation(snap, ns, group, node);
+        expectations.insert(node.clone(), expected.clone());
+        if expected != declared {
+            status = status.max(Status::Incomplete);
+            problems.push(format!(
+                "{node}: the model expects {} but the catalogue declares {}: the state read back is not the case's setup",
+                describe(&expected),
+                describe(&declared)
+            ));
+            continue;
+        }
+        let probe = Probe {
+            client: client.clone(),
+            client_port: HTTP_PORT,
+            host: svc_ip.clone(),
+            port: SERVICE_PORT,
+            udp: c.setup.udp,
+        };
+        let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+        r.rounds += rounds;
+        r.tries.extend(tries);
+        if s != Status::Pass {
+            status = status.max(s);
+            problems.push(format!("{client} on {node}: {w}"));
+        }
+    }
+    r.expected = Some(Expected::PerNode { nodes: expectations });
+    r.reason = reasons.join(",");
+    r.status = status;
+    r.why = if problems.is_empty() {
+        format!(
+            "each of {} sampled nodes ({}) was served only by the backend on its own node ({} tries)",
+            state.node_clients.len(),
+            state
+                .node_clients
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.tries.len()
+        )
+    } else {
+        problems.join("; ")
+    };
+    Ok(r)
+}
+
+/// A case with one client (a pod or a hostNetwork pod) dialling a cluster IP or a nodePort.
+async fn one_client_case(
+    probing: &Probing<'_>,
+    c: &Case,
+    roles: &Roles,
+    snap: &ClusterState,
+    config: &MatrixConfig,
+) -> Result<CaseRecord, VerifyError> {
+    let ns = probing.ns;
+    let group = c.setup.group;
+    let (client, client_port, source, role) = match c.client {
+        Client::Pod(role) => (fixture::client_name(role), HTTP_PORT, Source::Pod, role),
+        Client::Host(role) => (
+            fixture::host_client_name(role),
+            HOST_HTTP_PORT,
+            Source::Host,
+            role,
+        ),
+        Client::EachNode => {
+            let mut r = record(c, None);
+            r.status = Status::Incomplete;
+            r.why = "a client on each node is not one client".into();
+            return Ok(r);
+        }
+    };
+    let client_node = roles.node(role).unwrap_or_default().to_string();
+    let mut r = record(c, Some(&client_node));
+    // The node whose kube-proxy handles the connection first, and the source as it sees it.
+    let (host, port, model_node, source, destination) = match c.dial {
+        Dial::ClusterIp => (
+            cluster_ip(snap, ns, group),
+            SERVICE_PORT,
+            client_node.clone(),
+            source,
+            Destination::ClusterIp,
+        ),
+        Dial::NodePort(target) => {
+            let node = roles.node(target).unwrap_or_default().to_string();
+            let source = if node == client_node {
+                source
+            } else {
+                Source::External
+            };
+            (
+                node_ip(snap, &node),
+                node_port(snap, ns, group),
+                node,
+                source,
+                Destination::NodePort,
+            )
+        }
+    };
+    let (expected, reason) = for_route(
+        snap,
+        config.clone(),
+        Query {
+            namespace: ns,
+            service: group,
+            port: fixture::service_port_name(&c.setup),
+            node: &model_node,
+            source,
+            destination,
+        },
+    );
+    r.reason = reason;
+    let declared = declared_expectation(c);
+    if expected != declared {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the model expects {} but the catalogue declares {}: the state read back is not the case's setup",
+            describe(&expected),
+            describe(&declared)
+        );
+    } else if host.is_empty() || port == 0 {
+        r.status = Status::Incomplete;
+        r.why = format!("no address to dial for {:?} in the state read back", c.dial);
+    } else {
+        let probe = Probe {
+            client,
+            client_port,
+            host,
+            port,
+            udp: c.setup.udp,
+        };
+        let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+        r.status = s;
+        r.why = w;
+        r.rounds = rounds;
+        r.tries = tries;
+    }
+    r.expected = Some(expected);
+    Ok(r)
 }
 
 /// A failed case that expected delivery by its own node's endpoints only (a local Ready
 /// endpoint exists) yet saw every try time out: the signature of a kube-proxy that does not
 /// know its node by the Node's name (`--hostname-override`), so nothing is local to it.
 fn hostname_mismatch_suspected(c: &CaseRecord) -> bool {
+    // Only the backend on the client's own node may answer (not, e.g., `Z1`'s same-zone peer).
+    let own_node_only =
+        |role: Role| crate::cases::case(&c.id).is_some_and(|case| case.client.role() == Some(role));
     let local_only = match (&c.expected, c.declared) {
-        (Some(Expected::Deliver { pods }), Declared::AnsweredBy(roles)) => {
-            !pods.is_empty() && roles.len() == 1 && c.client_node.is_some() && !c.control
+        (Some(Expected::Deliver { pods }), Declared::AnsweredBy([role])) => {
+            !pods.is_empty() && own_node_only(*role) && c.client_node.is_some() && !c.control
         }
         _ => false,
     };
@@ -612,6 +1183,31 @@ fn hostname_mismatch_suspected(c: &CaseRecord) -> bool {
         && c.status == Status::Fail
         && !c.tries.is_empty()
         && c.tries.iter().all(|t| t.seen == crate::probe::Seen::Timeout)
+}
+
+/// A node's first IPv4 InternalIP, as read back.
+fn node_ip(state: &ClusterState, node: &str) -> String {
+    state
+        .nodes
+        .iter()
+        .find(|n| n.meta.name == node)
+        .and_then(|n| {
+            n.internal_ips
+                .iter()
+                .find(|ip| IpFamily::of(ip) == IpFamily::IPv4)
+        })
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// The nodePort allocated to the Service's first port, as read back (0: none).
+fn node_port(state: &ClusterState, ns: &str, name: &str) -> u16 {
+    state
+        .services
+        .iter()
+        .find(|s| s.meta.namespace == ns && s.meta.name == name)
+        .and_then(|s| s.ports.first())
+        .map_or(0, |p| p.node_port)
 }
 
 fn cluster_ip(state: &ClusterState, ns: &str, name: &str) -> String {
@@ -631,6 +1227,13 @@ pub fn describe(e: &Expected) -> String {
         Expected::Drop => "dropped (timeout)".into(),
         Expected::Reject => "rejected (refused)".into(),
         Expected::Unknown { why } => format!("unknown ({why})"),
+        Expected::PerNode { nodes } => {
+            let each: Vec<String> = nodes
+                .iter()
+                .map(|(node, e)| format!("{node}: {}", describe(e)))
+                .collect();
+            format!("per client node: {}", each.join("; "))
+        }
     }
 }
 
@@ -646,4 +1249,108 @@ pub fn new_run_id() -> String {
     }
     s.reverse();
     String::from_utf8(s).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::case;
+    use crate::probe::Seen;
+
+    fn roles(with_n1z: bool) -> Roles {
+        let mut nodes = BTreeMap::new();
+        nodes.insert(Role::N1, "node-a".to_string());
+        nodes.insert(Role::N2, "node-b".to_string());
+        nodes.insert(Role::N3, "node-c".to_string());
+        if with_n1z {
+            nodes.insert(Role::N1z, "node-d".to_string());
+        }
+        Roles {
+            nodes,
+            excluded: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cases_that_cannot_run_say_why() {
+        let mut hosts = BTreeMap::new();
+        hosts.insert(Role::N1, Ok("host-client-n1".to_string()));
+        hosts.insert(
+            Role::N3,
+            Err(
+                "the hostNetwork client host-client-n3 was not admitted: 403 violates PodSecurity"
+                    .to_string(),
+            ),
+        );
+        let clients = Clients {
+            pods: vec![(Role::N1, "client-n1".into())],
+            hosts,
+        };
+        let c = |id: &str| case(id).unwrap();
+        assert_eq!(not_executable(c("Bh"), &roles(true), &clients), None);
+        assert!(
+            not_executable(c("Ch"), &roles(true), &clients)
+                .unwrap()
+                .contains("PodSecurity")
+        );
+        assert!(
+            not_executable(c("Z1"), &roles(false), &clients)
+                .unwrap()
+                .contains("no node for role N1z")
+        );
+        assert_eq!(not_executable(c("Z2"), &roles(false), &clients), None);
+        assert_eq!(not_executable(c("X1"), &roles(false), &clients), None);
+        assert_eq!(clients.on_node(&roles(true), "node-a"), Some("client-n1"));
+        assert_eq!(clients.on_node(&roles(true), "node-d"), None);
+    }
+
+    fn timed_out(id: &str, pods: &[&str]) -> CaseRecord {
+        let c = case(id).unwrap();
+        let mut r = record(c, Some("node-x"));
+        r.status = Status::Fail;
+        r.expected = Some(Expected::Deliver {
+            pods: pods.iter().map(|p| p.to_string()).collect(),
+        });
+        r.tries = vec![Try {
+            channel: "proxy",
+            client: "c".into(),
+            target: "10.96.0.1:80".into(),
+            protocol: "http",
+            sent_ms: 0,
+            received_ms: 1,
+            seen: Seen::Timeout,
+            raw: String::new(),
+        }];
+        r
+    }
+
+    #[test]
+    fn the_hostname_mismatch_signature_needs_the_backend_on_the_client_node() {
+        assert!(hostname_mismatch_suspected(&timed_out("B1", &["b-be-n1"])));
+        assert!(hostname_mismatch_suspected(&timed_out("Bh", &["bh-be-n1"])));
+        assert!(hostname_mismatch_suspected(&timed_out("U1", &["u-be-n1"])));
+        // Z1's only allowed backend is on another node of the zone.
+        assert!(!hostname_mismatch_suspected(&timed_out("Z1", &["z-be-n1"])));
+        assert!(!hostname_mismatch_suspected(&timed_out(
+            "A",
+            &["a-be-n1", "a-be-n2"]
+        )));
+    }
+
+    #[test]
+    fn declared_outcomes_in_pods() {
+        assert_eq!(
+            declared_expectation(case("X1").unwrap()),
+            Expected::Deliver {
+                pods: vec!["x1-be-n1".into(), "x1-be-n2".into()]
+            }
+        );
+        assert_eq!(declared_expectation(case("U2").unwrap()), Expected::Drop);
+        assert_eq!(
+            declared_expectation(case("H4").unwrap()),
+            Expected::Deliver {
+                pods: vec!["h4-be-n1".into()]
+            }
+        );
+    }
 }

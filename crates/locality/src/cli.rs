@@ -65,7 +65,10 @@ pub enum Command {
     /// embedded SIMULATED cluster (four-nodes); --kubeconfig, --context or --live select a
     /// real cluster, where it creates and deletes only its own namespace.
     ///
-    /// Exit codes: 0 ACCEPT, 1 runtime error, 2 usage error, 3 REPAIR, 4 RERUN, 5 HOLD.
+    /// Ctrl-C deletes the namespace (unless --keep) and writes the evidence of what was done.
+    ///
+    /// Exit codes: 0 ACCEPT, 1 runtime error, 2 usage error, 3 REPAIR, 4 RERUN, 5 HOLD,
+    /// 130 interrupted (Ctrl-C).
     Verify(VerifyArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
@@ -438,7 +441,7 @@ pub struct VerifyArgs {
     /// Keep the namespace at the end (prints how to delete it).
     #[arg(long)]
     pub keep: bool,
-    /// Who is accountable for the evidence [default: $USER].
+    /// Who is accountable for the evidence [default: the kubeconfig context's user, else $USER].
     #[arg(long, value_name = "NAME")]
     pub owner: Option<String>,
     /// kube-proxy's proxy mode [default: read from the cluster].

@@ -8,6 +8,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_RUNTIME: u8 = 1;
 /// Exit code for a usage or input error.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code after Ctrl-C (SIGINT): 128 + 2, as shells report a process killed by it.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// An error that ends the program with a message on stderr and an exit code.
 #[derive(Debug)]

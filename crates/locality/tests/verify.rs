@@ -87,3 +87,144 @@ fn verify_usage_errors() {
         .code(2)
         .stderr(predicate::str::contains("node-"));
 }
+
+/// `GET path` on a plain-HTTP loopback API server: the status code.
+#[cfg(unix)]
+fn http_status(url: &str, path: &str) -> u16 {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let Ok(mut stream) = std::net::TcpStream::connect(addr) else {
+        return 0;
+    };
+    let _ = write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    );
+    let mut text = String::new();
+    let _ = stream.read_to_string(&mut text);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Ctrl-C (SIGINT) in the middle of a run: exit 130, the ledger written with the cases not
+/// finished NOT_EXECUTED (interrupted); the owner defaults to the kubeconfig's user (the
+/// simulated cluster's `locality-sim`). The namespace's deletion on that path is checked
+/// against a server that outlives the run in `locality-verify`'s `tests/interrupt.rs`.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_exits_130_with_partial_evidence() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command as Process, Stdio};
+    use std::time::{Duration, Instant};
+
+    let dir = evidence("interrupt");
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("locality"))
+        .args(["verify", "-v", "-o", "json", "--evidence"])
+        .arg(&dir)
+        .env_remove("USER")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start locality verify");
+    let pid = child.id().to_string();
+    // Kills the child if an assertion fails before it exits.
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = Process::new("kill").args(["-KILL", &self.0]).status();
+        }
+    }
+    let reap = Reap(pid.clone());
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let stderr_lines = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push(line);
+        }
+        all
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let stdout_text = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    // The server's URL (status line) and the namespace (-v note).
+    let (mut url, mut ns) = (None, None);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while url.is_none() || ns.is_none() {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the URL and the namespace on stderr");
+        if let Some(i) = line.find("at http://127.0.0.1:") {
+            let rest = &line[i + 3..];
+            let end = rest.find(": ").unwrap_or(rest.len());
+            url = Some(rest[..end].to_string());
+        }
+        if let Some(i) = line.find("namespace locality-verify-") {
+            let rest = &line[i + "namespace ".len()..];
+            let end = rest.find(',').unwrap_or(rest.len());
+            ns = Some(rest[..end].to_string());
+        }
+    }
+    let (url, ns) = (url.unwrap(), ns.unwrap());
+    // Interrupt once the namespace exists (the run is then creating or probing).
+    let path = format!("/api/v1/namespaces/{ns}");
+    while http_status(&url, &path) != 200 {
+        assert!(
+            Instant::now() < deadline,
+            "namespace {ns} never appeared at {url}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        Process::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "verify did not exit after SIGINT");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::mem::forget(reap);
+    let stderr = stderr_lines.join().unwrap().join("\n");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(&format!("interrupted: namespace {ns} deleted")),
+        "{stderr}"
+    );
+
+    let ledger: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ledger.json")).unwrap()).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&stdout_text.join().unwrap()).unwrap();
+    assert_eq!(printed, ledger, "-o json prints the ledger written");
+    assert_eq!(ledger["decision"]["interrupted"], true);
+    assert_ne!(ledger["decision"]["decision"], "ACCEPT");
+    assert_eq!(ledger["owner"], "locality-sim", "the kubeconfig's user");
+    let cases = ledger["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), locality_verify::CATALOGUE.len());
+    let interrupted = cases
+        .iter()
+        .filter(|c| c["status"] == "NOT_EXECUTED" && c["why"].as_str().unwrap().starts_with("interrupted"))
+        .count();
+    assert!(interrupted > 0, "{cases:?}");
+    for f in [
+        "decision.json",
+        "junit.xml",
+        "report.html",
+        "SHA256SUMS",
+        "00-versions.yaml",
+    ] {
+        assert!(dir.join(f).is_file(), "missing {f}");
+    }
+}

@@ -6,16 +6,32 @@ use std::time::Duration;
 
 use locality_live::LiveOptions;
 use locality_model::proxy::ProxyMode;
-use locality_verify::run::{VerifyOptions, new_run_id, verify};
+use locality_verify::run::{VerifyOptions, new_run_id, verify_until};
 
 use crate::cli::{FixtureArg, ProxyModeArg, SimClusterArgs, VerifyArgs, VerifyOutput};
-use crate::error::CliError;
+use crate::error::{CliError, EXIT_INTERRUPTED};
 use crate::ui::Ui;
 
-/// Runs `verify`; returns the decision's exit code.
+/// Runs `verify`; returns the decision's exit code, or [`EXIT_INTERRUPTED`] after Ctrl-C (the
+/// namespace deleted unless `--keep`, the evidence of what was done written).
 pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliError> {
     let simulated = !(args.live || args.kubeconfig.is_some() || args.context.is_some());
     let run_id = new_run_id();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::runtime(e.to_string()))?;
+    // Ctrl-C is listened for from here on (the first poll of `ctrl_c` installs the handler;
+    // the yield lets the spawned listener run once): the run races it.
+    let ctrl_c = rt.spawn(tokio::signal::ctrl_c());
+    rt.block_on(tokio::task::yield_now());
+    let interrupt = async {
+        match ctrl_c.await {
+            Ok(Ok(())) => {}
+            // No handler could be installed: the run is not interruptible this way.
+            _ => std::future::pending::<()>().await,
+        }
+    };
     // The simulated cluster runs behind its API server for the whole run.
     let (_server, live) = if simulated {
         if !(args.speed.is_finite() && args.speed > 0.0) {
@@ -74,6 +90,12 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         .evidence
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from("locality-evidence").join(&run_id));
+    let owner = args
+        .owner
+        .clone()
+        .or_else(|| locality_live::kubeconfig_user(&live).ok().flatten())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".into());
     let opts = VerifyOptions {
         live,
         only: args.only.iter().map(|s| s.to_uppercase()).collect(),
@@ -81,11 +103,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         keep: args.keep,
         run_id,
         simulated,
-        owner: args
-            .owner
-            .clone()
-            .or_else(|| std::env::var("USER").ok())
-            .unwrap_or_else(|| "unknown".into()),
+        owner,
         pod_ready_timeout: Duration::from_secs(if simulated { 60 } else { 300 }),
         settle: Duration::from_secs(if simulated { 1 } else { 2 }),
         proxy_lag_timeout: Duration::from_secs(30),
@@ -95,14 +113,29 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             ProxyModeArg::Ipvs => Some(ProxyMode::Ipvs),
             ProxyModeArg::Unknown => None,
         }),
+        max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::runtime(e.to_string()))?;
+    ui.note(&format!(
+        "run {}: namespace locality-verify-{}, owner {}, evidence {}",
+        opts.run_id,
+        opts.run_id,
+        opts.owner,
+        opts.evidence.display()
+    ));
     let outcome = rt
-        .block_on(verify(&opts))
+        .block_on(verify_until(&opts, interrupt))
         .map_err(|e| CliError::runtime(format!("verify: {e}")))?;
+    if outcome.interrupted {
+        ui.status(&format!(
+            "interrupted: {}; partial evidence in {}",
+            if args.keep {
+                format!("namespace kept (kubectl delete namespace {})", outcome.namespace)
+            } else {
+                format!("namespace {} deleted", outcome.namespace)
+            },
+            outcome.evidence.display()
+        ));
+    }
     match args.output {
         VerifyOutput::Json => {
             let text = std::fs::read_to_string(opts.evidence.join("ledger.json"))
@@ -146,5 +179,8 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         }
     }
     out.flush()?;
+    if outcome.interrupted {
+        return Ok(EXIT_INTERRUPTED);
+    }
     Ok(outcome.decision.exit_code() as u8)
 }
