@@ -447,6 +447,12 @@ pub struct VerifyArgs {
     /// kube-proxy's proxy mode [default: read from the cluster].
     #[arg(long, value_enum)]
     pub proxy_mode: Option<ProxyModeArg>,
+    /// Case P samples at most this many nodes (every zone covered).
+    #[arg(long, value_name = "N", default_value_t = locality_verify::run::DEFAULT_MAX_NODES)]
+    pub max_nodes: usize,
+    /// Case P probes from every usable node.
+    #[arg(long, conflicts_with = "max_nodes")]
+    pub all_nodes: bool,
     /// Output: a table on the terminal, or the ledger as JSON.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: VerifyOutput,

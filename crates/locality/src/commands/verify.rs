@@ -113,7 +113,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             ProxyModeArg::Ipvs => Some(ProxyMode::Ipvs),
             ProxyModeArg::Unknown => None,
         }),
-        max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+        max_nodes: (!args.all_nodes).then_some(args.max_nodes),
     };
     ui.note(&format!(
         "run {}: namespace locality-verify-{}, owner {}, evidence {}",
