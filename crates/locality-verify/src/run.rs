@@ -235,6 +235,16 @@ async fn settle(cluster: &Cluster, ns: &str, service: &str, settle: Duration) ->
 }
 
 /// The declared outcome in pods, for comparing with the model's.
+/// The declared outcome as an expectation. A declared timeout (kube-proxy's DROP for a Local
+/// policy without a local endpoint) is a refusal on IPVS, where the virtual server has no
+/// real server and the kernel answers port unreachable (research: upstream-semantics §2.3).
+fn declared_expectation_in(case: &Case, ipvs: bool) -> Expected {
+    match declared_expectation(case) {
+        Expected::Drop if ipvs => Expected::Reject,
+        e => e,
+    }
+}
+
 fn declared_expectation(case: &Case) -> Expected {
     match case.declared {
         Declared::AnsweredBy(roles) => {
@@ -1137,7 +1147,8 @@ async fn one_client_case(
         },
     );
     r.reason = reason;
-    let declared = declared_expectation(c);
+    let ipvs = config.data_plane.modes() == [ProxyMode::Ipvs];
+    let declared = declared_expectation_in(c, ipvs);
     if expected != declared {
         r.status = Status::Incomplete;
         r.why = format!(

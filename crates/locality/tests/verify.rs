@@ -228,3 +228,21 @@ fn ctrl_c_exits_130_with_partial_evidence() {
         assert!(dir.join(f).is_file(), "missing {f}");
     }
 }
+
+/// On IPVS a Local policy without a local endpoint is refused, not dropped: the simulated
+/// cluster's mode reaches the model, and the catalogue's declared timeout reads as a refusal.
+#[test]
+fn ipvs_refuses_where_iptables_drops() {
+    let dir = evidence("ipvs");
+    let mut cmd = Command::cargo_bin("locality").unwrap();
+    cmd.args(["verify", "--only", "C,U2", "-o", "json"]);
+    for n in ["node-a", "node-b", "node-c", "node-d"] {
+        cmd.args(["--profile", &format!("{n}=ipvs")]);
+    }
+    let out = cmd.arg("--evidence").arg(&dir).assert().code(0);
+    let ledger: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    for c in ledger["cases"].as_array().unwrap() {
+        assert_eq!(c["status"], "PASS", "{c}");
+        assert_eq!(c["expected"]["verdict"], "reject", "{c}");
+    }
+}

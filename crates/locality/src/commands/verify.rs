@@ -33,7 +33,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         }
     };
     // The simulated cluster runs behind its API server for the whole run.
-    let (_server, live) = if simulated {
+    let (_server, live, sim_mode) = if simulated {
         if !(args.speed.is_finite() && args.speed > 0.0) {
             return Err(CliError::usage(format!(
                 "--speed {}: expected a number > 0",
@@ -47,6 +47,17 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             fixture: FixtureArg::None,
         };
         let engine = crate::commands::sim::build_engine(&cluster)?;
+        // The simulation knows its data plane: one proxy mode on every node, or none.
+        let modes: std::collections::BTreeSet<ProxyMode> = engine
+            .node_names()
+            .filter_map(|n| engine.kube_proxy(n))
+            .map(|p| match p.profile.mode {
+                locality_sim::ProxyMode::Iptables => ProxyMode::Iptables,
+                locality_sim::ProxyMode::Nftables => ProxyMode::Nftables,
+                locality_sim::ProxyMode::Ipvs => ProxyMode::Ipvs,
+            })
+            .collect();
+        let sim_mode = (modes.len() == 1).then(|| modes.into_iter().next()).flatten();
         let dir = std::env::temp_dir().join(format!("locality-verify-{run_id}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| CliError::runtime(format!("{}: {e}", dir.display())))?;
         let opts = locality_apiserver::ServeOptions {
@@ -65,7 +76,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
             ..LiveOptions::default()
         };
-        (Some(running), live)
+        (Some(running), live, sim_mode)
     } else {
         if !args.profile.is_empty() {
             return Err(CliError::usage("--profile applies to the simulated cluster only"));
@@ -75,7 +86,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             context: args.context.clone(),
             ..LiveOptions::default()
         };
-        (None, live)
+        (None, live, None)
     };
     for id in &args.only {
         if locality_verify::cases::case(id.to_uppercase().as_str()).is_none() {
@@ -107,12 +118,15 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         pod_ready_timeout: Duration::from_secs(if simulated { 60 } else { 300 }),
         settle: Duration::from_secs(if simulated { 1 } else { 2 }),
         proxy_lag_timeout: Duration::from_secs(30),
-        proxy_mode: args.proxy_mode.and_then(|m| match m {
-            ProxyModeArg::Iptables => Some(ProxyMode::Iptables),
-            ProxyModeArg::Nftables => Some(ProxyMode::Nftables),
-            ProxyModeArg::Ipvs => Some(ProxyMode::Ipvs),
-            ProxyModeArg::Unknown => None,
-        }),
+        proxy_mode: args
+            .proxy_mode
+            .and_then(|m| match m {
+                ProxyModeArg::Iptables => Some(ProxyMode::Iptables),
+                ProxyModeArg::Nftables => Some(ProxyMode::Nftables),
+                ProxyModeArg::Ipvs => Some(ProxyMode::Ipvs),
+                ProxyModeArg::Unknown => None,
+            })
+            .or(sim_mode),
         max_nodes: (!args.all_nodes).then_some(args.max_nodes),
     };
     ui.note(&format!(
