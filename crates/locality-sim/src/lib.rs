@@ -41,6 +41,7 @@ pub mod store;
 pub mod time;
 pub mod topology;
 pub mod traffic;
+pub mod whatif;
 
 pub use engine::{Engine, SimConfig, SimError};
 pub use kubeproxy::{DataPlaneProfile, Fault, ProxyMode};

@@ -71,6 +71,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
         Command::Man => clap_mangen::Man::new(Cli::command())
             .render(&mut out)
             .map_err(|e| CliError::runtime(format!("writing the man page: {e}"))),
+        Command::Simulate(args) => commands::simulate::run(args, &ui, &mut out),
         Command::Sim(cli::SimCommand::Rules(args)) => commands::sim::rules(args, &mut out),
         Command::Sim(cli::SimCommand::Serve(args)) => commands::sim::serve(args, &ui, &mut out),
         Command::Verify(args) => match commands::verify::run(args, &ui, &mut out) {

@@ -188,3 +188,69 @@ fn sim_flag_errors_are_usage_errors() {
     locality(&["audit", "--sim", "--kubeconfig", "k"]).code(2);
     locality(&["audit", "--sim-at", "5"]).code(2);
 }
+
+/// `simulate`: what-if over virtual time on the simulated cluster.
+#[test]
+fn simulate_a_rollout_and_a_policy_change() {
+    let out = locality(&[
+        "simulate",
+        "--topology",
+        "telemetry",
+        "--rollout",
+        "daemonset/telemetry/agent",
+        "--max-surge",
+        "0",
+        "--max-unavailable",
+        "3",
+        "-o",
+        "json",
+        "-q",
+    ])
+    .success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(doc["kind"], "WhatIf");
+    assert_eq!(doc["simulated"], true);
+    assert_eq!(doc["result"]["settled"], true);
+    let port = &doc["result"]["ports"][0];
+    assert_eq!(port["service"], "telemetry/agent");
+    assert!(port["windows"].as_object().unwrap().len() >= 20, "{port}");
+    assert!(
+        port["blindThroughout"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "worker-25")
+    );
+    assert!(port["lostShare"].as_f64().unwrap() > 0.0);
+
+    let out = locality(&[
+        "simulate",
+        "--set",
+        "internalTrafficPolicy=Cluster",
+        "--service",
+        "default/myservice",
+        "-q",
+    ])
+    .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.starts_with("SIMULATED what-if"), "{text}");
+    assert!(text.contains("blind before: node-c; after: none"), "{text}");
+}
+
+#[test]
+fn simulate_usage_errors() {
+    locality(&["simulate"]).code(2);
+    locality(&["simulate", "--rollout", "statefulset/a/b"]).code(2);
+    locality(&["simulate", "--rollout", "daemonset/default/nope"])
+        .code(2)
+        .stderr(predicate::str::contains("no DaemonSet/default/nope"));
+    locality(&[
+        "simulate",
+        "--set",
+        "internalTrafficPolicy=Sometimes",
+        "--service",
+        "default/myservice",
+    ])
+    .code(2);
+    locality(&["simulate", "--set", "internalTrafficPolicy=Local"]).code(2);
+}

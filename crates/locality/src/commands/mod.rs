@@ -4,4 +4,5 @@ pub mod audit;
 pub mod explain;
 pub mod matrix;
 pub mod sim;
+pub mod simulate;
 pub mod verify;

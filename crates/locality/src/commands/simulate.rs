@@ -1,0 +1,210 @@
+//! `locality simulate`: what-if on the simulated cluster (SPEC §8.3).
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use locality_model::matrix::{DataPlane, MatrixConfig};
+use locality_model::proxy::ProxyMode;
+use locality_sim::whatif::{Change, WhatIf, run as what_if};
+use locality_sim::{Kind, ObjectKey};
+
+use crate::cli::{SimulateArgs, SimulateOutput};
+use crate::error::CliError;
+use crate::ui::Ui;
+
+fn secs(ms: u64) -> String {
+    format!("{:.1}", ms as f64 / 1000.0)
+}
+
+fn change(args: &SimulateArgs) -> Result<Change, CliError> {
+    if let Some(r) = &args.rollout {
+        let parts: Vec<&str> = r.split('/').collect();
+        let kind = match parts.first().map(|k| k.to_ascii_lowercase()).as_deref() {
+            Some("daemonset" | "ds") => Kind::DaemonSet,
+            Some("deployment" | "deploy") => Kind::Deployment,
+            _ => {
+                return Err(CliError::usage(format!(
+                    "--rollout {r:?}: expected daemonset/NAMESPACE/NAME or deployment/NAMESPACE/NAME"
+                )));
+            }
+        };
+        let [_, ns, name] = parts[..] else {
+            return Err(CliError::usage(format!(
+                "--rollout {r:?}: expected KIND/NAMESPACE/NAME"
+            )));
+        };
+        return Ok(Change::Rollout {
+            workload: ObjectKey::new(kind, ns, name),
+            max_surge: args.max_surge.clone(),
+            max_unavailable: args.max_unavailable.clone(),
+        });
+    }
+    let set = args.set.as_deref().unwrap_or_default();
+    let Some((field, value)) = set.split_once('=') else {
+        return Err(CliError::usage(format!("--set {set:?}: expected FIELD=VALUE")));
+    };
+    let service = args.service.as_deref().unwrap_or_default();
+    let Some((ns, name)) = service.split_once('/') else {
+        return Err(CliError::usage(format!(
+            "--service {service:?}: expected NAMESPACE/NAME"
+        )));
+    };
+    Ok(Change::SetService {
+        service: ObjectKey::new(Kind::Service, ns, name),
+        field: field.to_string(),
+        value: value.to_string(),
+    })
+}
+
+/// Runs `simulate`.
+pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
+    let change = change(args)?;
+    let mut engine = crate::commands::sim::build_engine(&args.cluster)?;
+    engine.run_until(args.at.saturating_mul(1000));
+    let modes: std::collections::BTreeSet<ProxyMode> = engine
+        .node_names()
+        .filter_map(|n| engine.kube_proxy(n))
+        .map(|p| match p.profile.mode {
+            locality_sim::ProxyMode::Iptables => ProxyMode::Iptables,
+            locality_sim::ProxyMode::Nftables => ProxyMode::Nftables,
+            locality_sim::ProxyMode::Ipvs => ProxyMode::Ipvs,
+        })
+        .collect();
+    let config = MatrixConfig {
+        kube_version: engine.config().kube_version,
+        kube_proxy_version: engine.config().kube_proxy_version,
+        node_proxy_versions: Default::default(),
+        data_plane: DataPlane::KubeProxy((modes.len() == 1).then(|| modes.into_iter().next()).flatten()),
+        derive: false,
+    };
+    ui.status(&format!(
+        "what-if on the SIMULATED cluster {:?} (seed {}): verdicts are the model's on the simulated state",
+        args.cluster.topology, args.cluster.seed
+    ));
+    let result = what_if(
+        &mut engine,
+        &change,
+        &config,
+        args.step_ms,
+        args.limit.saturating_mul(1000),
+    )
+    .map_err(|e| CliError::usage(e.to_string()))?;
+    match args.output {
+        SimulateOutput::Json => {
+            let doc = serde_json::json!({
+                "apiVersion": "locality/v1",
+                "kind": "WhatIf",
+                "simulated": true,
+                "topology": args.cluster.topology,
+                "change": format!("{change:?}"),
+                "result": result,
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())?;
+        }
+        SimulateOutput::Text => write!(out, "{}", text(args, &change, &result))?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn text(args: &SimulateArgs, change: &Change, r: &WhatIf) -> String {
+    let mut s = String::new();
+    let what = match change {
+        Change::Rollout {
+            workload,
+            max_surge,
+            max_unavailable,
+        } => format!(
+            "rollout of {} {}/{}{}{}",
+            workload.kind.as_str(),
+            workload.namespace,
+            workload.name,
+            max_surge
+                .as_ref()
+                .map_or(String::new(), |v| format!(", maxSurge {v}")),
+            max_unavailable
+                .as_ref()
+                .map_or(String::new(), |v| format!(", maxUnavailable {v}"))
+        ),
+        Change::SetService {
+            service,
+            field,
+            value,
+        } => {
+            format!(
+                "{field}={value} on Service {}/{}",
+                service.namespace, service.name
+            )
+        }
+    };
+    let _ = writeln!(
+        s,
+        "SIMULATED what-if on topology {} (seed {}): {what}",
+        args.cluster.topology, args.cluster.seed
+    );
+    let _ = writeln!(
+        s,
+        "{} after {} s of virtual time ({} model steps of {} ms).",
+        if r.settled { "Settled" } else { "Did NOT settle" },
+        secs(r.duration_ms),
+        r.steps,
+        args.step_ms
+    );
+    if r.ports.is_empty() {
+        let _ = writeln!(s, "\nNo Service port changed verdict on any node.");
+        return s;
+    }
+    for p in &r.ports {
+        let _ = writeln!(s, "\n{} {} {}", p.service, p.port, p.family);
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        let _ = writeln!(
+            s,
+            "  blind before: {}; after: {}",
+            list(&p.blind_before),
+            list(&p.blind_after)
+        );
+        if !p.blind_throughout.is_empty() {
+            let _ = writeln!(
+                s,
+                "  blind throughout (before the change too): {}",
+                p.blind_throughout.join(", ")
+            );
+        }
+        if p.windows.is_empty() {
+            let _ = writeln!(s, "  no drop window during the change");
+        } else {
+            let w = p.windows.keys().map(String::len).max().unwrap_or(4).max(4);
+            let _ = writeln!(
+                s,
+                "  {:<w$}  CLIENTS  BLIND  DROP WINDOWS (virtual s after the change)",
+                "NODE"
+            );
+            for (node, ws) in &p.windows {
+                let total: u64 = ws.iter().map(|x| x.end_ms - x.start_ms).sum();
+                let spans: Vec<String> = ws
+                    .iter()
+                    .map(|x| format!("{}–{}", secs(x.start_ms), secs(x.end_ms)))
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "  {node:<w$}  {:>7}  {:>5}  {}",
+                    p.clients.get(node).copied().unwrap_or(0),
+                    format!("{}s", secs(total)),
+                    spans.join(", ")
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  client traffic the change lost: {:.1}% of client-time over the run",
+            p.lost_share * 100.0
+        );
+    }
+    s
+}
