@@ -512,6 +512,9 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: SimulateOutput,
+    /// Also write the timeline as a self-contained SVG file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 /// Output formats of `simulate`.

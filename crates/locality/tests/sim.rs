@@ -192,8 +192,11 @@ fn sim_flag_errors_are_usage_errors() {
 /// `simulate`: what-if over virtual time on the simulated cluster.
 #[test]
 fn simulate_a_rollout_and_a_policy_change() {
+    let svg = std::env::temp_dir().join(format!("locality-whatif-{}.svg", std::process::id()));
     let out = locality(&[
         "simulate",
+        "--svg",
+        svg.to_str().unwrap(),
         "--topology",
         "telemetry",
         "--rollout",
@@ -222,6 +225,21 @@ fn simulate_a_rollout_and_a_policy_change() {
             .any(|n| n == "worker-25")
     );
     assert!(port["lostShare"].as_f64().unwrap() > 0.0);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
+    let windows: usize = port["windows"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|w| w.as_array().unwrap().len())
+        .sum();
+    let throughout = port["blindThroughout"].as_array().unwrap().len();
+    assert_eq!(
+        picture.matches("<rect").count(),
+        windows + throughout,
+        "one bar per window"
+    );
+    assert!(!picture.contains("<script"));
 
     let out = locality(&[
         "simulate",

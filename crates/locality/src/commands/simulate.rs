@@ -89,6 +89,10 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         args.limit.saturating_mul(1000),
     )
     .map_err(|e| CliError::usage(e.to_string()))?;
+    if let Some(path) = &args.svg {
+        std::fs::write(path, svg(args, &result))
+            .map_err(|e| CliError::runtime(format!("{}: {e}", path.display())))?;
+    }
     match args.output {
         SimulateOutput::Json => {
             let doc = serde_json::json!({
@@ -207,4 +211,86 @@ fn text(args: &SimulateArgs, change: &Change, r: &WhatIf) -> String {
         );
     }
     s
+}
+
+/// Escapes text for SVG/XML.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The timeline as one self-contained SVG: per Service port, a row per node with its drop
+/// windows as red bars over virtual time (nodes blind throughout in grey).
+fn svg(args: &SimulateArgs, r: &WhatIf) -> String {
+    const LEFT: f64 = 160.0;
+    const WIDTH: f64 = 720.0;
+    const ROW: f64 = 14.0;
+    let dur = r.duration_ms.max(1) as f64;
+    let x = |ms: u64| LEFT + WIDTH * ms as f64 / dur;
+    let mut body = String::new();
+    let mut y = 40.0;
+    for p in &r.ports {
+        let _ = writeln!(
+            body,
+            r#"<text x="4" y="{y}" font-weight="bold">{} {} {} — client traffic lost {:.1}%</text>"#,
+            esc(&p.service),
+            esc(&p.port),
+            esc(&p.family),
+            p.lost_share * 100.0
+        );
+        y += ROW + 4.0;
+        for node in &p.blind_throughout {
+            let _ = writeln!(body, r#"<text x="4" y="{}">{}</text>"#, y + 10.0, esc(node));
+            let _ = writeln!(
+                body,
+                r##"<rect x="{LEFT}" y="{y}" width="{WIDTH}" height="{}" fill="#bbb"><title>{} blind throughout</title></rect>"##,
+                ROW - 3.0,
+                esc(node)
+            );
+            y += ROW;
+        }
+        for (node, ws) in &p.windows {
+            let _ = writeln!(body, r#"<text x="4" y="{}">{}</text>"#, y + 10.0, esc(node));
+            for w in ws {
+                let _ = writeln!(
+                    body,
+                    r##"<rect x="{:.1}" y="{y}" width="{:.1}" height="{}" fill="#d33"><title>{} dropped {}–{} s</title></rect>"##,
+                    x(w.start_ms),
+                    (x(w.end_ms) - x(w.start_ms)).max(1.0),
+                    ROW - 3.0,
+                    esc(node),
+                    secs(w.start_ms),
+                    secs(w.end_ms)
+                );
+            }
+            y += ROW;
+        }
+        y += 10.0;
+    }
+    let height = y + 30.0;
+    let axis = y + 4.0;
+    let mut ticks = String::new();
+    for i in 0..=4 {
+        let ms = r.duration_ms * i / 4;
+        let _ = writeln!(
+            ticks,
+            r##"<line x1="{0:.1}" y1="30" x2="{0:.1}" y2="{axis}" stroke="#eee"/><text x="{0:.1}" y="{1}" text-anchor="middle">{2} s</text>"##,
+            x(ms),
+            axis + 14.0,
+            secs(ms)
+        );
+    }
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{height}" font-family="monospace" font-size="11">
+<title>SIMULATED what-if: {}</title>
+<text x="4" y="16">SIMULATED what-if on topology {} (seed {}): drop windows over virtual time (red), blind throughout (grey)</text>
+{ticks}{body}</svg>
+"#,
+        LEFT + WIDTH + 20.0,
+        esc(&args.cluster.topology),
+        esc(&args.cluster.topology),
+        args.cluster.seed
+    )
 }
