@@ -98,6 +98,16 @@ pub struct Setup {
     /// The backends are a DaemonSet (pods placed by the DaemonSet controller itself on every
     /// Linux node that fits) instead of pods pinned to `backends`.
     pub daemonset: bool,
+    /// Not probed: `N3`'s kube-proxy metrics are read (one-shot hostNetwork curl pods through
+    /// `pods/log`) before the Service exists, once it exists without a backend on `N3`, and
+    /// once a Ready backend was added on `N3` (`M`).
+    pub metrics: bool,
+    /// N1's backend is replaced (deleted, then a new one created once it is gone) while a
+    /// probe-loop client on N1 tries continuously (`E-a`, `E-b`, `H3`).
+    pub rollout: bool,
+    /// The backends' readiness is httpGet `/readyz` (netexec fails it from SIGTERM on), else
+    /// tcpSocket.
+    pub readyz: bool,
 }
 
 /// The outcome a case declares.
@@ -114,6 +124,15 @@ pub enum Declared {
     /// Every try answered, always by the backend on the client's own node ([`Client::EachNode`]
     /// with a DaemonSet backend).
     OwnNode,
+    /// Not probed (`M`): `N3`'s kube-proxy counts the Service in
+    /// `kubeproxy_sync_proxy_rules_no_local_endpoints_total` (`traffic_policy="internal"`,
+    /// summed over `ip_family`: +1 per service port and family on iptables/nftables, +1 per
+    /// Service and family on ipvs) while `N3` has no endpoint, and no more once it has one.
+    NoLocalEndpointsCounted,
+    /// Not one outcome (`E-a`, `E-b`, `H3`): each try of the rollout is judged against the
+    /// phase of N1's endpoints it falls in (never a remote answer under ITP Local; no drop
+    /// window under PreferSameNode).
+    Rollout,
 }
 
 /// One case.
@@ -144,6 +163,7 @@ pub struct Case {
 const ITP_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/";
 const TD_DOCS: &str = "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
 const SVC_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service/";
+const METRICS_DOCS: &str = "https://kubernetes.io/docs/reference/instrumentation/metrics/";
 
 const NONE: &[Role] = &[];
 const N1_N2: &[Role] = &[Role::N1, Role::N2];
@@ -161,6 +181,9 @@ const fn setup(group: &'static str) -> Setup {
         udp: false,
         node_port: false,
         daemonset: false,
+        metrics: false,
+        rollout: false,
+        readyz: false,
     }
 }
 
@@ -325,6 +348,71 @@ pub const CATALOGUE: &[Case] = &[
         client: Client::Pod(Role::N3),
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
+        note: None,
+    },
+    Case {
+        id: "M",
+        control: false,
+        description: "internalTrafficPolicy: Local, backends on N1 and N2, then a Ready one on N3; N3's kube-proxy metrics (127.0.0.1:10249/metrics) read by one-shot hostNetwork curl pods before the Service, with it, and after N3's backend",
+        guarantee: "kube-proxy drops Local-policy traffic deliberately and says so: a node without a local endpoint counts the Service in kubeproxy_sync_proxy_rules_no_local_endpoints_total, and stops once it has a ready one",
+        docs: METRICS_DOCS,
+        setup: Setup {
+            itp_local: true,
+            metrics: true,
+            ..setup("m")
+        },
+        client: Client::Host(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::NoLocalEndpointsCounted,
+        note: None,
+    },
+    Case {
+        id: "E-a",
+        control: false,
+        description: "internalTrafficPolicy: Local, backends on N1 and N2; N1's backend (agnhost --delay-shutdown, grace period above it, tcpSocket readiness) is replaced while a probe-loop client on N1 tries continuously",
+        guarantee: "with internalTrafficPolicy: Local a rollout never sends traffic to another node: the terminating local endpoint serves while it is serving, then traffic is dropped until the new pod is Ready",
+        docs: ITP_DOCS,
+        setup: Setup {
+            itp_local: true,
+            rollout: true,
+            ..setup("ea")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::Rollout,
+        note: None,
+    },
+    Case {
+        id: "E-b",
+        control: false,
+        description: "as E-a with readiness httpGet /readyz (netexec fails it from SIGTERM on)",
+        guarantee: "with internalTrafficPolicy: Local a rollout never sends traffic to another node: once the old endpoint stops serving, traffic is dropped until the new pod is Ready",
+        docs: ITP_DOCS,
+        setup: Setup {
+            itp_local: true,
+            rollout: true,
+            readyz: true,
+            ..setup("eb")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::Rollout,
+        note: None,
+    },
+    Case {
+        id: "H3",
+        control: false,
+        description: "trafficDistribution: PreferSameNode, backends on N1 and N2; N1's backend is replaced as in E-a while a probe-loop client on N1 tries continuously",
+        guarantee: "PreferSameNode has no drop window in a rollout: while N1 has no ready endpoint the others answer, and N1's new backend again once Ready",
+        docs: TD_DOCS,
+        setup: Setup {
+            traffic_distribution: Some("PreferSameNode"),
+            rollout: true,
+            ..setup("h3")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::Rollout,
         note: None,
     },
     Case {
@@ -540,6 +628,12 @@ mod tests {
             if let Dial::NodePort(_) = c.dial {
                 assert!(s.node_port, "{}", c.id);
             }
+            assert_eq!(
+                c.declared == Declared::NoLocalEndpointsCounted,
+                s.metrics,
+                "{}",
+                c.id
+            );
             if s.daemonset {
                 assert!(s.backends.is_empty() && s.unready.is_empty(), "{}", c.id);
             }

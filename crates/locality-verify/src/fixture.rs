@@ -249,6 +249,37 @@ pub fn service(ns: &str, run: &str, setup: &Setup) -> Value {
     })
 }
 
+/// The curl image of the one-shot metrics readers, pinned (its entrypoint is `curl`).
+pub const CURL_IMAGE: &str = "docker.io/curlimages/curl:8.11.1";
+/// kube-proxy's metrics address on its node (`--metrics-bind-address`, default
+/// `127.0.0.1:10249`).
+pub const KUBE_PROXY_METRICS: &str = "127.0.0.1:10249";
+
+/// A one-shot hostNetwork curl pod on `node` reading `http://127.0.0.1:10249{path}` (kube-proxy's
+/// metrics endpoint, SPEC §5.2): curl's output is the pod's log, read through `pods/log`; it
+/// ends `Succeeded` (exit 0) or `Failed` (curl's exit code). Needs the `privileged` Pod
+/// Security level (hostNetwork).
+pub fn curl_pod(ns: &str, run: &str, name: &str, node: &str, path: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": labels(run, &[("app", "locality-metrics")])},
+        "spec": {
+            "hostNetwork": true,
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 1,
+            "affinity": pinned(node),
+            "securityContext": {"runAsNonRoot": true, "runAsUser": 65534},
+            "containers": [{
+                "name": "curl",
+                "image": CURL_IMAGE,
+                "args": ["-sS", "--max-time", "5", format!("http://{KUBE_PROXY_METRICS}{path}")],
+                "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}
+            }]
+        }
+    })
+}
+
 /// The Service port's name of a setup (`udp` or `http`).
 pub fn service_port_name(setup: &Setup) -> &'static str {
     if setup.udp { "udp" } else { "http" }

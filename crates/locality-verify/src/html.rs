@@ -405,6 +405,7 @@ mod tests {
             pod_ready_timeout: std::time::Duration::from_secs(1),
             settle: std::time::Duration::from_secs(1),
             proxy_lag_timeout: std::time::Duration::from_secs(1),
+            max_proxy_lag: std::time::Duration::from_secs(5),
             proxy_mode: None,
             max_nodes: None,
         }

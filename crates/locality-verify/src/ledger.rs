@@ -30,7 +30,7 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> VerifyError {
     }
 }
 
-fn yaml(v: &impl serde::Serialize) -> String {
+pub(crate) fn yaml(v: &impl serde::Serialize) -> String {
     serde_saphyr::to_string(v).unwrap_or_else(|e| format!("# not serialisable: {e}\n"))
 }
 
@@ -141,6 +141,11 @@ impl Evidence {
             }));
         }
         self.write("03-preflight.yaml", &yaml(&json!({"checks": checks})))
+    }
+
+    /// A further file of a case's evidence (`cases/<ID>/<name>`), e.g. the metrics text `M` read.
+    pub fn case_file(&self, id: &str, name: &str, text: &str) -> Result<(), VerifyError> {
+        self.write(&format!("cases/{id}/{name}"), text)
     }
 
     /// `cases/<ID>/`: expected.json (with the state it was computed from), observed.json,
@@ -283,6 +288,10 @@ pub(crate) fn declared_text(c: &CaseRecord) -> String {
         ),
         crate::cases::Declared::Timeout => "timeout (DROP)".into(),
         crate::cases::Declared::Refused => "refused (REJECT)".into(),
+        crate::cases::Declared::Rollout => "per rollout phase (never remote under ITP Local; no drop window under PreferSameNode)".into(),
+        crate::cases::Declared::NoLocalEndpointsCounted => {
+            "N3 counted in kubeproxy_sync_proxy_rules_no_local_endpoints_total without a local endpoint, not with one".into()
+        }
         crate::cases::Declared::OwnNode => "answered by the client's own node's backend".into(),
     }
 }

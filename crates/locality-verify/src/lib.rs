@@ -10,6 +10,10 @@
 //! 3. reads the state back and asks the model what each case must observe ([`expect`]);
 //! 4. probes through the API server's `pods/proxy` to the clients' agnhost `netexec /dial`,
 //!    one try per call ([`probe`]), and judges the tries against the expectation ([`judge`]);
+//!    Rollout cases (`E-a`, `E-b`, `H3`) probe continuously over the `logs` channel instead
+//!    (probe-loop pods read through `pods/log`, [`logs`]) and are judged per phase of the
+//!    rollout ([`rollout`]); `M` reads N3's kube-proxy metrics with one-shot hostNetwork curl
+//!    pods ([`metrics`]);
 //! 5. decides ACCEPT / REPAIR / RERUN / HOLD ([`decision`]) and writes the evidence ledger
 //!    ([`ledger`], with the self-contained `report.html` of [`html`]); the namespace is
 //!    deleted at the end, on failure and on interruption.
@@ -22,8 +26,11 @@ pub mod fixture;
 pub mod html;
 pub mod judge;
 pub mod ledger;
+pub mod logs;
+pub mod metrics;
 pub mod probe;
 pub mod roles;
+pub mod rollout;
 pub mod run;
 
 pub use cases::{CATALOGUE, CaseId};

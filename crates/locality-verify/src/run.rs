@@ -71,6 +71,10 @@ pub struct VerifyOptions {
     pub settle: Duration,
     /// Positive cases are re-probed until they pass, for at most this long (kube-proxy lag).
     pub proxy_lag_timeout: Duration,
+    /// The rollout cases' lag band, in the cluster's clock (`--max-proxy-lag`, SPEC §5.3): a
+    /// try within it of a phase change may show either side; a measured lag above it makes
+    /// the case INCOMPLETE, never FAIL.
+    pub max_proxy_lag: Duration,
     /// kube-proxy's mode, when known (else read from the cluster as `audit` does).
     pub proxy_mode: Option<ProxyMode>,
     /// How many nodes `P` probes from (every zone is covered even beyond it); `None`: every
@@ -149,11 +153,11 @@ impl VerifyOutcome {
     }
 }
 
-fn pods_path(ns: &str) -> String {
+pub(crate) fn pods_path(ns: &str) -> String {
     format!("/api/v1/namespaces/{ns}/pods")
 }
 
-async fn pod_condition(
+pub(crate) async fn pod_condition(
     cluster: &Cluster,
     ns: &str,
     name: &str,
@@ -170,7 +174,7 @@ async fn pod_condition(
     Ok((running, ready, p["status"]["podIP"].as_str().map(str::to_string)))
 }
 
-async fn wait_pods(
+pub(crate) async fn wait_pods(
     cluster: &Cluster,
     ns: &str,
     names: &[(String, bool)],
@@ -191,7 +195,7 @@ async fn wait_pods(
         .await
 }
 
-async fn slices(cluster: &Cluster, ns: &str, service: &str) -> Result<Value, VerifyError> {
+pub(crate) async fn slices(cluster: &Cluster, ns: &str, service: &str) -> Result<Value, VerifyError> {
     Ok(cluster
         .get(&format!(
             "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D{service}"
@@ -220,7 +224,12 @@ fn slice_versions(list: &Value) -> Vec<(String, String)> {
     v
 }
 
-async fn settle(cluster: &Cluster, ns: &str, service: &str, settle: Duration) -> Result<Value, VerifyError> {
+pub(crate) async fn settle(
+    cluster: &Cluster,
+    ns: &str,
+    service: &str,
+    settle: Duration,
+) -> Result<Value, VerifyError> {
     let mut last = slice_versions(&slices(cluster, ns, service).await?);
     for _ in 0..30 {
         tokio::time::sleep(settle).await;
@@ -260,6 +269,12 @@ fn declared_expectation(case: &Case) -> Expected {
         Declared::OwnNode => Expected::Unknown {
             why: "declared per client node (see the case's per-node expectations)".into(),
         },
+        Declared::Rollout => Expected::Unknown {
+            why: "judged per phase of the rollout (see timeline.json)".into(),
+        },
+        Declared::NoLocalEndpointsCounted => Expected::Unknown {
+            why: "not probed: N3's kube-proxy metrics are read".into(),
+        },
     }
 }
 
@@ -287,7 +302,7 @@ fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, node: &str)
     Expected::Deliver { pods }
 }
 
-fn matrix_config(snap: &locality_live::LiveSnapshot, mode: Option<ProxyMode>) -> MatrixConfig {
+pub(crate) fn matrix_config(snap: &locality_live::LiveSnapshot, mode: Option<ProxyMode>) -> MatrixConfig {
     let kube = snap.server_version.map_or(KubeVersion::NEWEST, |v| {
         v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST)
     });
@@ -388,7 +403,7 @@ impl Probing<'_> {
     }
 }
 
-fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {
+pub(crate) fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {
     CaseRecord {
         id: case.id.to_string(),
         control: case.control,
@@ -465,7 +480,7 @@ pub async fn verify_until(
     // only when a hostNetwork client must run in it.
     let privileged = selected_cases(opts)
         .iter()
-        .any(|c| matches!(c.client, Client::Host(_)));
+        .any(|c| matches!(c.client, Client::Host(_)) || c.setup.metrics);
     let ns_path = format!("/api/v1/namespaces/{ns}");
     let existing = cluster.get(&ns_path).await?;
     if let Some(existing) = &existing
@@ -573,13 +588,13 @@ fn interrupted_decision(
 }
 
 /// What every step of a run reads.
-struct Env<'a> {
-    opts: &'a VerifyOptions,
-    cluster: &'a Cluster,
-    ns: &'a str,
-    roles: &'a Roles,
+pub(crate) struct Env<'a> {
+    pub(crate) opts: &'a VerifyOptions,
+    pub(crate) cluster: &'a Cluster,
+    pub(crate) ns: &'a str,
+    pub(crate) roles: &'a Roles,
     /// The nodes `P` probes from.
-    sampled: &'a [String],
+    pub(crate) sampled: &'a [String],
 }
 
 /// The clients of a run: pod clients by node, hostNetwork clients by role (or why not).
@@ -919,6 +934,20 @@ async fn run_cases(
             }
             continue;
         }
+        if setup.metrics || setup.rollout {
+            for c in cases {
+                let r = if setup.metrics {
+                    crate::metrics::metrics_case(env, c, evidence).await?
+                } else {
+                    crate::rollout::rollout_case(env, c, evidence).await?
+                };
+                let slices_now = slices(cluster, ns, group).await?;
+                let snap = locality_live::snapshot(&read(ns), None).await?;
+                evidence.case(&r, &slices_now, &snap.state)?;
+                records.push(r);
+            }
+            continue;
+        }
         let state = match create_group(env, &setup, &clients, evidence).await? {
             Ok(s) => s,
             Err(why) => {
@@ -1190,6 +1219,9 @@ fn hostname_mismatch_suspected(c: &CaseRecord) -> bool {
         }
         _ => false,
     };
+    if c.id == "M" {
+        return c.status == Status::Fail && c.why.contains(crate::metrics::LOCAL_NOT_SEEN);
+    }
     local_only
         && c.status == Status::Fail
         && !c.tries.is_empty()

@@ -57,6 +57,7 @@ fn an_interrupted_run_cleans_up_and_writes_what_it_did() {
         pod_ready_timeout: Duration::from_secs(30),
         settle: Duration::from_millis(300),
         proxy_lag_timeout: Duration::from_secs(5),
+        max_proxy_lag: Duration::from_secs(5),
         proxy_mode: None,
         max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
     };

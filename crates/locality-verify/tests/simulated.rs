@@ -49,6 +49,7 @@ fn run_on(topology: &str, name: &str, profiles: &[(&str, &str)], only: &[&str]) 
         pod_ready_timeout: Duration::from_secs(30),
         settle: Duration::from_millis(300),
         proxy_lag_timeout: Duration::from_secs(5),
+        max_proxy_lag: Duration::from_secs(5),
         proxy_mode: None,
         max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
     };
@@ -87,6 +88,11 @@ fn a_conformant_simulated_cluster_is_accepted_with_complete_evidence() {
         "cases/C/expected.json",
         "cases/C/observed.json",
         "cases/C/endpointslices.yaml",
+        "cases/M/proxyMode.txt",
+        "cases/M/metrics-1-before.txt",
+        "cases/M/metrics-2-no-local-endpoint.txt",
+        "cases/M/metrics-3-local-endpoint.txt",
+        "cases/M/expected.json",
     ] {
         assert!(evidence.join(f).is_file(), "missing {f}");
     }
@@ -302,4 +308,255 @@ fn cases_without_their_role_node_are_not_executed_and_the_rest_run() {
     assert_eq!(p.status, Status::Pass, "{}", p.why);
     assert!(matches!(&p.expected, Some(Expected::PerNode { nodes }) if nodes.len() == 3));
     assert_eq!(o.decision, Decision::Accept, "{:?}", o.advice);
+}
+
+/// `M`: N3's kube-proxy counts the Local Service without a local endpoint (+1, one port, one
+/// family), and no more once N3 has a Ready backend; the metrics text is evidence.
+fn m_counts(evidence: &std::path::Path) {
+    let read = |f: &str| std::fs::read_to_string(evidence.join("cases/M").join(f)).unwrap();
+    let v = |f: &str| locality_verify::metrics::no_local_internal(&read(f)).unwrap();
+    assert_eq!(
+        v("metrics-2-no-local-endpoint.txt"),
+        v("metrics-1-before.txt") + 1.0
+    );
+    assert_eq!(v("metrics-3-local-endpoint.txt"), v("metrics-1-before.txt"));
+}
+
+#[test]
+fn m_reads_the_no_local_endpoints_metric_on_n3() {
+    let (o, evidence) = run("m-pass", &[], &["M"]);
+    let m = o.cases.iter().find(|c| c.id == "M").unwrap();
+    assert_eq!(m.status, Status::Pass, "{}", m.why);
+    assert!(
+        m.why
+            .contains("kubeproxy_sync_proxy_rules_no_local_endpoints_total"),
+        "{}",
+        m.why
+    );
+    m_counts(&evidence);
+    assert_eq!(o.decision, Decision::Accept, "{:?}", o.advice);
+}
+
+#[test]
+fn m_fails_when_n3_does_not_see_its_own_endpoint_as_local() {
+    let (o, _) = run("m-mismatch", &[("node-c", "hostname-mismatch")], &["M"]);
+    let m = o.cases.iter().find(|c| c.id == "M").unwrap();
+    assert_eq!(m.status, Status::Fail, "{}", m.why);
+    assert!(m.why.contains("--hostname-override"), "{}", m.why);
+    assert_eq!(o.decision, Decision::Repair, "{:?}", o.advice);
+    assert_eq!(o.rerun, vec!["M".to_string()]);
+}
+
+#[test]
+fn m_is_not_executed_without_kube_proxy_metrics() {
+    let (o, _) = run("m-other", &[("node-c", "other")], &["M"]);
+    let m = o.cases.iter().find(|c| c.id == "M").unwrap();
+    assert_eq!(m.status, Status::NotExecuted, "{}", m.why);
+    assert!(m.why.starts_with("no kube-proxy metrics"), "{}", m.why);
+    assert_eq!(o.decision, Decision::Accept, "{:?}", o.advice);
+}
+
+/// The `logs` channel: probe-loop pods on N1 and N3 dialling `C`'s Local Service, read through
+/// `pods/log`: ≥ 10 tries per second, N1 answered by its own backend, N3 dropped (timeouts);
+/// with a data plane on N3 ignoring the Local policy, N3's tries are answered.
+fn logs_channel(
+    name: &str,
+    profiles: &[(&str, &str)],
+) -> (Vec<locality_verify::probe::Try>, Vec<locality_verify::probe::Try>) {
+    use locality_verify::cases::{Role, case};
+    use locality_verify::cluster::Cluster;
+    use locality_verify::fixture;
+    use locality_verify::logs::ProbeLoop;
+    let dir = scratch(name);
+    let topology = Topology::builtin("four-nodes").unwrap();
+    let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
+    for (node, p) in profiles {
+        serve
+            .engine
+            .set_profile(node, p.parse::<DataPlaneProfile>().unwrap());
+    }
+    serve.speed = 50.0;
+    serve.kubeconfig_out = Some(dir.join("kubeconfig"));
+    let running = locality_apiserver::serve(serve).unwrap();
+    let live = LiveOptions {
+        kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
+        ..LiveOptions::default()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, target) = locality_live::client(&live).await.unwrap();
+        let cluster = Cluster::new(client, target.server.clone());
+        let ns = "logs-channel";
+        let setup = case("C").unwrap().setup;
+        cluster
+            .create("/api/v1/namespaces", &fixture::namespace(ns, "t", false))
+            .await
+            .unwrap();
+        let pods = format!("/api/v1/namespaces/{ns}/pods");
+        for (role, node) in [(Role::N1, "node-a"), (Role::N2, "node-b")] {
+            cluster
+                .create(&pods, &fixture::backend(ns, "t", &setup, role, node, true))
+                .await
+                .unwrap();
+        }
+        let svc = cluster
+            .create(
+                &format!("/api/v1/namespaces/{ns}/services"),
+                &fixture::service(ns, "t", &setup),
+            )
+            .await
+            .unwrap();
+        let ip = svc["spec"]["clusterIP"].as_str().unwrap().to_string();
+        let ready = |name: String| {
+            let cluster = &cluster;
+            let pods = pods.clone();
+            async move {
+                cluster
+                    .wait_for(Duration::from_secs(30), Duration::from_millis(100), || async {
+                        let p = cluster.get(&format!("{pods}/{name}")).await?.unwrap_or_default();
+                        let ok = p["status"]["conditions"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .any(|c| c["type"] == "Ready" && c["status"] == "True");
+                        Ok(ok.then_some(()))
+                    })
+                    .await
+                    .unwrap()
+                    .expect("Ready");
+            }
+        };
+        ready(fixture::backend_name("b", Role::N1, true)).await;
+        ready(fixture::backend_name("b", Role::N2, true)).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let loops = [
+            ProbeLoop::new("loop-n1", "node-a", &format!("{ip}:80")),
+            ProbeLoop::new("loop-n3", "node-c", &format!("{ip}:80")),
+        ];
+        for l in &loops {
+            cluster.create(&pods, &l.manifest(ns, "t")).await.unwrap();
+        }
+        // 20 virtual seconds at speed 50.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let n1 = loops[0].tries(&cluster, ns).await.unwrap();
+        let n3 = loops[1].tries(&cluster, ns).await.unwrap();
+        (n1, n3)
+    })
+}
+
+#[test]
+fn the_logs_channel_keeps_ten_tries_per_second_through_answers_and_drops() {
+    let (n1, n3) = logs_channel("logs", &[]);
+    for tries in [&n1, &n3] {
+        assert!(tries.len() > 20, "{}", tries.len());
+        let rate = locality_verify::logs::rate(tries);
+        assert!(rate >= 10.0, "{rate} tries/s");
+        assert!(tries.iter().all(|t| t.channel == "logs"));
+    }
+    assert!(
+        n1.iter().all(|t| t.seen
+            == Seen::Answer {
+                responder: "b-be-n1".into()
+            }),
+        "{:?}",
+        n1.iter().find(|t| t.seen
+            != Seen::Answer {
+                responder: "b-be-n1".into()
+            })
+    );
+    assert!(
+        n3.iter()
+            .all(|t| t.seen == Seen::Timeout && t.received_ms >= t.sent_ms + 500)
+    );
+}
+
+#[test]
+fn the_logs_channel_sees_a_data_plane_ignoring_the_local_policy() {
+    let (_, n3) = logs_channel("logs-ignores", &[("node-c", "ignores-local-policy")]);
+    assert!(
+        n3.iter().any(|t| matches!(t.seen, Seen::Answer { .. })),
+        "{:?}",
+        &n3[..n3.len().min(3)]
+    );
+    assert!(locality_verify::logs::rate(&n3) >= 10.0);
+}
+
+/// The rollout cases on a conformant data plane: ≥ 10 tries per second; E-a answered locally
+/// (old, then new) with a drop window and never remotely; H3 without a drop window.
+#[test]
+fn rollouts_keep_their_locality_contract() {
+    let (o, evidence) = run("rollout", &[], &["E-a", "E-b", "H3"]);
+    let case = |id: &str| o.cases.iter().find(|c| c.id == id).unwrap();
+    for id in ["E-a", "E-b", "H3"] {
+        let c = case(id);
+        assert_eq!(c.status, Status::Pass, "{id}: {}", c.why);
+        assert!(locality_verify::logs::rate(&c.tries) >= 10.0, "{id}: {}", c.why);
+        assert!(c.tries.iter().all(|t| t.channel == "logs"));
+        assert!(evidence.join(format!("cases/{id}/timeline.json")).is_file());
+    }
+    let ea = case("E-a");
+    let responders: std::collections::BTreeSet<String> = ea
+        .tries
+        .iter()
+        .filter_map(|t| match &t.seen {
+            Seen::Answer { responder } => Some(responder.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(!responders.contains("ea-be-n2"), "{responders:?}");
+    assert!(
+        responders.contains("ea-be-n1") && responders.contains("ea-be-n1-new"),
+        "{responders:?}"
+    );
+    assert!(ea.tries.iter().any(|t| t.seen == Seen::Timeout), "{}", ea.why);
+    let h3 = case("H3");
+    assert!(h3.tries.iter().all(|t| t.seen != Seen::Timeout), "{}", h3.why);
+    assert!(
+        h3.tries.iter().any(|t| t.seen
+            == Seen::Answer {
+                responder: "h3-be-n2".into()
+            }),
+        "{}",
+        h3.why
+    );
+    assert_eq!(o.decision, Decision::Accept, "{:?}", o.advice);
+}
+
+#[test]
+fn a_rollout_on_a_data_plane_ignoring_the_local_policy_fails() {
+    let (o, _) = run("rollout-ignores", &[("node-a", "ignores-local-policy")], &["E-a"]);
+    let ea = o.cases.iter().find(|c| c.id == "E-a").unwrap();
+    assert_eq!(ea.status, Status::Fail, "{}", ea.why);
+    assert!(ea.why.contains("remote"), "{}", ea.why);
+}
+
+#[test]
+fn a_rollout_slower_than_the_lag_band_is_incomplete_not_failed() {
+    // N1's kube-proxy programs every change 12 s late; the band is 5 s.
+    let (o, _) = run("rollout-stale", &[("node-a", "stale-rules:12")], &["E-a"]);
+    let ea = o.cases.iter().find(|c| c.id == "E-a").unwrap();
+    assert_eq!(ea.status, Status::Incomplete, "{}", ea.why);
+    assert!(ea.why.contains("lag"), "{}", ea.why);
+    assert_eq!(o.decision, Decision::Rerun, "{:?}", o.advice);
+}
+
+#[test]
+fn rollouts_catch_a_kube_proxy_that_does_not_know_its_node() {
+    // N1's kube-proxy finds no endpoint local: E-b drops throughout, H3 spreads to N2 while
+    // N1's backend is ready.
+    let (o, _) = run(
+        "rollout-mismatch",
+        &[("node-a", "hostname-mismatch")],
+        &["E-b", "H3"],
+    );
+    let case = |id: &str| o.cases.iter().find(|c| c.id == id).unwrap();
+    for id in ["E-b", "H3"] {
+        assert_eq!(case(id).status, Status::Fail, "{id}: {}", case(id).why);
+        assert!(case(id).why.contains("OldReady"), "{id}: {}", case(id).why);
+    }
+    assert!(case("H3").why.contains("h3-be-n2"), "{}", case("H3").why);
+    assert_ne!(o.decision, Decision::Accept);
 }

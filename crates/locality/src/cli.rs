@@ -460,6 +460,10 @@ pub struct VerifyArgs {
     /// Case P samples at most this many nodes (every zone covered).
     #[arg(long, value_name = "N", default_value_t = locality_verify::run::DEFAULT_MAX_NODES)]
     pub max_nodes: usize,
+    /// Rollout cases (E-a, E-b, H3): kube-proxy's allowed lag behind an EndpointSlice change,
+    /// in seconds of the cluster's clock; a larger measured lag makes the case INCOMPLETE.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub max_proxy_lag: f64,
     /// Case P probes from every usable node.
     #[arg(long, conflicts_with = "max_nodes")]
     pub all_nodes: bool,

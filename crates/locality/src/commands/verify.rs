@@ -118,6 +118,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         pod_ready_timeout: Duration::from_secs(if simulated { 60 } else { 300 }),
         settle: Duration::from_secs(if simulated { 1 } else { 2 }),
         proxy_lag_timeout: Duration::from_secs(30),
+        max_proxy_lag: Duration::try_from_secs_f64(args.max_proxy_lag).unwrap_or(Duration::from_secs(5)),
         proxy_mode: args
             .proxy_mode
             .and_then(|m| match m {

@@ -1,0 +1,411 @@
+//! `M` (SPEC §5.4): kube-proxy's own account of a Local policy without a local endpoint,
+//! `kubeproxy_sync_proxy_rules_no_local_endpoints_total`, read on `N3` through one-shot
+//! hostNetwork curl pods whose output is read through `pods/log` (SPEC §5.2; kube-proxy's
+//! metrics listen on `127.0.0.1:10249` by default, reachable only from the node itself).
+//!
+//! Three readings, each one curl pod per read (re-read until the expected value or
+//! `--proxy-lag-timeout`, kube-proxy programs changes late, SPEC §5.3):
+//! 1. before the case's Service exists: the baseline;
+//! 2. with the `internalTrafficPolicy: Local` Service and Ready backends on `N1` and `N2`
+//!    only: baseline + 1 per service port and IP family (iptables, nftables: upstream counts
+//!    service ports) or + 1 per IP family (ipvs: it counts Services), summed over `ip_family`;
+//! 3. once a Ready backend was added on `N3`: the baseline again.
+//!
+//! A node whose data plane exposes no kube-proxy metrics (a replacement, or the port closed)
+//! makes `M` NOT_EXECUTED with the finding "no kube-proxy metrics", not a failure. A value
+//! that stays wrong past the lag timeout and on one automatic re-read is a FAIL.
+
+use std::time::Duration;
+
+use locality_model::proxy::{Destination, ProxyMode, Source};
+use serde_json::Value;
+
+use crate::cases::{Case, Role};
+use crate::expect::{Expected, Query, for_route};
+use crate::fixture;
+use crate::judge::Status;
+use crate::ledger::Evidence;
+use crate::run::{
+    CaseRecord, Env, VerifyError, describe, matrix_config, pods_path, record, settle, wait_pods,
+};
+
+/// The metric `M` reads.
+pub const NO_LOCAL_ENDPOINTS: &str = "kubeproxy_sync_proxy_rules_no_local_endpoints_total";
+/// In a failed `M`'s `why` when N3's kube-proxy still counts the Service with a Ready endpoint
+/// on N3: the signature of a node-name mismatch (`--hostname-override`), as `B1`'s drop.
+pub const LOCAL_NOT_SEEN: &str = "N3's kube-proxy does not see its own node's endpoint as local";
+/// The finding when `N3` has no kube-proxy metrics endpoint (SPEC §5.2).
+pub const NO_METRICS: &str = "no kube-proxy metrics";
+
+/// The sum over `ip_family` of [`NO_LOCAL_ENDPOINTS`] with `traffic_policy="internal"` in a
+/// Prometheus text exposition; `None` when the text holds no `kubeproxy_` metric at all (not
+/// kube-proxy's metrics). A kube-proxy that has not set the series yet counts 0.
+pub fn no_local_internal(text: &str) -> Option<f64> {
+    if !text.lines().any(|l| l.starts_with("kubeproxy_")) {
+        return None;
+    }
+    let mut sum = 0.0;
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(NO_LOCAL_ENDPOINTS) else {
+            continue;
+        };
+        let (labels, value) = match rest.strip_prefix('{') {
+            Some(r) => match r.split_once('}') {
+                Some((labels, value)) => (labels, value),
+                None => continue,
+            },
+            None if rest.starts_with(' ') => ("", rest),
+            None => continue,
+        };
+        // Before ip_family/traffic_policy labels existed the series was unlabelled (internal
+        // and external together); only the internal series counts when labelled.
+        if !labels.is_empty() && !labels.contains("traffic_policy=\"internal\"") {
+            continue;
+        }
+        if let Some(v) = value
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<f64>().ok())
+        {
+            sum += v;
+        }
+    }
+    Some(sum)
+}
+
+/// The increase `M` expects with its Service and no endpoint on `N3`.
+pub fn expected_increase(mode: Option<ProxyMode>, ports: usize, families: usize) -> f64 {
+    let per_family = if mode == Some(ProxyMode::Ipvs) { 1 } else { ports };
+    (per_family * families.max(1)) as f64
+}
+
+/// One read of `N3`'s kube-proxy: the pod's log, or why there is none.
+struct Reader<'a, 'b> {
+    env: &'a Env<'b>,
+    node: String,
+    seq: usize,
+}
+
+impl Reader<'_, '_> {
+    /// Creates a curl pod for `path`, waits for it to end and returns (exit code, log).
+    async fn read(
+        &mut self,
+        path: &str,
+        evidence: &mut Evidence,
+    ) -> Result<Result<String, String>, VerifyError> {
+        let Env {
+            opts, cluster, ns, ..
+        } = *self.env;
+        self.seq += 1;
+        let name = format!("m-metrics-{}", self.seq);
+        let m = fixture::curl_pod(ns, &opts.run_id, &name, &self.node, path);
+        evidence.manifest(&m)?;
+        if let Err(f) = cluster.json(http::Method::POST, &pods_path(ns), Some(&m)).await? {
+            return Ok(Err(format!(
+                "the hostNetwork curl pod {name} was not admitted: {} {}",
+                f.code, f.message
+            )));
+        }
+        let pod_path = format!("{}/{name}", pods_path(ns));
+        let ended = cluster
+            .wait_for(opts.pod_ready_timeout, Duration::from_millis(200), || async {
+                let Some(p) = cluster.get(&pod_path).await? else {
+                    return Ok(None);
+                };
+                let phase = p["status"]["phase"].as_str().unwrap_or_default().to_string();
+                Ok(matches!(phase.as_str(), "Succeeded" | "Failed").then_some(p))
+            })
+            .await?;
+        let Some(pod) = ended else {
+            let _ = cluster.delete(&pod_path).await;
+            return Ok(Err(format!(
+                "the curl pod {name} did not finish within {:?}",
+                opts.pod_ready_timeout
+            )));
+        };
+        let (code, body) = cluster
+            .call(http::Method::GET, &format!("{pod_path}/log"), None)
+            .await?;
+        let log = String::from_utf8_lossy(&body).into_owned();
+        let _ = cluster.delete(&pod_path).await;
+        if !(200..300).contains(&code) {
+            return Ok(Err(format!("reading the log of {name}: HTTP {code}: {log}")));
+        }
+        let exit = exit_code(&pod);
+        if pod["status"]["phase"] == "Failed" || exit.is_some_and(|c| c != 0) {
+            return Ok(Err(format!(
+                "curl http://{}{path} on {} exited {}: {}",
+                fixture::KUBE_PROXY_METRICS,
+                self.node,
+                exit.map_or_else(|| "non-zero".to_string(), |c| c.to_string()),
+                log.trim()
+            )));
+        }
+        Ok(Ok(log))
+    }
+
+    /// Reads the metric until `done(value)` or the lag timeout; every text read is kept.
+    async fn until(
+        &mut self,
+        evidence: &mut Evidence,
+        texts: &mut Vec<String>,
+        done: impl Fn(f64) -> bool,
+    ) -> Result<Result<f64, String>, VerifyError> {
+        let deadline = tokio::time::Instant::now() + self.env.opts.proxy_lag_timeout;
+        loop {
+            let text = match self.read("/metrics", evidence).await? {
+                Ok(t) => t,
+                Err(why) => return Ok(Err(why)),
+            };
+            let Some(v) = no_local_internal(&text) else {
+                texts.push(text);
+                return Ok(Err(format!(
+                    "{NO_METRICS}: the answer holds no kubeproxy_ metric"
+                )));
+            };
+            texts.push(text);
+            if done(v) || tokio::time::Instant::now() >= deadline {
+                return Ok(Ok(v));
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+fn exit_code(pod: &Value) -> Option<i64> {
+    pod["status"]["containerStatuses"]
+        .as_array()?
+        .iter()
+        .find_map(|c| c["state"]["terminated"]["exitCode"].as_i64())
+}
+
+fn not_executed(mut r: CaseRecord, why: String) -> CaseRecord {
+    r.status = Status::NotExecuted;
+    r.why = if why.starts_with(NO_METRICS) {
+        why
+    } else {
+        format!("{NO_METRICS} on N3: {why}")
+    };
+    r
+}
+
+/// Runs `M` with its own Service and backends (setup group `m`).
+pub(crate) async fn metrics_case(
+    env: &Env<'_>,
+    c: &Case,
+    evidence: &mut Evidence,
+) -> Result<CaseRecord, VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        ..
+    } = *env;
+    let setup = c.setup;
+    let group = setup.group;
+    let Some(n3) = roles.node(Role::N3).map(str::to_string) else {
+        let mut r = record(c, None);
+        r.why = "no node for role N3 (see 01-nodes.yaml)".into();
+        return Ok(r);
+    };
+    let mut r = record(c, Some(&n3));
+    r.reason = "metrics".into();
+    let mut reader = Reader {
+        env,
+        node: n3.clone(),
+        seq: 0,
+    };
+    // The mode decides what is counted; kube-proxy itself says which (`/proxyMode`).
+    let mode_text = match reader.read("/proxyMode", evidence).await? {
+        Ok(t) => t,
+        Err(why) => return Ok(not_executed(r, why)),
+    };
+    evidence.case_file(c.id, "proxyMode.txt", &mode_text)?;
+    let mode = match mode_text.trim() {
+        "iptables" => Some(ProxyMode::Iptables),
+        "nftables" => Some(ProxyMode::Nftables),
+        "ipvs" => Some(ProxyMode::Ipvs),
+        _ => opts.proxy_mode,
+    };
+    let mut texts = Vec::new();
+    let baseline = match reader.until(evidence, &mut texts, |_| true).await? {
+        Ok(v) => v,
+        Err(why) => return Ok(not_executed(r, why)),
+    };
+    if let Some(t) = texts.last() {
+        evidence.case_file(c.id, "metrics-1-before.txt", t)?;
+    }
+
+    // The Service with backends on N1 and N2 only.
+    let mut pods = Vec::new();
+    for role in setup.backends {
+        let node = roles.node(*role).unwrap_or_default();
+        let m = fixture::backend(ns, &opts.run_id, &setup, *role, node, true);
+        evidence.manifest(&m)?;
+        cluster.create(&pods_path(ns), &m).await?;
+        pods.push((fixture::backend_name(group, *role, true), true));
+    }
+    let m = fixture::service(ns, &opts.run_id, &setup);
+    evidence.manifest(&m)?;
+    cluster
+        .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
+        .await?;
+    if wait_pods(cluster, ns, &pods, opts.pod_ready_timeout)
+        .await?
+        .is_none()
+    {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the backends did not become Ready within {:?}",
+            opts.pod_ready_timeout
+        );
+        return Ok(r);
+    }
+    let slices_now = settle(cluster, ns, group, opts.settle).await?;
+    let mut live = opts.live.clone();
+    live.namespace = Some(ns.to_string());
+    live.all_namespaces = false;
+    let snap = locality_live::snapshot(&live, None).await?;
+    let config = matrix_config(&snap, mode.or(opts.proxy_mode));
+    let (expected, _) = for_route(
+        &snap.state,
+        config,
+        Query {
+            namespace: ns,
+            service: group,
+            port: fixture::service_port_name(&setup),
+            node: &n3,
+            source: Source::Pod,
+            destination: Destination::ClusterIp,
+        },
+    );
+    let svc = snap
+        .state
+        .services
+        .iter()
+        .find(|s| s.meta.namespace == ns && s.meta.name == group);
+    let ports = svc.map_or(1, |s| s.ports.len().max(1));
+    let families = svc.map_or(1, |s| s.cluster_ips.len().max(1));
+    let increase = expected_increase(mode, ports, families);
+    let want = baseline + increase;
+    r.expected = Some(expected.clone());
+    evidence.case_file(
+        c.id,
+        "endpointslices-without-n3.yaml",
+        &crate::ledger::yaml(&slices_now),
+    )?;
+    if !matches!(expected, Expected::Drop | Expected::Reject) {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the model expects {} from N3 but the case needs N3 without a local endpoint: the state read back is not the case's setup",
+            describe(&expected)
+        );
+        return Ok(r);
+    }
+    let mut texts = Vec::new();
+    let counted = match reader.until(evidence, &mut texts, |v| v == want).await? {
+        Ok(v) => v,
+        Err(why) => return Ok(not_executed(r, why)),
+    };
+    if let Some(t) = texts.last() {
+        evidence.case_file(c.id, "metrics-2-no-local-endpoint.txt", t)?;
+    }
+    let mode_name = mode.map_or("unknown mode", ProxyMode::as_str);
+    if counted != want {
+        // The automatic retry.
+        tokio::time::sleep(opts.settle).await;
+        let mut again = Vec::new();
+        let v = match reader.until(evidence, &mut again, |_| true).await? {
+            Ok(v) => v,
+            Err(why) => return Ok(not_executed(r, why)),
+        };
+        r.status = if v == want {
+            Status::Incomplete
+        } else {
+            Status::Fail
+        };
+        r.why = format!(
+            "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}) was {baseline} before the Service and {counted} with it and no endpoint on N3 after {:?} (re-read: {v}); expected {want} (+{increase}): kube-proxy does not account for the traffic it drops",
+            opts.proxy_lag_timeout
+        );
+        return Ok(r);
+    }
+
+    // A Ready backend on N3: no longer counted.
+    let m = fixture::backend(ns, &opts.run_id, &setup, Role::N3, &n3, true);
+    evidence.manifest(&m)?;
+    cluster.create(&pods_path(ns), &m).await?;
+    let n3_pod = vec![(fixture::backend_name(group, Role::N3, true), true)];
+    if wait_pods(cluster, ns, &n3_pod, opts.pod_ready_timeout)
+        .await?
+        .is_none()
+    {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the backend on N3 did not become Ready within {:?}",
+            opts.pod_ready_timeout
+        );
+        return Ok(r);
+    }
+    let slices_after = settle(cluster, ns, group, opts.settle).await?;
+    evidence.case_file(
+        c.id,
+        "endpointslices-with-n3.yaml",
+        &crate::ledger::yaml(&slices_after),
+    )?;
+    let mut texts = Vec::new();
+    let local = match reader.until(evidence, &mut texts, |v| v == baseline).await? {
+        Ok(v) => v,
+        Err(why) => return Ok(not_executed(r, why)),
+    };
+    if let Some(t) = texts.last() {
+        evidence.case_file(c.id, "metrics-3-local-endpoint.txt", t)?;
+    }
+    if local != baseline {
+        tokio::time::sleep(opts.settle).await;
+        let mut again = Vec::new();
+        let v = match reader.until(evidence, &mut again, |_| true).await? {
+            Ok(v) => v,
+            Err(why) => return Ok(not_executed(r, why)),
+        };
+        r.status = if v == baseline {
+            Status::Incomplete
+        } else {
+            Status::Fail
+        };
+        r.why = format!(
+            "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}): {baseline} before, {counted} without a local endpoint, still {local} with a Ready endpoint on N3 after {:?} (re-read: {v}); expected {baseline}: {LOCAL_NOT_SEEN} (does its node name match the Node's? --hostname-override)",
+            opts.proxy_lag_timeout
+        );
+        return Ok(r);
+    }
+    r.status = Status::Pass;
+    r.why = format!(
+        "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}): {baseline} before the Service, {counted} with it and no endpoint on N3 (+{increase}), {local} once N3 had a Ready endpoint ({} reads)",
+        reader.seq - 1
+    );
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_internal_series_are_summed_over_families() {
+        let text = "# HELP x\nkubeproxy_sync_proxy_rules_last_timestamp_seconds 1.7e+09\n\
+            kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"IPv4\",traffic_policy=\"external\"} 5\n\
+            kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"IPv4\",traffic_policy=\"internal\"} 2\n\
+            kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"IPv6\",traffic_policy=\"internal\"} 1\n";
+        assert_eq!(no_local_internal(text), Some(3.0));
+        assert_eq!(
+            no_local_internal("kubeproxy_sync_proxy_rules_last_timestamp_seconds 0\n"),
+            Some(0.0)
+        );
+        assert_eq!(no_local_internal("404 page not found"), None);
+        assert_eq!(expected_increase(Some(ProxyMode::Iptables), 2, 2), 4.0);
+        assert_eq!(expected_increase(Some(ProxyMode::Ipvs), 2, 2), 2.0);
+        assert_eq!(expected_increase(None, 1, 1), 1.0);
+    }
+}

@@ -1,0 +1,437 @@
+//! The rollout cases `E-a`, `E-b` and `H3` (SPEC §5.4): N1's backend is replaced while a
+//! probe-loop client on N1 tries the Service continuously (the `logs` channel, ≥ 10 tries per
+//! second); each try is judged against the phase of N1's endpoints it falls in.
+//!
+//! The old backend runs agnhost netexec with `--delay-shutdown=D` and a grace period > D: after
+//! SIGTERM it keeps serving D seconds. With tcpSocket readiness (`E-a`, `H3`) it stays Ready
+//! until its process exits, so its endpoint is serving-terminating; with readiness httpGet
+//! `/readyz` (`E-b`), netexec fails the probe from SIGTERM on. Once the old pod is gone a new
+//! backend is created on N1.
+//!
+//! Phases come from the EndpointSlices, polled throughout; each observation is stamped with
+//! the cluster's clock (the newest line of the probe loop's log, read with
+//! `timestamps=true&tailLines=1`), so they compare with the tries' own timestamps whatever the
+//! clock of the machine running the tool. A try may show what any phase overlapping
+//! `[start − lag, start + lag]` allows (`lag` = `--max-proxy-lag`; the early side absorbs the
+//! polling delay): kube-proxy programs changes
+//! late. The measured lag (a phase's first try showing its own outcome) above the band makes
+//! the case INCOMPLETE, never FAIL.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::cases::{Case, Role};
+use crate::fixture::{self, HTTP_PORT, SERVICE_PORT};
+use crate::judge::Status;
+use crate::ledger::Evidence;
+use crate::logs::{ProbeLoop, rate};
+use crate::probe::{Seen, Try};
+use crate::run::{CaseRecord, Env, VerifyError, pods_path, record, settle, slices, wait_pods};
+
+/// agnhost's `--delay-shutdown` of the old backend (s).
+pub const DELAY_SHUTDOWN_S: u64 = 3;
+/// The backends' grace period (s), above [`DELAY_SHUTDOWN_S`].
+pub const GRACE_S: u64 = 10;
+
+/// N1's endpoints as a slice shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    /// The old backend is ready.
+    OldReady,
+    /// The old backend is terminating and still serving.
+    OldServingTerminating,
+    /// N1 has no serving endpoint.
+    NoLocal,
+    /// The new backend is ready.
+    NewReady,
+}
+
+/// What a try may show in a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    Old,
+    New,
+    Remote,
+    Timeout,
+    Refused,
+}
+
+/// The case's kind, from its setup: ITP Local with tcpSocket readiness (`E-a`), ITP Local
+/// with `/readyz` (`E-b`), PreferSameNode (`H3`).
+fn allowed(itp_local: bool, phase: Phase) -> &'static [Allowed] {
+    use Allowed::*;
+    match (itp_local, phase) {
+        (_, Phase::OldReady) => &[Old],
+        // Serving-terminating: used as a last resort (KEP-1669); the process may have exited
+        // before the readiness probe notices (refused).
+        (true, Phase::OldServingTerminating) => &[Old, Refused],
+        (true, Phase::NoLocal) => &[Timeout],
+        // PreferSameNode without a ready local endpoint falls back to the others.
+        (false, Phase::OldServingTerminating) => &[Old, Remote, Refused],
+        (false, Phase::NoLocal) => &[Remote],
+        (_, Phase::NewReady) => &[New],
+    }
+}
+
+fn kind_of(seen: &Seen, old: &str, new: &str) -> Option<Allowed> {
+    match seen {
+        Seen::Answer { responder } if responder == old => Some(Allowed::Old),
+        Seen::Answer { responder } if responder == new => Some(Allowed::New),
+        Seen::Answer { .. } => Some(Allowed::Remote),
+        Seen::Timeout => Some(Allowed::Timeout),
+        Seen::Refused => Some(Allowed::Refused),
+        _ => None,
+    }
+}
+
+/// N1's phase in a slice list: by the old and new pods' endpoints.
+fn phase_of(list: &Value, old: &str, new: &str) -> Phase {
+    let mut old_state = None;
+    let mut new_ready = false;
+    for s in list["items"].as_array().into_iter().flatten() {
+        for e in s["endpoints"].as_array().into_iter().flatten() {
+            let pod = e["targetRef"]["name"].as_str().unwrap_or_default();
+            let c = &e["conditions"];
+            let ready = c["ready"] != json!(false);
+            let serving = c["serving"].as_bool().unwrap_or(ready);
+            let terminating = c["terminating"] == json!(true);
+            if pod == new && ready {
+                new_ready = true;
+            }
+            if pod == old {
+                old_state = Some((ready, serving, terminating));
+            }
+        }
+    }
+    if new_ready {
+        return Phase::NewReady;
+    }
+    match old_state {
+        Some((true, _, false)) => Phase::OldReady,
+        Some((_, true, _)) => Phase::OldServingTerminating,
+        _ => Phase::NoLocal,
+    }
+}
+
+/// The judgement over the timeline: (status, why, measured lag in ms).
+pub(crate) fn judge_timeline(
+    itp_local: bool,
+    transitions: &[(u128, Phase)],
+    tries: &[Try],
+    old: &str,
+    new: &str,
+    lag_ms: u128,
+) -> (Status, String, u128) {
+    if transitions.is_empty() || tries.is_empty() {
+        return (
+            Status::Incomplete,
+            "no timeline: no phase or no try observed".into(),
+            0,
+        );
+    }
+    let phase_at = |t: u128| {
+        transitions
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= t)
+            .map_or(transitions[0].1, |(_, p)| *p)
+    };
+    // Phase i spans [at_i, at_{i+1}); the first phase also covers the tries before the
+    // first observation.
+    let spans: Vec<(u128, u128, Phase)> = transitions
+        .iter()
+        .enumerate()
+        .map(|(i, (at, p))| {
+            let from = if i == 0 { 0 } else { *at };
+            (from, transitions.get(i + 1).map_or(u128::MAX, |n| n.0), *p)
+        })
+        .collect();
+    let mut violations = Vec::new();
+    let mut late = 0u128;
+    let mut remote = 0;
+    for t in tries {
+        let Some(k) = kind_of(&t.seen, old, new) else {
+            return (
+                Status::Incomplete,
+                format!("the probe channel failed: {}", t.raw),
+                0,
+            );
+        };
+        if k == Allowed::Remote && itp_local {
+            remote += 1;
+        }
+        let lo = t.sent_ms.saturating_sub(lag_ms);
+        let hi = t.sent_ms + lag_ms;
+        let ok = spans
+            .iter()
+            .any(|(from, to, p)| *from <= hi && *to >= lo && allowed(itp_local, *p).contains(&k));
+        if ok {
+            continue;
+        }
+        // What an earlier phase allowed, shown past the band: kube-proxy's lag, not a
+        // violation.
+        match spans
+            .iter()
+            .filter(|(from, _, p)| *from <= t.sent_ms && allowed(itp_local, *p).contains(&k))
+            .map(|(_, to, _)| *to)
+            .max()
+        {
+            Some(to) => late = late.max(t.sent_ms.saturating_sub(to)),
+            None => violations.push(t),
+        }
+    }
+    // The lag: per transition, the first try after it showing the new phase's own outcome.
+    let mut measured = 0;
+    for (at, p) in transitions.iter().skip(1) {
+        let own = allowed(itp_local, *p);
+        if let Some(first) = tries
+            .iter()
+            .filter(|t| t.sent_ms >= *at)
+            .find(|t| kind_of(&t.seen, old, new).is_some_and(|k| own.contains(&k)))
+        {
+            measured = measured.max(first.sent_ms - at);
+        }
+    }
+    measured = measured.max(late);
+    let phases: Vec<String> = transitions.iter().map(|(_, p)| format!("{p:?}")).collect();
+    let counts = {
+        let mut m: BTreeMap<String, usize> = BTreeMap::new();
+        for t in tries {
+            let key = match &t.seen {
+                Seen::Answer { responder } => responder.clone(),
+                s => format!("{s:?}").to_lowercase(),
+            };
+            *m.entry(key).or_default() += 1;
+        }
+        m.iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let summary = format!(
+        "{} tries at {:.1}/s over phases {} ({counts}); measured lag {measured} ms (band {lag_ms} ms)",
+        tries.len(),
+        rate(tries),
+        phases.join(" → ")
+    );
+    if let Some(v) = violations.first() {
+        let what = if remote > 0 {
+            format!("{remote} tries answered by a remote backend; ")
+        } else {
+            String::new()
+        };
+        return (
+            Status::Fail,
+            format!(
+                "{what}{} tries outside what their phase allows, first: {} in phase {:?}; {summary}",
+                violations.len(),
+                v.raw,
+                phase_at(v.sent_ms)
+            ),
+            measured,
+        );
+    }
+    if measured > lag_ms {
+        return (
+            Status::Incomplete,
+            format!("kube-proxy's lag exceeded the band: {summary}"),
+            measured,
+        );
+    }
+    (Status::Pass, summary, measured)
+}
+
+fn rollout_backend(env: &Env<'_>, c: &Case, role: Role, name: &str) -> Value {
+    let node = env.roles.node(role).unwrap_or_default();
+    let mut m = fixture::backend(env.ns, &env.opts.run_id, &c.setup, role, node, true);
+    m["metadata"]["name"] = json!(name);
+    m["spec"]["terminationGracePeriodSeconds"] = json!(GRACE_S);
+    let ctr = &mut m["spec"]["containers"][0];
+    // The probe loop asks /hostname; /readyz must stay netexec's own (no --http-override).
+    ctr["args"] = json!([
+        "netexec",
+        format!("--http-port={HTTP_PORT}"),
+        "--udp-port=-1",
+        format!("--delay-shutdown={DELAY_SHUTDOWN_S}")
+    ]);
+    ctr["readinessProbe"] = if c.setup.readyz {
+        json!({"httpGet": {"path": "/readyz", "port": HTTP_PORT}, "periodSeconds": 1, "failureThreshold": 1})
+    } else {
+        json!({"tcpSocket": {"port": HTTP_PORT}, "periodSeconds": 1, "failureThreshold": 1})
+    };
+    m
+}
+
+/// Runs one rollout case with its own Service and backends.
+pub(crate) async fn rollout_case(
+    env: &Env<'_>,
+    c: &Case,
+    evidence: &mut Evidence,
+) -> Result<CaseRecord, VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        ..
+    } = *env;
+    let group = c.setup.group;
+    // How often the slices are polled: the phases' resolution (the simulated cluster runs
+    // faster than real time).
+    let poll = Duration::from_millis(if opts.simulated { 5 } else { 100 });
+    let n1 = roles.node(Role::N1).unwrap_or_default().to_string();
+    let mut r = record(c, Some(&n1));
+    r.reason = "rollout".into();
+    let old = fixture::backend_name(group, Role::N1, true);
+    let new = format!("{old}-new");
+    let mut pods = Vec::new();
+    for (role, name) in [
+        (Role::N1, old.clone()),
+        (Role::N2, fixture::backend_name(group, Role::N2, true)),
+    ] {
+        let m = rollout_backend(env, c, role, &name);
+        evidence.manifest(&m)?;
+        cluster.create(&pods_path(ns), &m).await?;
+        pods.push((name, true));
+    }
+    let m = fixture::service(ns, &opts.run_id, &c.setup);
+    evidence.manifest(&m)?;
+    let svc = cluster
+        .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
+        .await?;
+    let ip = svc["spec"]["clusterIP"].as_str().unwrap_or_default().to_string();
+    if wait_pods(cluster, ns, &pods, opts.pod_ready_timeout)
+        .await?
+        .is_none()
+        || ip.is_empty()
+    {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the backends or the Service were not ready within {:?}",
+            opts.pod_ready_timeout
+        );
+        return Ok(r);
+    }
+    settle(cluster, ns, group, opts.settle).await?;
+    let probe = ProbeLoop::new(&format!("{group}-loop-n1"), &n1, &format!("{ip}:{SERVICE_PORT}"));
+    let m = probe.manifest(ns, &opts.run_id);
+    evidence.manifest(&m)?;
+    cluster.create(&pods_path(ns), &m).await?;
+    if wait_pods(
+        cluster,
+        ns,
+        &[(probe.client.clone(), false)],
+        opts.pod_ready_timeout,
+    )
+    .await?
+    .is_none()
+    {
+        r.status = Status::Incomplete;
+        r.why = format!("the probe loop {} did not start", probe.client);
+        return Ok(r);
+    }
+    // The cluster's "now": the newest log line's kubelet timestamp.
+    let tail = format!(
+        "{}/{}/log?timestamps=true&tailLines=1",
+        pods_path(ns),
+        probe.client
+    );
+    let cluster_now = || async {
+        let (code, body) = cluster.call(http::Method::GET, &tail, None).await?;
+        Ok::<_, VerifyError>(if (200..300).contains(&code) {
+            String::from_utf8_lossy(&body)
+                .split_whitespace()
+                .next()
+                .and_then(crate::logs::unix_ms)
+        } else {
+            None
+        })
+    };
+    let mut transitions: Vec<(u128, Phase)> = Vec::new();
+    let observe = async |transitions: &mut Vec<(u128, Phase)>| -> Result<Phase, VerifyError> {
+        let list = slices(cluster, ns, group).await?;
+        let p = phase_of(&list, &old, &new);
+        if transitions.last().is_none_or(|(_, last)| *last != p)
+            && let Some(now) = cluster_now().await?
+        {
+            transitions.push((now, p));
+        }
+        Ok(p)
+    };
+    // A baseline of tries before the rollout.
+    let until = tokio::time::Instant::now() + opts.settle;
+    while tokio::time::Instant::now() < until || transitions.is_empty() {
+        observe(&mut transitions).await?;
+        tokio::time::sleep(poll).await;
+        if tokio::time::Instant::now() > until + opts.pod_ready_timeout {
+            break;
+        }
+    }
+    cluster.delete(&format!("{}/{old}", pods_path(ns))).await?;
+    let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
+    // Until the old pod is gone.
+    loop {
+        observe(&mut transitions).await?;
+        if cluster.get(&format!("{}/{old}", pods_path(ns))).await?.is_none() {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            r.status = Status::Incomplete;
+            r.why = format!(
+                "the old backend {old} did not go within {:?}",
+                opts.pod_ready_timeout
+            );
+            return Ok(r);
+        }
+        tokio::time::sleep(poll).await;
+    }
+    let m = rollout_backend(env, c, Role::N1, &new);
+    evidence.manifest(&m)?;
+    cluster.create(&pods_path(ns), &m).await?;
+    let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
+    let mut after: Option<tokio::time::Instant> = None;
+    loop {
+        let p = observe(&mut transitions).await?;
+        if p == Phase::NewReady && after.is_none() {
+            after = Some(tokio::time::Instant::now() + opts.settle);
+        }
+        if after.is_some_and(|a| tokio::time::Instant::now() >= a) {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            r.status = Status::Incomplete;
+            r.why = format!(
+                "the new backend {new} was not ready within {:?}",
+                opts.pod_ready_timeout
+            );
+            return Ok(r);
+        }
+        tokio::time::sleep(poll).await;
+    }
+    let tries = probe.tries(cluster, ns).await?;
+    let _ = cluster
+        .delete(&format!("{}/{}", pods_path(ns), probe.client))
+        .await;
+    let lag_ms = opts.max_proxy_lag.as_millis();
+    let (status, why, _) = judge_timeline(c.setup.itp_local, &transitions, &tries, &old, &new, lag_ms);
+    let timeline: Vec<Value> = transitions
+        .iter()
+        .map(|(at, p)| json!({"atUnixMs": at.to_string(), "phase": p}))
+        .collect();
+    evidence.case_file(
+        c.id,
+        "timeline.json",
+        &format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({"transitions": timeline})).unwrap_or_default()
+        ),
+    )?;
+    r.status = status;
+    r.why = why;
+    r.rounds = 1;
+    r.tries = tries;
+    Ok(r)
+}
