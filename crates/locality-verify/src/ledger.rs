@@ -276,7 +276,8 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
     Ok(())
 }
 
-pub(crate) fn declared_text(c: &CaseRecord) -> String {
+/// The catalogue's declared outcome of a case, in words.
+pub fn declared_text(c: &CaseRecord) -> String {
     match c.declared {
         crate::cases::Declared::AnsweredBy(roles) => format!(
             "answered by {}",

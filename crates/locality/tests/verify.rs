@@ -246,3 +246,24 @@ fn ipvs_refuses_where_iptables_drops() {
         assert_eq!(c["expected"]["verdict"], "reject", "{c}");
     }
 }
+
+/// The table shows the catalogue's words where the model's expectation is not the point (M),
+/// shortened to a column; the ledger keeps them whole.
+#[test]
+fn the_table_names_what_each_case_expects() {
+    let dir = evidence("table");
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .args(["verify", "--only", "M,C", "-q", "--evidence"])
+        .arg(&dir)
+        .assert()
+        .code(0);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let m = text.lines().find(|l| l.starts_with("M ")).expect("a row for M");
+    assert!(
+        m.contains("N3 counted in kubeproxy_sync_proxy_rules_no_loc…"),
+        "{m}"
+    );
+    let c = text.lines().find(|l| l.starts_with("C ")).expect("a row for C");
+    assert!(c.contains("dropped (timeout)"), "{c}");
+}

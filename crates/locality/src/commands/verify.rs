@@ -162,10 +162,21 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
                 .cases
                 .iter()
                 .map(|c| {
-                    let expected = c
+                    // The model's expectation, else the declared one; long ones shortened
+                    // (the ledger keeps them whole).
+                    use locality_verify::cases::Declared;
+                    let declared_only =
+                        matches!(c.declared, Declared::Rollout | Declared::NoLocalEndpointsCounted);
+                    let mut expected = c
                         .expected
                         .as_ref()
-                        .map_or_else(String::new, locality_verify::run::describe);
+                        .filter(|_| !declared_only)
+                        .map(locality_verify::run::describe)
+                        .filter(|e| !e.starts_with("unknown"))
+                        .unwrap_or_else(|| locality_verify::ledger::declared_text(c));
+                    if expected.chars().count() > 48 {
+                        expected = expected.chars().take(47).collect::<String>() + "…";
+                    }
                     (c.id.clone(), c.status.as_str(), expected, c.why.as_str())
                 })
                 .collect();
