@@ -153,15 +153,7 @@ fn load_simulated(
     let kube = parse("--kube-version", &args.kube_version)?.unwrap_or(engine.config().kube_version);
     let kube_proxy = parse("--kube-proxy-version", &args.kube_proxy_version)?
         .unwrap_or(engine.config().kube_proxy_version);
-    let modes: std::collections::BTreeSet<ProxyMode> = engine
-        .node_names()
-        .filter_map(|n| engine.kube_proxy(n))
-        .map(|p| match p.profile.mode {
-            locality_sim::ProxyMode::Iptables => ProxyMode::Iptables,
-            locality_sim::ProxyMode::Nftables => ProxyMode::Nftables,
-            locality_sim::ProxyMode::Ipvs => ProxyMode::Ipvs,
-        })
-        .collect();
+    let modes = crate::commands::sim::proxy_modes(&engine);
     let data_plane = forced_mode(args.proxy_mode).unwrap_or_else(|| {
         if modes.len() > 1 {
             ui.warn("the simulated nodes run different proxy modes; modelling with the first");

@@ -60,6 +60,21 @@ pub(crate) fn build_engine(args: &SimClusterArgs) -> Result<Engine, CliError> {
     Ok(engine)
 }
 
+/// The proxy modes the simulated kube-proxies run, in the model's terms (one when every node
+/// runs the same mode).
+pub(crate) fn proxy_modes(engine: &Engine) -> std::collections::BTreeSet<locality_model::proxy::ProxyMode> {
+    use locality_model::proxy::ProxyMode;
+    engine
+        .node_names()
+        .filter_map(|n| engine.kube_proxy(n))
+        .map(|p| match p.profile.mode {
+            locality_sim::ProxyMode::Iptables => ProxyMode::Iptables,
+            locality_sim::ProxyMode::Nftables => ProxyMode::Nftables,
+            locality_sim::ProxyMode::Ipvs => ProxyMode::Ipvs,
+        })
+        .collect()
+}
+
 fn check_node(nodes: &[String], node: &str) -> Result<(), CliError> {
     if nodes.iter().any(|n| n == node) {
         Ok(())

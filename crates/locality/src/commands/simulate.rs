@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use locality_model::matrix::{DataPlane, MatrixConfig};
-use locality_model::proxy::ProxyMode;
 use locality_sim::whatif::{Change, WhatIf, run as what_if};
 use locality_sim::{Kind, ObjectKey};
 
@@ -61,15 +60,7 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
     let change = change(args)?;
     let mut engine = crate::commands::sim::build_engine(&args.cluster)?;
     engine.run_until(args.at.saturating_mul(1000));
-    let modes: std::collections::BTreeSet<ProxyMode> = engine
-        .node_names()
-        .filter_map(|n| engine.kube_proxy(n))
-        .map(|p| match p.profile.mode {
-            locality_sim::ProxyMode::Iptables => ProxyMode::Iptables,
-            locality_sim::ProxyMode::Nftables => ProxyMode::Nftables,
-            locality_sim::ProxyMode::Ipvs => ProxyMode::Ipvs,
-        })
-        .collect();
+    let modes = crate::commands::sim::proxy_modes(&engine);
     let config = MatrixConfig {
         kube_version: engine.config().kube_version,
         kube_proxy_version: engine.config().kube_proxy_version,

@@ -48,15 +48,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         };
         let engine = crate::commands::sim::build_engine(&cluster)?;
         // The simulation knows its data plane: one proxy mode on every node, or none.
-        let modes: std::collections::BTreeSet<ProxyMode> = engine
-            .node_names()
-            .filter_map(|n| engine.kube_proxy(n))
-            .map(|p| match p.profile.mode {
-                locality_sim::ProxyMode::Iptables => ProxyMode::Iptables,
-                locality_sim::ProxyMode::Nftables => ProxyMode::Nftables,
-                locality_sim::ProxyMode::Ipvs => ProxyMode::Ipvs,
-            })
-            .collect();
+        let modes = crate::commands::sim::proxy_modes(&engine);
         let sim_mode = (modes.len() == 1).then(|| modes.into_iter().next()).flatten();
         let dir = std::env::temp_dir().join(format!("locality-verify-{run_id}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| CliError::runtime(format!("{}: {e}", dir.display())))?;
