@@ -260,6 +260,20 @@ impl Engine {
         self.nodes.get(node).map(|n| &n.proxy)
     }
 
+    /// The EndpointSlice changes a node's simulated kube-proxy has received but not yet
+    /// programmed: `kubeproxy_sync_proxy_rules_endpoint_changes_pending`. Its informer holds
+    /// every event up to now; its rules hold those up to the position its last sync applied
+    /// (the sync delay, plus the `stale-rules` lag, behind). Before its first sync after a
+    /// start, the slices its initial list delivered. `None` for an unknown node.
+    pub fn endpoint_changes_pending(&self, node: &str) -> Option<usize> {
+        let proxy = &self.nodes.get(node)?.proxy;
+        let received = self.informer.len();
+        Some(match proxy.applied_position() {
+            Some(applied) => self.informer.slice_changes(applied, received),
+            None => self.informer.slices_at(received),
+        })
+    }
+
     /// Why a pending pod is not scheduled, if the simulated scheduler gave up on it.
     pub fn unschedulable_reason(&self, key: &ObjectKey) -> Option<&str> {
         self.unschedulable.get(key).map(String::as_str)

@@ -48,6 +48,10 @@ pub struct ProxyInformer {
     times: Vec<Millis>,
     /// For each event, the Node it is about (`None` for Services and EndpointSlices).
     node_of: Vec<Option<u32>>,
+    /// For each event, how many of the events up to and including it were EndpointSlice
+    /// changes a kube-proxy's endpoints change tracker counts (a slice labelled with a
+    /// Service's name added, updated or deleted, or a slice losing that label).
+    slice_changes: Vec<u32>,
     keys: Vec<(String, String)>,
     ids: HashMap<(String, String), ServiceId>,
     /// Per Service: (position from which it holds, view), by position.
@@ -81,6 +85,27 @@ impl ProxyInformer {
         self.times.partition_point(|t| *t <= horizon)
     }
 
+    /// EndpointSlice changes among the events at positions `from..to` (upstream
+    /// `EndpointsChangeTracker.EndpointSliceUpdate` increments
+    /// `kubeproxy_sync_proxy_rules_endpoint_changes_pending` once per such change).
+    pub fn slice_changes(&self, from: usize, to: usize) -> usize {
+        let upto = |p: usize| {
+            p.min(self.len())
+                .checked_sub(1)
+                .map_or(0, |i| self.slice_changes[i] as usize)
+        };
+        upto(to).saturating_sub(upto(from))
+    }
+
+    /// EndpointSlices labelled with a Service's name after the first `position` events: what
+    /// a kube-proxy's initial list delivers to its endpoints change tracker.
+    pub fn slices_at(&self, position: usize) -> usize {
+        self.all()
+            .filter_map(|id| self.view(id, position))
+            .map(|v| v.slices.len())
+            .sum()
+    }
+
     /// The first position at or after `from` whose event concerns a kube-proxy that believes
     /// its node is named `identity` (every Service and EndpointSlice event; only its own
     /// Node's).
@@ -98,6 +123,7 @@ impl ProxyInformer {
         let position = self.len() + 1;
         let ns_name = (ev.key.namespace.clone(), ev.key.name.clone());
         let deleted = ev.event_type == EventType::Deleted;
+        let mut slice_change = false;
         match ev.key.kind {
             Kind::Service => {
                 let id = self.id(&ns_name);
@@ -111,11 +137,13 @@ impl ProxyInformer {
                 self.node_of.push(None);
                 // Upstream only considers slices labelled with their Service's name.
                 if let Some(old) = self.slice_owner.remove(&ns_name) {
+                    slice_change = true;
                     self.change(old, position, |v| {
                         v.slices.remove(&ns_name.1);
                     });
                 }
                 if !deleted && let Some(svc) = ev.object.meta().labels.get(LABEL_SERVICE_NAME) {
+                    slice_change = true;
                     let id = self.id(&(ns_name.0.clone(), svc.clone()));
                     self.slice_owner.insert(ns_name.clone(), id);
                     let object = ev.object.clone();
@@ -146,6 +174,8 @@ impl ProxyInformer {
             }
             _ => return false,
         }
+        let before = self.slice_changes.last().copied().unwrap_or(0);
+        self.slice_changes.push(before + u32::from(slice_change));
         true
     }
 

@@ -383,9 +383,22 @@ impl SimKubeProxy {
         &self.table
     }
 
-    /// Virtual time of the last sync.
+    /// Virtual time of the last sync that applied state (a fresh start's full sync, or one
+    /// that reprogrammed a changed Service or a changed zone): the value of
+    /// `kubeproxy_sync_proxy_rules_last_timestamp_seconds`. `None` before the first sync.
     pub fn last_sync(&self) -> Option<Millis> {
         self.last_sync
+    }
+
+    /// Position in the informer feed up to which its table is programmed (`None` before its
+    /// first sync after a start).
+    pub fn applied_position(&self) -> Option<usize> {
+        self.applied
+    }
+
+    /// Its version (the minor release of its `kubernetes_build_info`).
+    pub fn version(&self) -> KubeVersion {
+        self.features.version
     }
 
     /// The zone it read from its own Node (`""` when unknown).
@@ -395,7 +408,9 @@ impl SimKubeProxy {
 
     /// Applies the informer's events up to `position` and reprograms the rules of every
     /// Service they changed (all of them on a fresh start or when its Node's zone changed),
-    /// then recomputes the metrics (upstream `Proxier.syncProxyRules`).
+    /// then recomputes the metrics (upstream `Proxier.syncProxyRules`). Events that change
+    /// nothing it programs (its own Node updated without a zone change) are consumed without
+    /// a sync: the table, the metrics and [`SimKubeProxy::last_sync`] stay as they are.
     pub(crate) fn sync(
         &mut self,
         now: Millis,
@@ -408,6 +423,11 @@ impl SimKubeProxy {
             Some(from) if zone == self.zone => informer.touched(from, position),
             _ => informer.all().collect(),
         };
+        if self.applied.is_some() && zone == self.zone && dirty.is_empty() {
+            self.applied = Some(position);
+            self.floor = position;
+            return;
+        }
         if zone != self.zone {
             self.zone = zone.to_string();
         }
@@ -880,12 +900,30 @@ impl SimKubeProxy {
     }
 
     /// The metrics endpoint text (`127.0.0.1:10249/metrics`), `None` for an `other` data
-    /// plane (no kube-proxy metrics).
-    pub fn metrics_text(&self) -> Option<String> {
+    /// plane (no kube-proxy metrics). Metric families in name order, as the Prometheus client
+    /// writes them:
+    /// - `kubeproxy_sync_proxy_rules_endpoint_changes_pending`: `endpoint_changes_pending`,
+    ///   the EndpointSlice changes its informer received that no sync has applied yet (see
+    ///   [`crate::Engine::endpoint_changes_pending`]);
+    /// - `kubeproxy_sync_proxy_rules_last_timestamp_seconds`: [`SimKubeProxy::last_sync`] as
+    ///   Unix seconds (0 before the first sync);
+    /// - `kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family,traffic_policy}`;
+    /// - `kubernetes_build_info{build_date,compiler,git_commit,git_tree_state,git_version,
+    ///   go_version,major,minor,platform} 1`, `git_version` its version with patch `.0`
+    ///   (see [`build_info_labels`]).
+    pub fn metrics_text(&self, endpoint_changes_pending: usize) -> Option<String> {
         if matches!(self.profile.fault, Some(Fault::Other { .. })) {
             return None;
         }
         let mut s = String::new();
+        s.push_str(
+            "# HELP kubeproxy_sync_proxy_rules_endpoint_changes_pending [ALPHA] Pending proxy rules Endpoint changes\n\
+             # TYPE kubeproxy_sync_proxy_rules_endpoint_changes_pending gauge\n",
+        );
+        let _ = writeln!(
+            s,
+            "kubeproxy_sync_proxy_rules_endpoint_changes_pending {endpoint_changes_pending}"
+        );
         s.push_str(
             "# HELP kubeproxy_sync_proxy_rules_last_timestamp_seconds [ALPHA] The last time proxy rules were successfully synced\n\
              # TYPE kubeproxy_sync_proxy_rules_last_timestamp_seconds gauge\n",
@@ -914,6 +952,15 @@ impl SimKubeProxy {
                 }
             }
         }
+        s.push_str(
+            "# HELP kubernetes_build_info [ALPHA] A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.\n\
+             # TYPE kubernetes_build_info gauge\n",
+        );
+        let labels: Vec<String> = build_info_labels(self.version())
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{v}\""))
+            .collect();
+        let _ = writeln!(s, "kubernetes_build_info{{{}}} 1", labels.join(","));
         Some(s)
     }
 
@@ -973,6 +1020,43 @@ impl SimKubeProxy {
             ProxyMode::Ipvs => render_ipvs(&mut out, &self.table),
         }
         out
+    }
+}
+
+/// The labels of a simulated kube-proxy's `kubernetes_build_info`, in name order, as
+/// upstream `k8s.io/component-base/metrics/prometheus/version` sets them from
+/// `version.Get()`: `git_version` `v1.MINOR.0` (the simulation knows minor releases only),
+/// the Go minor release that release was built with (patch `.0`), and the simulated build's
+/// fixed commit (all zeros) and date (the simulated epoch), as the simulated API server's
+/// `/version` reports them.
+pub fn build_info_labels(version: KubeVersion) -> [(&'static str, String); 9] {
+    [
+        ("build_date", rfc3339(0)),
+        ("compiler", "gc".into()),
+        ("git_commit", "0".repeat(40)),
+        ("git_tree_state", "clean".into()),
+        ("git_version", format!("v{}.{}.0", version.major, version.minor)),
+        ("go_version", format!("go1.{}.0", go_minor(version))),
+        ("major", version.major.to_string()),
+        ("minor", version.minor.to_string()),
+        ("platform", "linux/amd64".into()),
+    ]
+}
+
+/// The Go minor release a Kubernetes minor release's `.0` was built with; releases newer
+/// than the table take its last entry.
+fn go_minor(version: KubeVersion) -> u16 {
+    match version.minor {
+        ..=22 => 16,
+        23 => 17,
+        24 => 18,
+        25 | 26 => 19,
+        27 | 28 => 20,
+        29 => 21,
+        30 | 31 => 22,
+        32 => 23,
+        33 | 34 => 24,
+        _ => 25,
     }
 }
 

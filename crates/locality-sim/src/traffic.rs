@@ -494,7 +494,10 @@ impl Engine {
     pub fn metrics_text(&self, node: &str) -> Result<Option<String>, ConnectError> {
         self.nodes
             .get(node)
-            .map(|n| n.proxy.metrics_text())
+            .map(|n| {
+                let pending = self.endpoint_changes_pending(node).unwrap_or(0);
+                n.proxy.metrics_text(pending)
+            })
             .ok_or_else(|| ConnectError::UnknownNode(node.to_string()))
     }
 
