@@ -272,3 +272,147 @@ fn simulate_usage_errors() {
     .code(2);
     locality(&["simulate", "--set", "internalTrafficPolicy=Local"]).code(2);
 }
+
+/// A `locality sim serve` child process, killed on drop.
+struct Served {
+    child: std::process::Child,
+    dir: std::path::PathBuf,
+    /// `127.0.0.1:PORT`.
+    addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Starts `locality sim serve ARGS` and waits for its kubeconfig (written once it listens).
+fn serve(name: &str, args: &[&str]) -> Served {
+    let dir = std::env::temp_dir().join(format!("locality-sim-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("locality"))
+        .args(["sim", "serve", "--kubeconfig-out", kubeconfig.to_str().unwrap()])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start sim serve");
+    let mut served = Served {
+        child,
+        dir,
+        addr: String::new(),
+    };
+    let start = std::time::Instant::now();
+    while !kubeconfig.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "sim serve did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    served.addr = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: http://"))
+        .expect("server URL in the kubeconfig")
+        .trim()
+        .to_string();
+    served
+}
+
+/// One HTTP/1.1 GET: the status (`None` when the connection closed without an answer), the
+/// body and how long it took.
+fn http_get(addr: &str, path: &str) -> (Option<u16>, String, std::time::Duration) {
+    use std::io::{Read, Write};
+    let start = std::time::Instant::now();
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        conn,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = conn.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .lines()
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok());
+    (status, text, start.elapsed())
+}
+
+/// `sim serve --api-latency/--api-faults/--api-error-code/--drop-rate`: the simulated API
+/// server waits, fails GETs with the chosen 5xx (lists are served), drops connections.
+#[test]
+fn serve_injects_the_api_faults_its_flags_ask_for() {
+    let s = serve(
+        "faults",
+        &[
+            "--api-latency",
+            "400ms",
+            "--api-faults",
+            "get=1,create=0.5",
+            "--api-faults",
+            "conflict=1",
+            "--api-error-code",
+            "503",
+        ],
+    );
+    let (status, body, took) = http_get(&s.addr, "/version");
+    assert_eq!(status, Some(200), "{body}");
+    assert!(took >= std::time::Duration::from_millis(400), "{took:?}");
+    let (status, body, took) = http_get(&s.addr, "/api/v1/namespaces/default");
+    assert_eq!(status, Some(503), "{body}");
+    assert!(body.contains("\"reason\":\"ServiceUnavailable\""), "{body}");
+    assert!(body.contains("injected fault"), "{body}");
+    assert!(took >= std::time::Duration::from_millis(400), "{took:?}");
+    // A list is another verb: served.
+    let (status, body, _) = http_get(&s.addr, "/api/v1/namespaces");
+    assert_eq!(status, Some(200), "{body}");
+    drop(s);
+
+    let fast = serve("no-faults", &[]);
+    let (status, _, took) = http_get(&fast.addr, "/api/v1/namespaces/default");
+    assert_eq!(status, Some(200));
+    assert!(took < std::time::Duration::from_millis(400), "{took:?}");
+    drop(fast);
+
+    let lossy = serve("drops", &["--drop-rate", "1"]);
+    let (status, raw, _) = http_get(&lossy.addr, "/api/v1/namespaces/default");
+    assert_eq!(status, None, "closed without an answer: {raw:?}");
+    // Discovery is never dropped.
+    assert_eq!(http_get(&lossy.addr, "/version").0, Some(200));
+}
+
+#[test]
+fn api_fault_flags_are_checked_when_parsed() {
+    for (args, want) in [
+        (&["--api-faults", "bogus=0.1"][..], "unknown verb \"bogus\""),
+        (&["--api-faults", "get"][..], "VERB=FRACTION"),
+        (&["--api-faults", "get=1.5"][..], "between 0 and 1"),
+        (&["--drop-rate", "1.1"][..], "between 0 and 1"),
+        (&["--api-latency", "fast"][..], "200ms"),
+        (&["--api-latency", "5"][..], "with a unit"),
+        (&["--api-error-code", "404"][..], "500..=599"),
+    ] {
+        Command::cargo_bin("locality")
+            .unwrap()
+            .args(["sim", "serve"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(want));
+    }
+    // verify takes them for its simulated target only.
+    locality(&["verify", "--kubeconfig", "k", "--api-latency", "1s"])
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+    locality(&["verify", "--live", "--drop-rate", "0.1"]).code(2);
+}

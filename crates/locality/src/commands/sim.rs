@@ -118,6 +118,7 @@ pub fn serve(args: &SimServeArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), Cl
         speed: args.speed,
         port: args.port,
         kubeconfig_out: args.kubeconfig_out.clone(),
+        faults: args.api_faults.faults(args.cluster.seed),
         ..ServeOptions::new(engine)
     };
     let running = locality_apiserver::serve(opts).map_err(|e| CliError::runtime(e.to_string()))?;
@@ -135,8 +136,38 @@ pub fn serve(args: &SimServeArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), Cl
             running.url(),
             locality_apiserver::CONTEXT_NAME
         );
+        if args.api_faults.any() {
+            eprintln!("injecting faults: {}", describe_faults(&args.api_faults));
+        }
     }
     loop {
         std::thread::park();
+    }
+}
+
+/// The fault flags in effect, for the start-up message.
+pub(crate) fn describe_faults(args: &crate::cli::ApiFaultArgs) -> String {
+    let f = args.faults(0);
+    let mut parts = Vec::new();
+    if !f.latency.is_zero() {
+        parts.push(format!("latency {:?}", f.latency));
+    }
+    for (verb, rate) in &f.error_rate {
+        parts.push(format!(
+            "{} {rate} → {}",
+            verb.as_str(),
+            args.api_error_code.unwrap_or(500)
+        ));
+    }
+    if f.conflict_on_create > 0.0 {
+        parts.push(format!("create {} → 409", f.conflict_on_create));
+    }
+    if f.drop_rate > 0.0 {
+        parts.push(format!("drop {}", f.drop_rate));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
     }
 }

@@ -55,6 +55,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         let opts = locality_apiserver::ServeOptions {
             speed: args.speed,
             kubeconfig_out: Some(dir.join("kubeconfig")),
+            faults: args.api_faults.faults(cluster.seed),
             ..locality_apiserver::ServeOptions::new(engine)
         };
         let running = locality_apiserver::serve(opts).map_err(|e| CliError::runtime(e.to_string()))?;
@@ -64,6 +65,12 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             args.speed,
             running.url()
         ));
+        if args.api_faults.any() {
+            ui.status(&format!(
+                "the simulated API server injects faults: {}",
+                crate::commands::sim::describe_faults(&args.api_faults)
+            ));
+        }
         let live = LiveOptions {
             kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
             ..LiveOptions::default()
