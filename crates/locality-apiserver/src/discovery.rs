@@ -6,12 +6,18 @@ use serde_json::{Map, Value, json};
 
 use crate::resources::{self, GROUPS, Resource};
 
-/// `/version`, with a `gitVersion` that says simulated (`v1.35.0-locality-sim`).
+/// The semver build metadata of the simulated API server's `gitVersion`
+/// (`v1.35.0+locality-simulated`): clients tell the simulated cluster from a real one by it
+/// (`locality_live::is_simulated_version`), and parse the version before it as any release's.
+pub const SIMULATED_BUILD_METADATA: &str = "locality-simulated";
+
+/// `/version`, shaped like a real API server's, with a `gitVersion` whose build metadata
+/// says simulated (`v1.35.0+locality-simulated`, see [`SIMULATED_BUILD_METADATA`]).
 pub fn version(v: KubeVersion) -> Value {
     json!({
         "major": v.major.to_string(),
         "minor": v.minor.to_string(),
-        "gitVersion": format!("v{}.{}.0-locality-sim", v.major, v.minor),
+        "gitVersion": simulated_git_version(v),
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2025-01-01T00:00:00Z",
@@ -19,6 +25,11 @@ pub fn version(v: KubeVersion) -> Value {
         "compiler": "simulated",
         "platform": "linux/amd64",
     })
+}
+
+/// The simulated API server's `gitVersion` for `v`: `v1.MINOR.0+locality-simulated`.
+pub fn simulated_git_version(v: KubeVersion) -> String {
+    format!("v{}.{}.0+{SIMULATED_BUILD_METADATA}", v.major, v.minor)
 }
 
 /// `/api`.

@@ -63,6 +63,7 @@ use locality_sim::time::Millis;
 use locality_sim::{Engine, SimConfig, SimError, Topology};
 use serde_json::Value;
 
+pub use discovery::{SIMULATED_BUILD_METADATA, simulated_git_version};
 pub use faults::{FaultCounts, Faults, Verb};
 
 /// The context (and cluster and user) name in the written kubeconfig.

@@ -10,7 +10,20 @@ fn discovery_version_and_openapi() {
     let r = start(10.0);
     let (code, v) = get_json(&r, "/version");
     assert_eq!(code, 200);
-    assert_eq!(v["gitVersion"], "v1.35.0-locality-sim");
+    assert_eq!(v["gitVersion"], "v1.35.0+locality-simulated");
+    assert!(locality_live::is_simulated_version(
+        v["gitVersion"].as_str().unwrap()
+    ));
+    assert_eq!(
+        locality_apiserver::SIMULATED_BUILD_METADATA,
+        locality_live::SIMULATED_BUILD_METADATA
+    );
+    // The other fields as a real API server has them.
+    assert_eq!(
+        (v["major"].as_str(), v["minor"].as_str()),
+        (Some("1"), Some("35"))
+    );
+    assert_eq!(v["platform"], "linux/amd64");
     let (_, v) = get_json(&r, "/api/v1");
     let pods = v["resources"]
         .as_array()

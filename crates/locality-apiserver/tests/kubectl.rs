@@ -111,7 +111,8 @@ fn kubectl_get_nodes_pods_services_and_version() {
     let out = kubectl(&r, &["get", "--raw", "/version"]);
     assert!(out.ok, "{}", out.stderr);
     assert!(
-        out.stdout.contains("\"gitVersion\":\"v1.35.0-locality-sim\""),
+        out.stdout
+            .contains("\"gitVersion\":\"v1.35.0+locality-simulated\""),
         "{}",
         out.stdout
     );

@@ -41,6 +41,10 @@ fn live_snapshot_reads_service_and_endpointslice() {
         .expect("its EndpointSlice");
     assert_eq!(slice.endpoints.len(), 2);
     assert!(slice.endpoints.iter().all(|e| e.conditions.ready == Some(true)));
-    assert_eq!(snap.server_git_version.as_deref(), Some("v1.35.0-locality-sim"));
+    assert_eq!(
+        snap.server_git_version.as_deref(),
+        Some("v1.35.0+locality-simulated")
+    );
+    assert!(snap.simulated, "the simulated API server is told apart");
     assert_eq!(snap.target.context.as_deref(), Some("locality-sim"));
 }

@@ -115,6 +115,10 @@ pub struct LiveSnapshot {
     pub server_version: Option<KubeVersion>,
     /// The API server's `gitVersion` as given (`v1.35.2-eks-…`), if readable.
     pub server_git_version: Option<String>,
+    /// The API server is locality's **simulated** one (`locality sim serve`, `verify`'s
+    /// default target): its `gitVersion` carries the build metadata `+locality-simulated`
+    /// ([`is_simulated_version`]). False when `/version` was unreadable.
+    pub simulated: bool,
     /// kube-proxy's version from the `kube-system/kube-proxy` DaemonSet's image tag, if
     /// readable (never `Node.status.nodeInfo.kubeProxyVersion`, empty since 1.33). The CLI
     /// defaults it to the server's version when `None`.
@@ -137,6 +141,21 @@ pub struct LiveSnapshot {
     pub pages: usize,
     /// Bytes of object lists read.
     pub bytes_read: u64,
+}
+
+/// The semver build metadata by which locality's simulated API server marks its `/version`
+/// `gitVersion` (`v1.35.0+locality-simulated`).
+pub const SIMULATED_BUILD_METADATA: &str = "locality-simulated";
+
+/// Whether a `/version` `gitVersion` is that of locality's **simulated** API server: a
+/// semver version whose build metadata (after `+`, dot-separated identifiers) includes
+/// `locality-simulated`, e.g. `v1.35.0+locality-simulated`. Real releases
+/// (`v1.35.2`, `v1.30.1-eks-abc`, `v1.29.3+k3s1`) are not.
+pub fn is_simulated_version(git_version: &str) -> bool {
+    git_version
+        .trim()
+        .split_once('+')
+        .is_some_and(|(_, build)| build.split('.').any(|id| id == SIMULATED_BUILD_METADATA))
 }
 
 /// Progress reports: the kind being listed (`Pod`) and how many of it were read so far,
@@ -300,6 +319,7 @@ pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
     Ok(LiveSnapshot {
         state,
         server_version,
+        simulated: server_git_version.as_deref().is_some_and(is_simulated_version),
         server_git_version,
         kube_proxy_version: detected.kube_proxy_version,
         data_plane: detected.data_plane,
@@ -348,4 +368,37 @@ async fn get_one(api: &Api, path: &str) -> Result<Result<fetch::Listed, Failure>
 /// `Pods`, `EndpointSlices`…
 fn plural(kind: &str) -> String {
     format!("{kind}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulated_versions_are_told_by_their_build_metadata() {
+        for v in [
+            "v1.35.0+locality-simulated",
+            "v1.27.0+locality-simulated",
+            " v1.35.0+build.7.locality-simulated ",
+            "1.35.0+locality-simulated",
+        ] {
+            assert!(is_simulated_version(v), "{v}");
+        }
+        for v in [
+            "v1.35.0",
+            "v1.30.1-eks-abc1234",
+            "v1.29.3+k3s1",
+            "v1.35.0-locality-simulated",
+            "v1.35.0+locality-simulated-not",
+            "v1.35.0+xlocality-simulated",
+            "",
+        ] {
+            assert!(!is_simulated_version(v), "{v}");
+        }
+        // The version before the marker reads as any release's.
+        assert_eq!(
+            KubeVersion::parse_loose("v1.35.0+locality-simulated"),
+            Some(KubeVersion::new(1, 35))
+        );
+    }
 }

@@ -123,6 +123,7 @@ async fn full_snapshot_equals_load_bytes_on_the_same_objects() {
     );
     assert_eq!(snap.server_version, Some(KubeVersion::new(1, 35)));
     assert_eq!(snap.server_git_version.as_deref(), Some("v1.35.0"));
+    assert!(!snap.simulated, "a release's gitVersion is not the simulated one");
     assert_eq!(snap.kube_proxy_version, Some(KubeVersion::new(1, 35)));
     assert_eq!(snap.data_plane, DataPlane::KubeProxy(Some(ProxyMode::Iptables)));
     assert!(
@@ -434,6 +435,22 @@ async fn an_empty_mode_on_kube_proxy_1_37_is_unknown() {
         snap.warnings
             .iter()
             .any(|w| w.contains("mode \"\" on kube-proxy 1.37") && w.contains("nftables")),
+        "{:?}",
+        snap.warnings
+    );
+}
+
+#[tokio::test]
+async fn a_simulated_git_version_marks_the_snapshot_simulated() {
+    let mut api = FakeApi::cluster();
+    api.git_version = "v1.35.0+locality-simulated".into();
+    let env = Env::start(api);
+    let snap = take(&env.all()).await;
+    assert!(snap.simulated);
+    // The version before the build metadata reads as the release's.
+    assert_eq!(snap.server_version, Some(KubeVersion::new(1, 35)));
+    assert!(
+        !snap.warnings.iter().any(|w| w.contains("/version")),
         "{:?}",
         snap.warnings
     );
