@@ -47,8 +47,9 @@ pub enum Client {
     Pod(Role),
     /// A hostNetwork netexec pod on the role's node (source `host`: node-originated traffic).
     Host(Role),
-    /// A netexec pod on each sampled node (`--max-nodes`, every zone covered), each judged
-    /// against its own node (`P`).
+    /// A netexec pod on each sampled node (`--max-nodes`, every zone covered) — without a
+    /// backend of the case unless the backend is a DaemonSet — each judged against its own
+    /// node (`P`, `Pn`).
     EachNode,
 }
 
@@ -108,6 +109,9 @@ pub struct Setup {
     /// The backends' readiness is httpGet `/readyz` (netexec fails it from SIGTERM on), else
     /// tcpSocket.
     pub readyz: bool,
+    /// A client on each sampled node without a backend of the group ([`Client::EachNode`]
+    /// without a DaemonSet).
+    pub each_node: bool,
 }
 
 /// The outcome a case declares.
@@ -184,6 +188,7 @@ const fn setup(group: &'static str) -> Setup {
         metrics: false,
         rollout: false,
         readyz: false,
+        each_node: false,
     }
 }
 
@@ -290,6 +295,39 @@ pub const CATALOGUE: &[Case] = &[
         docs: ITP_DOCS,
         setup: LOCAL_B,
         client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::Timeout,
+        note: None,
+    },
+    Case {
+        id: "Pn",
+        control: false,
+        description: "internalTrafficPolicy: Local, one backend on N1; a client on each other sampled node (no local backend)",
+        guarantee: "with internalTrafficPolicy: Local and no ready endpoint on the client's node, kube-proxy drops the traffic on every node: any answer is a violation. A node that ignores the policy answers every try (one remote backend), so one try per node catches it",
+        docs: ITP_DOCS,
+        setup: Setup {
+            itp_local: true,
+            backends: &[Role::N1],
+            each_node: true,
+            ..setup("pn")
+        },
+        client: Client::EachNode,
+        dial: Dial::ClusterIp,
+        declared: Declared::Timeout,
+        note: None,
+    },
+    Case {
+        id: "C1",
+        control: false,
+        description: "internalTrafficPolicy: Local, one backend on N3; client on N1 (no local backend)",
+        guarantee: "with internalTrafficPolicy: Local and no ready endpoint on the client's node, kube-proxy drops the traffic: N1 too is checked without a local endpoint",
+        docs: ITP_DOCS,
+        setup: Setup {
+            itp_local: true,
+            backends: &[Role::N3],
+            ..setup("c1")
+        },
+        client: Client::Pod(Role::N1),
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
@@ -617,8 +655,17 @@ mod tests {
     fn declared_outcomes_fit_their_setup() {
         for c in CATALOGUE {
             let s = &c.setup;
-            assert_eq!(s.daemonset, c.client == Client::EachNode, "{}", c.id);
+            assert_eq!(
+                s.daemonset || s.each_node,
+                c.client == Client::EachNode,
+                "{}",
+                c.id
+            );
+            assert!(!(s.daemonset && s.each_node), "{}", c.id);
             assert_eq!(c.declared == Declared::OwnNode, s.daemonset, "{}", c.id);
+            if s.each_node {
+                assert_eq!(c.declared, Declared::Timeout, "{}", c.id);
+            }
             if let Declared::AnsweredBy(roles) = c.declared {
                 assert!(!roles.is_empty(), "{}", c.id);
                 for r in roles {

@@ -1,4 +1,16 @@
-//! The run's decision (SPEC §5.5), by precedence: HOLD, REPAIR, RERUN, ACCEPT.
+//! The run's decision: ACCEPT / REPAIR / RERUN / HOLD, from the [`Findings`] of a run by the
+//! first matching row of one table ([`TABLE`]). Pure: no I/O, no probing; what the findings
+//! say is worked out by [`crate::diagnose`].
+//!
+//! The rules a reviewer signs:
+//! - ACCEPT needs both controls PASS and every core case ([`CORE`]) executed and PASS; a run
+//!   restricted with `--only` is *partial* and says so wherever its decision is printed.
+//! - A FAIL is a REPAIR only when every failure is explained by one entry of the repair
+//!   catalogue ([`RepairKind`]); any other confirmed violation is a HOLD.
+//! - A kube-proxy slower than `--max-proxy-lag` is never judged: its cases are INCOMPLETE, and
+//!   when the lag is confirmed the run is a HOLD naming the node and the measured lag.
+//! - What could not be observed is never a PASS: INCOMPLETE cases, an interrupted run and a
+//!   run the API cut short are RERUN.
 
 use crate::judge::Status;
 
@@ -6,13 +18,14 @@ use crate::judge::Status;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Decision {
-    /// Every executed case passed.
+    /// The controls and every core case passed, and nothing failed.
     Accept,
-    /// A confirmed violation with a bounded repair the evidence supports.
+    /// Every confirmed violation is explained by a bounded repair the evidence supports.
     Repair,
-    /// Some case is INCOMPLETE: rerun it.
+    /// Evidence is missing (INCOMPLETE, interrupted, cut short): rerun the cases named.
     Rerun,
-    /// A control failed, or a confirmed violation has no known bounded repair.
+    /// No verdict can be signed: a control failed, a violation has no known bounded repair,
+    /// kube-proxy cannot keep up, or the cluster lacks what the contract needs.
     Hold,
 }
 
@@ -26,7 +39,7 @@ impl Decision {
             Decision::Hold => "HOLD",
         }
     }
-    /// The exit code (SPEC §4): 0 ACCEPT, 3 REPAIR, 4 RERUN, 5 HOLD.
+    /// The exit code: 0 ACCEPT, 3 REPAIR, 4 RERUN, 5 HOLD.
     pub fn exit_code(self) -> i32 {
         match self {
             Decision::Accept => 0,
@@ -37,107 +50,459 @@ impl Decision {
     }
 }
 
-/// One case's result as the decision sees it.
-#[derive(Debug, Clone)]
-pub struct CaseResult<'a> {
-    /// ID.
-    pub id: &'a str,
-    /// A control case.
-    pub control: bool,
-    /// Status.
-    pub status: Status,
-    /// Evidence that kube-proxy's node name differs from the Node's (a local Ready endpoint
-    /// and a drop on that node).
-    pub hostname_mismatch: bool,
+/// The cases an ACCEPT needs executed and PASS besides the controls: per node with and
+/// without a local endpoint (`P`, `Pn`, `C1`), the Local policy's own guarantees (`B1`, `C`,
+/// `D1`, `D2`) and a Service without endpoints (`F`).
+pub const CORE: &[&str] = &["P", "Pn", "C1", "B1", "C", "D1", "D2", "F"];
+
+/// A bounded repair the evidence supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RepairKind {
+    /// kube-proxy's node name is not the Node's name: set `--hostname-override`.
+    HostnameOverride,
+    /// A node's kube-proxy predates a feature the cluster's Services use: upgrade it.
+    UpgradeKubeProxy,
+    /// A feature gate is off where the version has the feature: turn it on.
+    FeatureGate,
 }
 
-/// The decision, the cases to rerun (RERUN/REPAIR) and the advice printed with it.
-pub fn decide(results: &[CaseResult<'_>]) -> (Decision, Vec<String>, Vec<String>) {
-    let failed: Vec<&CaseResult<'_>> = results.iter().filter(|r| r.status == Status::Fail).collect();
-    let incomplete: Vec<String> = results
-        .iter()
-        .filter(|r| r.status == Status::Incomplete)
-        .map(|r| r.id.to_string())
-        .collect();
-    if let Some(c) = failed.iter().find(|r| r.control) {
-        return (
-            Decision::Hold,
-            Vec::new(),
-            vec![format!(
-                "control {} failed: the environment cannot support a verdict (pod network or Service basics are broken); fix that first",
-                c.id
-            )],
-        );
-    }
-    if !failed.is_empty() {
-        let ids: Vec<String> = failed.iter().map(|r| r.id.to_string()).collect();
-        if failed.iter().all(|r| r.hostname_mismatch) {
-            return (
-                Decision::Repair,
-                ids.clone(),
-                vec![format!(
-                    "kube-proxy's node name differs from the Node name: set kube-proxy's --hostname-override to the Node name, then rerun {}",
-                    ids.join(", ")
-                )],
-            );
+/// One repair: what to do, where, why, and what to rerun afterwards.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Repair {
+    /// Which entry of the catalogue.
+    pub kind: RepairKind,
+    /// The node to repair.
+    pub node: String,
+    /// What to do, in one sentence.
+    pub action: String,
+    /// The evidence that supports it.
+    pub evidence: Vec<String>,
+    /// The cases to rerun once repaired.
+    pub cases: Vec<String>,
+}
+
+/// A node whose kube-proxy programmed a change later than `--max-proxy-lag`, confirmed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lag {
+    /// The node.
+    pub node: String,
+    /// The lag measured, in ms.
+    pub measured_ms: u64,
+    /// The limit, in ms.
+    pub limit_ms: u64,
+    /// The cases it made INCOMPLETE.
+    pub cases: Vec<String>,
+}
+
+/// What the decision reads: the run, worked out by [`crate::diagnose`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// Controls that FAILed.
+    pub controls_failed: Vec<String>,
+    /// Confirmed violations no repair explains.
+    pub unexplained: Vec<String>,
+    /// Nodes whose kube-proxy is slower than the limit, confirmed.
+    pub lagging: Vec<Lag>,
+    /// Controls or core cases the cluster could not host: (case, why).
+    pub gaps: Vec<(String, String)>,
+    /// Controls that ran but did not conclude (INCOMPLETE).
+    pub controls_incomplete: Vec<String>,
+    /// Repairs that explain every confirmed violation (and version gaps found by reading).
+    pub repairs: Vec<Repair>,
+    /// Cases the run did not finish (interrupted, or cut short by the API): (case, why).
+    pub unfinished: Vec<(String, String)>,
+    /// INCOMPLETE cases.
+    pub incomplete: Vec<String>,
+    /// `--only`: the cases selected (the run is partial).
+    pub partial: Option<Vec<String>>,
+}
+
+/// A row's condition over [`Findings`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// A control FAILed.
+    ControlFailed,
+    /// A confirmed violation with no known bounded repair.
+    UnexplainedViolation,
+    /// A node's kube-proxy lags beyond the limit.
+    LagOverLimit,
+    /// The cluster lacks what a control or a core case needs.
+    EnvironmentGap,
+    /// A control did not conclude.
+    ControlIncomplete,
+    /// Every violation has a bounded repair (or a version gap was read).
+    Repairable,
+    /// The run did not finish every case.
+    Unfinished,
+    /// Some case is INCOMPLETE.
+    Incomplete,
+    /// Nothing above.
+    Otherwise,
+}
+
+impl Condition {
+    /// Whether the condition holds.
+    pub fn holds(self, f: &Findings) -> bool {
+        match self {
+            Condition::ControlFailed => !f.controls_failed.is_empty(),
+            Condition::UnexplainedViolation => !f.unexplained.is_empty(),
+            Condition::LagOverLimit => !f.lagging.is_empty(),
+            Condition::EnvironmentGap => !f.gaps.is_empty(),
+            Condition::ControlIncomplete => !f.controls_incomplete.is_empty(),
+            Condition::Repairable => !f.repairs.is_empty(),
+            Condition::Unfinished => !f.unfinished.is_empty(),
+            Condition::Incomplete => !f.incomplete.is_empty(),
+            Condition::Otherwise => true,
         }
-        return (
-            Decision::Hold,
-            Vec::new(),
-            vec![format!(
-                "confirmed violation in {}: no known bounded repair. Mitigation: run the backend on every node where clients run (a DaemonSet that tolerates and selects them); never use a preference for traffic that must stay on its node",
-                ids.join(", ")
-            )],
+    }
+}
+
+/// One row of the decision table.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    /// When it applies.
+    pub when: Condition,
+    /// The decision.
+    pub decision: Decision,
+    /// What it means for the reviewer.
+    pub meaning: &'static str,
+}
+
+/// The decision table, by precedence: the first row whose condition holds decides.
+pub const TABLE: &[Row] = &[
+    Row {
+        when: Condition::ControlFailed,
+        decision: Decision::Hold,
+        meaning: "a control failed: the pod network or Service basics are broken, no verdict on locality is possible",
+    },
+    Row {
+        when: Condition::UnexplainedViolation,
+        decision: Decision::Hold,
+        meaning: "a confirmed violation with no known bounded repair",
+    },
+    Row {
+        when: Condition::LagOverLimit,
+        decision: Decision::Hold,
+        meaning: "kube-proxy programs changes later than --max-proxy-lag on a node: no verdict until it keeps up",
+    },
+    Row {
+        when: Condition::EnvironmentGap,
+        decision: Decision::Hold,
+        meaning: "the cluster cannot host a control or a core case",
+    },
+    Row {
+        when: Condition::ControlIncomplete,
+        decision: Decision::Rerun,
+        meaning: "a control did not conclude",
+    },
+    Row {
+        when: Condition::Repairable,
+        decision: Decision::Repair,
+        meaning: "every violation is explained by a bounded repair",
+    },
+    Row {
+        when: Condition::Unfinished,
+        decision: Decision::Rerun,
+        meaning: "the run did not finish every case",
+    },
+    Row {
+        when: Condition::Incomplete,
+        decision: Decision::Rerun,
+        meaning: "some evidence is missing",
+    },
+    Row {
+        when: Condition::Otherwise,
+        decision: Decision::Accept,
+        meaning: "the controls and every core case passed, nothing failed",
+    },
+];
+
+/// A decision with the cases to rerun and the advice printed with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// The decision.
+    pub decision: Decision,
+    /// The row that decided.
+    pub condition: Condition,
+    /// The cases to rerun.
+    pub rerun: Vec<String>,
+    /// One line per piece of advice.
+    pub advice: Vec<String>,
+    /// The run was partial (`--only`): the cases it ran.
+    pub partial: Option<Vec<String>>,
+}
+
+fn rerun_cmd(ids: &[String]) -> String {
+    format!("locality verify --only {}", ids.join(","))
+}
+
+/// Decides by [`TABLE`].
+pub fn decide(f: &Findings) -> Decided {
+    let row = TABLE
+        .iter()
+        .find(|r| r.when.holds(f))
+        .unwrap_or(&TABLE[TABLE.len() - 1]);
+    let mut rerun: Vec<String> = Vec::new();
+    let mut advice: Vec<String> = Vec::new();
+    match row.when {
+        Condition::ControlFailed => advice.push(format!(
+            "control {} failed: the environment cannot support a verdict (pod network or Service basics are broken); fix that first",
+            f.controls_failed.join(", ")
+        )),
+        Condition::UnexplainedViolation => advice.push(format!(
+            "confirmed violation in {}: no known bounded repair. Mitigation: run the backend on every node where clients run (a DaemonSet that tolerates and selects them); never use a preference for traffic that must stay on its node",
+            f.unexplained.join(", ")
+        )),
+        Condition::LagOverLimit => {
+            for l in &f.lagging {
+                advice.push(format!(
+                    "kube-proxy on {} programmed changes {} ms late (limit {} ms), twice: {} could not be judged. Find why it lags (CPU, sync period, rule count), or raise --max-proxy-lag if that lag is acceptable, then rerun",
+                    l.node,
+                    l.measured_ms,
+                    l.limit_ms,
+                    l.cases.join(", ")
+                ));
+                rerun.extend(l.cases.iter().cloned());
+            }
+        }
+        Condition::EnvironmentGap => {
+            for (id, why) in &f.gaps {
+                advice.push(format!("{id} cannot run on this cluster: {why}"));
+            }
+        }
+        Condition::ControlIncomplete => {
+            rerun.extend(f.controls_incomplete.iter().cloned());
+            advice.push(format!(
+                "control {} did not conclude; rerun: {}",
+                f.controls_incomplete.join(", "),
+                rerun_cmd(&f.controls_incomplete)
+            ));
+        }
+        Condition::Repairable => {
+            for r in &f.repairs {
+                advice.push(format!(
+                    "{} (evidence: {}); then rerun: {}",
+                    r.action,
+                    r.evidence.join("; "),
+                    rerun_cmd(&r.cases)
+                ));
+                for c in &r.cases {
+                    if !rerun.contains(c) {
+                        rerun.push(c.clone());
+                    }
+                }
+            }
+        }
+        Condition::Unfinished | Condition::Incomplete => {
+            let mut ids: Vec<String> = f.unfinished.iter().map(|(id, _)| id.clone()).collect();
+            for id in &f.incomplete {
+                if !ids.contains(id) {
+                    ids.push(id.clone());
+                }
+            }
+            for (id, why) in &f.unfinished {
+                advice.push(format!("{id} not finished: {why}"));
+            }
+            advice.push(format!("rerun: {}", rerun_cmd(&ids)));
+            rerun = ids;
+        }
+        Condition::Otherwise => {}
+    }
+    if let Some(only) = &f.partial {
+        advice.push(format!(
+            "partial run (--only): {} ran; this is not a verdict on the cluster, which needs every core case ({})",
+            only.join(", "),
+            CORE.join(", ")
+        ));
+    }
+    Decided {
+        decision: row.decision,
+        condition: row.when,
+        rerun,
+        advice,
+        partial: f.partial.clone(),
+    }
+}
+
+/// How a decision is printed: `ACCEPT`, `ACCEPT (partial: …)`, with the simulated caveat.
+pub fn decision_line(decision: Decision, partial: Option<&[String]>, simulated: bool) -> String {
+    let mut s = decision.as_str().to_string();
+    if let Some(only) = partial {
+        s = format!(
+            "PARTIAL {s} (only {} ran: not a verdict on the cluster)",
+            only.join(", ")
         );
     }
-    if !incomplete.is_empty() {
-        return (
-            Decision::Rerun,
-            incomplete.clone(),
-            vec![format!("rerun: locality verify --only {}", incomplete.join(","))],
-        );
+    if simulated {
+        s.push_str(" (simulated cluster: a self-test of locality, not evidence about any real data plane)");
     }
-    (Decision::Accept, Vec::new(), Vec::new())
+    s
+}
+
+/// The findings a status list alone gives (no diagnosis: every FAIL unexplained). For tests
+/// and for callers without a diagnosis.
+pub fn findings_of(statuses: &[(&str, bool, Status)]) -> Findings {
+    let mut f = Findings::default();
+    for (id, control, s) in statuses {
+        match (s, control) {
+            (Status::Fail, true) => f.controls_failed.push(id.to_string()),
+            (Status::Fail, false) => f.unexplained.push(id.to_string()),
+            (Status::Incomplete, true) => f.controls_incomplete.push(id.to_string()),
+            (Status::Incomplete, false) => f.incomplete.push(id.to_string()),
+            _ => {}
+        }
+    }
+    f
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn r(id: &str, control: bool, status: Status) -> CaseResult<'_> {
-        CaseResult {
-            id,
-            control,
-            status,
-            hostname_mismatch: false,
+    fn repair() -> Repair {
+        Repair {
+            kind: RepairKind::HostnameOverride,
+            node: "node-a".into(),
+            action: "set --hostname-override=node-a on node-a's kube-proxy".into(),
+            evidence: vec!["B1 timed out with a local Ready endpoint".into()],
+            cases: vec!["B1".into()],
+        }
+    }
+
+    fn lag() -> Lag {
+        Lag {
+            node: "node-b".into(),
+            measured_ms: 40_000,
+            limit_ms: 5_000,
+            cases: vec!["B2".into()],
+        }
+    }
+
+    /// One `Findings` that makes exactly the row's condition hold (and none above it).
+    fn only(c: Condition) -> Findings {
+        let mut f = Findings::default();
+        match c {
+            Condition::ControlFailed => f.controls_failed.push("A".into()),
+            Condition::UnexplainedViolation => f.unexplained.push("C".into()),
+            Condition::LagOverLimit => f.lagging.push(lag()),
+            Condition::EnvironmentGap => f.gaps.push(("C".into(), "no second usable node".into())),
+            Condition::ControlIncomplete => f.controls_incomplete.push("N0".into()),
+            Condition::Repairable => f.repairs.push(repair()),
+            Condition::Unfinished => f.unfinished.push(("D1".into(), "interrupted".into())),
+            Condition::Incomplete => f.incomplete.push("B1".into()),
+            Condition::Otherwise => {}
+        }
+        f
+    }
+
+    #[test]
+    fn each_row_decides_alone() {
+        for row in TABLE {
+            let d = decide(&only(row.when));
+            assert_eq!((d.decision, d.condition), (row.decision, row.when), "{row:?}");
         }
     }
 
     #[test]
-    fn precedence() {
+    fn row_control_failed_holds_over_everything() {
+        let mut f = only(Condition::Repairable);
+        f.controls_failed.push("N0".into());
+        f.incomplete.push("B1".into());
+        assert_eq!(decide(&f).decision, Decision::Hold);
+    }
+
+    #[test]
+    fn row_unexplained_violation_holds_even_with_a_repair() {
+        let mut f = only(Condition::Repairable);
+        f.unexplained.push("H2".into());
+        let d = decide(&f);
+        assert_eq!(d.decision, Decision::Hold);
+        assert!(d.advice[0].contains("H2"));
+    }
+
+    #[test]
+    fn row_lag_over_limit_holds_naming_the_node_and_the_lag() {
+        let mut f = only(Condition::LagOverLimit);
+        f.repairs.push(repair());
+        let d = decide(&f);
+        assert_eq!(d.decision, Decision::Hold);
+        assert!(d.advice[0].contains("node-b") && d.advice[0].contains("40000 ms"));
+    }
+
+    #[test]
+    fn row_environment_gap_holds_naming_what_is_missing() {
+        let mut f = only(Condition::EnvironmentGap);
+        f.incomplete.push("B1".into());
+        let d = decide(&f);
+        assert_eq!(d.decision, Decision::Hold);
+        assert!(d.advice[0].contains("no second usable node"));
+    }
+
+    #[test]
+    fn row_control_incomplete_reruns_the_control() {
+        let mut f = only(Condition::ControlIncomplete);
+        f.repairs.push(repair());
+        let d = decide(&f);
+        assert_eq!((d.decision, d.rerun), (Decision::Rerun, vec!["N0".to_string()]));
+    }
+
+    #[test]
+    fn row_repairable_names_the_action_and_the_cases() {
+        let mut f = only(Condition::Repairable);
+        f.incomplete.push("H3".into());
+        let d = decide(&f);
         assert_eq!(
-            decide(&[r("A", true, Status::Pass), r("C", false, Status::Pass)]).0,
-            Decision::Accept
+            (d.decision, d.rerun.clone()),
+            (Decision::Repair, vec!["B1".to_string()])
         );
-        assert_eq!(
-            decide(&[r("A", true, Status::Pass), r("C", false, Status::Incomplete)]).0,
-            Decision::Rerun
-        );
-        assert_eq!(
-            decide(&[r("C", false, Status::Fail), r("B1", false, Status::Incomplete)]).0,
-            Decision::Hold
-        );
-        assert_eq!(
-            decide(&[r("A", true, Status::Fail), r("C", false, Status::Pass)]).0,
-            Decision::Hold
-        );
-        let mut m = r("C", false, Status::Fail);
-        m.hostname_mismatch = true;
-        let (d, rerun, _) = decide(&[m, r("A", true, Status::Pass)]);
-        assert_eq!((d, rerun), (Decision::Repair, vec!["C".to_string()]));
-        assert_eq!(
-            decide(&[r("A", true, Status::Pass), r("X", false, Status::NotExecuted)]).0,
-            Decision::Accept
-        );
+        assert!(d.advice[0].contains("--hostname-override"));
+    }
+
+    #[test]
+    fn row_unfinished_reruns_what_was_not_finished() {
+        let mut f = only(Condition::Unfinished);
+        f.incomplete.push("B1".into());
+        let d = decide(&f);
+        assert_eq!(d.decision, Decision::Rerun);
+        assert_eq!(d.rerun, vec!["D1".to_string(), "B1".to_string()]);
+    }
+
+    #[test]
+    fn row_incomplete_reruns() {
+        let d = decide(&only(Condition::Incomplete));
+        assert_eq!((d.decision, d.rerun), (Decision::Rerun, vec!["B1".to_string()]));
+    }
+
+    #[test]
+    fn row_otherwise_accepts_and_a_partial_run_says_so() {
+        assert_eq!(decide(&Findings::default()).decision, Decision::Accept);
+        let f = Findings {
+            partial: Some(vec!["N0".into(), "A".into(), "C".into()]),
+            ..Findings::default()
+        };
+        let d = decide(&f);
+        assert_eq!(d.decision, Decision::Accept);
+        let line = decision_line(d.decision, d.partial.as_deref(), false);
+        assert!(line.starts_with("PARTIAL ACCEPT"), "{line}");
+        assert!(d.advice.iter().any(|a| a.contains("not a verdict")));
+        assert_eq!(decision_line(Decision::Accept, None, false), "ACCEPT");
+    }
+
+    #[test]
+    fn findings_of_statuses() {
+        let f = findings_of(&[
+            ("A", true, Status::Pass),
+            ("C", false, Status::Fail),
+            ("N0", true, Status::Incomplete),
+            ("B1", false, Status::Incomplete),
+            ("X1", false, Status::NotExecuted),
+        ]);
+        assert_eq!(f.unexplained, vec!["C".to_string()]);
+        assert_eq!(f.controls_incomplete, vec!["N0".to_string()]);
+        assert_eq!(f.incomplete, vec!["B1".to_string()]);
+        assert_eq!(decide(&f).decision, Decision::Hold);
     }
 }

@@ -127,3 +127,32 @@ pub fn for_cluster_ip(
         },
     )
 }
+
+/// The model's verdict for `q` if the kube-proxy on `q.node` did not know its node by the
+/// Node's name (`--hostname-override` unset or wrong): asked for a node of another name that
+/// carries no label, so no endpoint is local and no zone is known to it.
+pub fn for_route_as_unnamed_node(state: &ClusterState, config: MatrixConfig, q: Query<'_>) -> Expected {
+    let mut state = state.clone();
+    let alias = format!("{}.kube-proxy-hostname", q.node);
+    let mut node = state
+        .nodes
+        .iter()
+        .find(|n| n.meta.name == q.node)
+        .cloned()
+        .unwrap_or_default();
+    node.meta.name = alias.clone();
+    node.meta.labels.clear();
+    state.nodes.push(node);
+    for_route(&state, config, Query { node: &alias, ..q }).0
+}
+
+/// The model's verdict for `q` with `q.node`'s kube-proxy at `version`.
+pub fn for_route_at_version(
+    state: &ClusterState,
+    mut config: MatrixConfig,
+    q: Query<'_>,
+    version: locality_model::version::KubeVersion,
+) -> Expected {
+    config.node_proxy_versions.insert(q.node.to_string(), version);
+    for_route(state, config, q).0
+}

@@ -380,6 +380,8 @@ mod tests {
                 why: "answered by <b>evil</b>".into(),
                 rounds: 1,
                 tries,
+                nodes: Vec::new(),
+                lag_over_limit: None,
             }],
             advice: vec!["a \"quoted\" advice".into()],
             rerun: Vec::new(),
@@ -390,6 +392,10 @@ mod tests {
             },
             namespace: "locality-verify-t".into(),
             interrupted: false,
+            partial: None,
+            repairs: Vec::new(),
+            lagging: Vec::new(),
+            planes: Default::default(),
         }
     }
 

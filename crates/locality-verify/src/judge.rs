@@ -33,6 +33,12 @@ impl Status {
 
 /// Tries per probe round: enough that a correct data plane spreading over `k ≥ 2` backends
 /// shows two distinct responders with probability above 1 − 1e-3 (k · (1/k)^n < 1e-3).
+///
+/// A single allowed responder gets [`SINGLE_RESPONDER_TRIES`] per round, and a positive case
+/// passes only after `1 +` [`crate::run::CONFIRM_ROUNDS`] passing rounds in a row with no
+/// wrong responder in between (a wrong responder is confirmed, never re-probed away). The
+/// fault model: a faulty node picks uniformly among all ready endpoints, at least two; it
+/// passes with probability at most (1/2)^21 < 1e-6.
 pub fn tries_for(expected: &Expected) -> usize {
     match expected {
         Expected::Deliver { pods } if pods.len() >= 2 => {
@@ -43,9 +49,23 @@ pub fn tries_for(expected: &Expected) -> usize {
             }
             n
         }
-        Expected::Deliver { .. } => 6,
+        Expected::Deliver { .. } => SINGLE_RESPONDER_TRIES,
         _ => 4,
     }
+}
+
+/// Tries per round when one pod may answer (see [`tries_for`]).
+pub const SINGLE_RESPONDER_TRIES: usize = 7;
+
+/// Whether a try was answered by a pod the expectation does not allow (for a delivery).
+pub fn wrong_responder(expected: &Expected, tries: &[Try]) -> bool {
+    let Expected::Deliver { pods } = expected else {
+        return false;
+    };
+    tries.iter().any(|t| match &t.seen {
+        Seen::Answer { responder } => !pods.iter().any(|p| p == responder),
+        _ => false,
+    })
 }
 
 /// The status of one round of tries, and why.
@@ -166,6 +186,12 @@ pub fn judge(expected: &Expected, tries: &[Try]) -> (Status, String) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_node_picking_uniformly_among_two_passes_a_single_responder_case_below_1e_6() {
+        let tries = SINGLE_RESPONDER_TRIES * (crate::run::CONFIRM_ROUNDS + 1);
+        assert!(0.5f64.powi(tries as i32) < 1e-6, "{tries} tries");
+    }
+
     use super::*;
 
     fn t(seen: Seen) -> Try {

@@ -213,6 +213,11 @@ impl Ledger {
             "owner": opts.owner,
             "runId": opts.run_id,
             "interrupted": outcome.interrupted,
+            "partial": outcome.partial.is_some(),
+            "casesRun": outcome.partial,
+            "repairs": outcome.repairs,
+            "lagging": outcome.lagging,
+            "dataPlanes": outcome.planes,
         });
         let roles: serde_json::Map<String, Value> = outcome
             .roles
@@ -233,6 +238,7 @@ impl Ledger {
                 "guarantee": c.guarantee, "docs": c.docs, "clientNode": c.client_node,
                 "declared": c.declared, "expected": c.expected, "reason": c.reason,
                 "status": c.status, "why": c.why, "tries": c.tries.len(),
+                "nodes": c.nodes, "lagOverLimit": c.lag_over_limit,
                 "evidence": format!("cases/{}/", c.id),
             })).collect::<Vec<_>>(),
         });
@@ -334,6 +340,14 @@ fn junit(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> 
     let mut report = Report::new("locality verify");
     let mut suite = TestSuite::new(format!("locality-verify-{}", opts.run_id));
     suite.add_property(Property::new("decision", decision_line));
+    suite.add_property(Property::new(
+        "partial",
+        if outcome.partial.is_some() {
+            "true"
+        } else {
+            "false"
+        },
+    ));
     suite.add_property(Property::new("simulated", opts.simulated.to_string()));
     suite.add_property(Property::new("owner", opts.owner.clone()));
     for c in &outcome.cases {

@@ -21,6 +21,7 @@
 pub mod cases;
 pub mod cluster;
 pub mod decision;
+pub mod diagnose;
 pub mod expect;
 pub mod fixture;
 pub mod html;

@@ -79,16 +79,20 @@ pub fn expected_increase(mode: Option<ProxyMode>, ports: usize, families: usize)
     (per_family * families.max(1)) as f64
 }
 
-/// One read of `N3`'s kube-proxy: the pod's log, or why there is none.
-struct Reader<'a, 'b> {
-    env: &'a Env<'b>,
-    node: String,
-    seq: usize,
+/// Reads a node's kube-proxy (`127.0.0.1:10249`) with one-shot hostNetwork curl pods: the
+/// pod's log, or why there is none.
+pub(crate) struct Reader<'a, 'b> {
+    pub(crate) env: &'a Env<'b>,
+    /// The node read.
+    pub(crate) node: String,
+    /// Names the curl pods (`{prefix}-{seq}`).
+    pub(crate) prefix: String,
+    pub(crate) seq: usize,
 }
 
 impl Reader<'_, '_> {
     /// Creates a curl pod for `path`, waits for it to end and returns (exit code, log).
-    async fn read(
+    pub(crate) async fn read(
         &mut self,
         path: &str,
         evidence: &mut Evidence,
@@ -97,7 +101,7 @@ impl Reader<'_, '_> {
             opts, cluster, ns, ..
         } = *self.env;
         self.seq += 1;
-        let name = format!("m-metrics-{}", self.seq);
+        let name = format!("{}-{}", self.prefix, self.seq);
         let m = fixture::curl_pod(ns, &opts.run_id, &name, &self.node, path);
         evidence.manifest(&m)?;
         if let Err(f) = cluster.json(http::Method::POST, &pods_path(ns), Some(&m)).await? {
@@ -214,6 +218,7 @@ pub(crate) async fn metrics_case(
     let mut reader = Reader {
         env,
         node: n3.clone(),
+        prefix: "m-metrics".into(),
         seq: 0,
     };
     // The mode decides what is counted; kube-proxy itself says which (`/proxyMode`).
@@ -378,6 +383,21 @@ pub(crate) async fn metrics_case(
             "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}): {baseline} before, {counted} without a local endpoint, still {local} with a Ready endpoint on N3 after {:?} (re-read: {v}); expected {baseline}: {LOCAL_NOT_SEEN} (does its node name match the Node's? --hostname-override)",
             opts.proxy_lag_timeout
         );
+        if r.status == Status::Fail {
+            // A kube-proxy that does not know its node counts a Service with a Ready endpoint
+            // on that node as without local endpoints: exactly this reading.
+            r.nodes.push(crate::diagnose::NodeJudgement {
+                node: n3.clone(),
+                status: Status::Fail,
+                hypotheses: vec![crate::diagnose::Hypothesis {
+                    kind: crate::decision::RepairKind::HostnameOverride,
+                    expected: Expected::Unknown {
+                        why: LOCAL_NOT_SEEN.into(),
+                    },
+                    consistent: true,
+                }],
+            });
+        }
         return Ok(r);
     }
     r.status = Status::Pass;

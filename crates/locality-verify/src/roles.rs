@@ -20,6 +20,29 @@ impl Roles {
     pub fn node(&self, role: Role) -> Option<&str> {
         self.nodes.get(&role).map(String::as_str)
     }
+
+    /// Why the cluster is too small for the contract (`N1` with a backend and `N3` without
+    /// one need two usable nodes), if it is.
+    pub fn lacking(&self) -> Option<String> {
+        if self.node(Role::N1).is_some() && self.node(Role::N3).is_some() {
+            return None;
+        }
+        let usable: std::collections::BTreeSet<&str> = self.nodes.values().map(String::as_str).collect();
+        Some(format!(
+            "the contract needs two Ready, untainted, schedulable Linux nodes (one with a backend, one without); this cluster has {} usable{}{}",
+            usable.len(),
+            if usable.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", usable.into_iter().collect::<Vec<_>>().join(", "))
+            },
+            if self.excluded.is_empty() {
+                String::new()
+            } else {
+                format!("; left out: {}", self.excluded.join("; "))
+            }
+        ))
+    }
 }
 
 /// Why a node cannot take a role, if it cannot.
@@ -88,6 +111,15 @@ pub fn pick(nodes: &[Node]) -> Roles {
             .or_else(|| usable.iter().find(|n| !taken(&roles, n)));
         if let Some(n) = pick {
             roles.insert(role, n.meta.name.clone());
+        }
+    }
+    // Two usable nodes: the second is N3 (the node without a backend, which the core cases
+    // need); the cases with a backend on N2 run with N1's alone.
+    if !roles.contains_key(&Role::N3) {
+        if let Some(n2) = roles.remove(&Role::N2) {
+            roles.insert(Role::N3, n2);
+        } else if let Some(z) = roles.get(&Role::N1z).cloned() {
+            roles.insert(Role::N3, z);
         }
     }
     Roles {
@@ -217,9 +249,29 @@ mod tests {
             node("node-e", "zone-e"),
         ]);
         assert_eq!(r.node(Role::N1), Some("node-a"));
-        assert_eq!(r.node(Role::N2), Some("node-e"));
-        assert_eq!(r.node(Role::N3), None);
+        // Two usable nodes: the second is N3, the node without a backend.
+        assert_eq!(r.node(Role::N2), None);
+        assert_eq!(r.node(Role::N3), Some("node-e"));
         assert_eq!(r.node(Role::N1z), None);
         assert_eq!(r.excluded.len(), 2, "{:?}", r.excluded);
+        assert_eq!(r.lacking(), None);
+    }
+
+    #[test]
+    fn two_nodes_of_one_zone_are_enough_and_one_is_not() {
+        let r = pick(&[node("node-a", "zone-a"), node("node-b", "zone-a")]);
+        assert_eq!(r.node(Role::N1), Some("node-a"));
+        assert_eq!(r.node(Role::N3), Some("node-b"));
+        assert_eq!(r.lacking(), None);
+        let mut tainted = node("node-b", "zone-a");
+        tainted.taints.push(Taint {
+            key: "node-role.kubernetes.io/control-plane".into(),
+            value: String::new(),
+            effect: "NoSchedule".into(),
+        });
+        let r = pick(&[node("node-a", "zone-a"), tainted]);
+        let why = r.lacking().unwrap();
+        assert!(why.contains("1 usable (node-a)"), "{why}");
+        assert!(why.contains("node-b: tainted"), "{why}");
     }
 }

@@ -165,9 +165,15 @@ pub(crate) fn judge_timeline(
         }
         let lo = t.sent_ms.saturating_sub(lag_ms);
         let hi = t.sent_ms + lag_ms;
-        let ok = spans
-            .iter()
-            .any(|(from, to, p)| *from <= hi && *to >= lo && allowed(itp_local, *p).contains(&k));
+        // Within the band, a neighbouring phase's rules may still apply; rules still pointing
+        // at the old backend after it exited are refused by its node.
+        let ok = spans.iter().any(|(from, to, p)| {
+            let own = *from <= t.sent_ms && t.sent_ms < *to;
+            let a = allowed(itp_local, *p);
+            *from <= hi
+                && *to >= lo
+                && (a.contains(&k) || (!own && k == Allowed::Refused && a.contains(&Allowed::Old)))
+        });
         if ok {
             continue;
         }
@@ -217,6 +223,20 @@ pub(crate) fn judge_timeline(
         rate(tries),
         phases.join(" → ")
     );
+    // Past the band, what a late kube-proxy shows (old rules: a gone pod, a drop) cannot be
+    // told from a violation: never judged, INCOMPLETE (a remote answer under a Local policy
+    // is a violation whatever the lag: no stale rule of the node points there).
+    // The first phase was settled before the probe loop started: what violates it is never
+    // lag.
+    let first_end = transitions.get(1).map_or(u128::MAX, |t| t.0);
+    let settled_violation = violations.iter().any(|t| t.sent_ms < first_end);
+    if measured > lag_ms && !settled_violation && (remote == 0 || !itp_local) {
+        return (
+            Status::Incomplete,
+            format!("kube-proxy's lag exceeded the band, not judged: {summary}"),
+            measured,
+        );
+    }
     if let Some(v) = violations.first() {
         let what = if remote > 0 {
             format!("{remote} tries answered by a remote backend; ")
@@ -242,6 +262,35 @@ pub(crate) fn judge_timeline(
         );
     }
     (Status::Pass, summary, measured)
+}
+
+/// A failed rollout's node judgement: consistent with a kube-proxy that does not know its
+/// node (`--hostname-override`) when, under a Local policy, nothing ever answered (no local
+/// endpoint was ever seen), or, under PreferSameNode, a remote backend answered while the
+/// local one was ready.
+fn rollout_judgement(
+    itp_local: bool,
+    node: Option<&str>,
+    tries: &[Try],
+    old: &str,
+    new: &str,
+) -> crate::diagnose::NodeJudgement {
+    let answered = tries.iter().any(|t| matches!(t.seen, Seen::Answer { .. }));
+    let remote = tries
+        .iter()
+        .any(|t| kind_of(&t.seen, old, new) == Some(Allowed::Remote));
+    let consistent = if itp_local { !answered } else { remote };
+    crate::diagnose::NodeJudgement {
+        node: node.unwrap_or_default().to_string(),
+        status: Status::Fail,
+        hypotheses: vec![crate::diagnose::Hypothesis {
+            kind: crate::decision::RepairKind::HostnameOverride,
+            expected: crate::expect::Expected::Unknown {
+                why: "per rollout phase: never a local answer (Local), remote answers while local is ready (PreferSameNode)".into(),
+            },
+            consistent,
+        }],
+    }
 }
 
 fn rollout_backend(env: &Env<'_>, c: &Case, role: Role, name: &str) -> Value {
@@ -416,7 +465,22 @@ pub(crate) async fn rollout_case(
         .delete(&format!("{}/{}", pods_path(ns), probe.client))
         .await;
     let lag_ms = opts.max_proxy_lag.as_millis();
-    let (status, why, _) = judge_timeline(c.setup.itp_local, &transitions, &tries, &old, &new, lag_ms);
+    let (status, why, measured) = judge_timeline(c.setup.itp_local, &transitions, &tries, &old, &new, lag_ms);
+    if status == Status::Incomplete && measured > lag_ms {
+        r.lag_over_limit = Some(crate::run::LagOverLimit {
+            measured_ms: measured as u64,
+            limit_ms: lag_ms as u64,
+        });
+    }
+    if status == Status::Fail {
+        r.nodes.push(rollout_judgement(
+            c.setup.itp_local,
+            r.client_node.as_deref(),
+            &tries,
+            &old,
+            &new,
+        ));
+    }
     let timeline: Vec<Value> = transitions
         .iter()
         .map(|(at, p)| json!({"atUnixMs": at.to_string(), "phase": p}))

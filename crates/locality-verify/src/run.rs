@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use crate::cases::{CATALOGUE, Case, Client, Declared, Dial, Role, Setup};
 use crate::cluster::Cluster;
-use crate::decision::{CaseResult, Decision, decide};
+use crate::decision::RepairKind;
+use crate::decision::{Decision, decide};
+use crate::diagnose::{Hypothesis, NodeDataPlane, NodeJudgement};
 use crate::expect::{Expected, Query, for_route};
 use crate::fixture::{self, HOST_HTTP_PORT, HTTP_PORT, RUN_LABEL, SERVICE_PORT};
 use crate::judge::{Status, judge, tries_for};
@@ -115,6 +117,23 @@ pub struct CaseRecord {
     pub rounds: usize,
     /// Every try.
     pub tries: Vec<Try>,
+    /// Per client node: its status and, for a failure, the repair hypotheses checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeJudgement>,
+    /// kube-proxy on the client node was slower than `--max-proxy-lag`, twice: the case is
+    /// INCOMPLETE, never FAIL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_over_limit: Option<LagOverLimit>,
+}
+
+/// A measured kube-proxy lag over the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LagOverLimit {
+    /// Measured, in ms (cluster clock).
+    pub measured_ms: u64,
+    /// `--max-proxy-lag`, in ms.
+    pub limit_ms: u64,
 }
 
 /// The result of a run.
@@ -137,19 +156,21 @@ pub struct VerifyOutcome {
     /// The run was interrupted (Ctrl-C): the cases it did not finish are NOT_EXECUTED
     /// (`interrupted`), the namespace was deleted all the same (unless `keep`).
     pub interrupted: bool,
+    /// `--only`: the cases the run selected (the controls included); the decision is partial.
+    pub partial: Option<Vec<String>>,
+    /// The repairs the evidence supports (REPAIR).
+    pub repairs: Vec<crate::decision::Repair>,
+    /// Nodes whose kube-proxy lagged beyond the limit.
+    pub lagging: Vec<crate::decision::Lag>,
+    /// What each node's kube-proxy reported (mode, version).
+    pub planes: BTreeMap<String, crate::diagnose::NodeDataPlane>,
 }
 
 impl VerifyOutcome {
-    /// The decision line, with the simulated-cluster caveat when it applies.
+    /// The decision line: `PARTIAL` for an `--only` run, with the simulated-cluster caveat
+    /// when it applies.
     pub fn decision_line(&self, simulated: bool) -> String {
-        if simulated {
-            format!(
-                "{} (simulated cluster: a self-test of locality, not evidence about any real data plane)",
-                self.decision.as_str()
-            )
-        } else {
-            self.decision.as_str().to_string()
-        }
+        crate::decision::decision_line(self.decision, self.partial.as_deref(), simulated)
     }
 }
 
@@ -247,18 +268,21 @@ pub(crate) async fn settle(
 /// The declared outcome as an expectation. A declared timeout (kube-proxy's DROP for a Local
 /// policy without a local endpoint) is a refusal on IPVS, where the virtual server has no
 /// real server and the kernel answers port unreachable (research: upstream-semantics §2.3).
-fn declared_expectation_in(case: &Case, ipvs: bool) -> Expected {
-    match declared_expectation(case) {
+fn declared_expectation_in(case: &Case, roles: &Roles, ipvs: bool) -> Expected {
+    match declared_expectation(case, roles) {
         Expected::Drop if ipvs => Expected::Reject,
         e => e,
     }
 }
 
-fn declared_expectation(case: &Case) -> Expected {
+/// The declared outcome in pods; on a cluster without `N2` (two usable nodes) the backends
+/// the case would have there are left out.
+fn declared_expectation(case: &Case, present: &Roles) -> Expected {
     match case.declared {
         Declared::AnsweredBy(roles) => {
             let mut pods: Vec<String> = roles
                 .iter()
+                .filter(|r| present.node(**r).is_some())
                 .map(|r| fixture::backend_name(case.setup.group, *r, true))
                 .collect();
             pods.sort();
@@ -326,6 +350,8 @@ struct Probing<'a> {
     cluster: &'a Cluster,
     ns: &'a str,
     opts: &'a VerifyOptions,
+    roles: &'a Roles,
+    planes: &'a BTreeMap<String, NodeDataPlane>,
 }
 
 impl Probing<'_> {
@@ -375,7 +401,14 @@ impl Probing<'_> {
                         ));
                     }
                 }
-                _ if positive && tokio::time::Instant::now() < deadline => {
+                // A round without a wrong responder is kube-proxy's lag (nothing programmed
+                // yet for the case's new Service): re-probed. An answer from a pod the case
+                // does not allow is never lag (each case has its own Service): it goes to
+                // the retry that confirms it.
+                _ if positive
+                    && !crate::judge::wrong_responder(expected, &tries)
+                    && tokio::time::Instant::now() < deadline =>
+                {
                     passes = 0;
                     passing.clear();
                     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -418,16 +451,29 @@ pub(crate) fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {
         why: String::new(),
         rounds: 0,
         tries: Vec::new(),
+        nodes: Vec::new(),
+        lag_over_limit: None,
     }
 }
 
 /// The cases `opts.only` selects (all when empty), in catalogue order.
+/// The controls always run: a partial run is still judged against a working environment.
 fn selected_cases(opts: &VerifyOptions) -> Vec<&'static Case> {
     CATALOGUE
         .iter()
-        .filter(|c| opts.only.is_empty() || opts.only.iter().any(|o| o.eq_ignore_ascii_case(c.id)))
+        .filter(|c| {
+            c.control || opts.only.is_empty() || opts.only.iter().any(|o| o.eq_ignore_ascii_case(c.id))
+        })
         .collect()
 }
+
+/// `--only`: the IDs the run selects, controls included (`None`: a full run).
+fn partial(opts: &VerifyOptions) -> Option<Vec<String>> {
+    (!opts.only.is_empty()).then(|| selected_cases(opts).iter().map(|c| c.id.to_string()).collect())
+}
+
+/// Why a case the API cut short is NOT_EXECUTED (followed by the error).
+pub const CUT_SHORT: &str = "cut short: the run could not go on";
 
 /// Runs the playbook against the cluster `opts.live` points at.
 ///
@@ -464,127 +510,108 @@ pub async fn verify_until(
     };
     let first = locality_live::snapshot(&read(&ns), None).await?;
     let roles = pick(&first.state.nodes);
-    if roles.node(Role::N1).is_none() || roles.node(Role::N2).is_none() {
-        return Err(VerifyError::Unsuitable(format!(
-            "a run needs two Ready, untainted Linux nodes; usable: {} (left out: {})",
-            roles.nodes.len(),
-            roles.excluded.join("; ")
-        )));
-    }
     let sampled = sample(&first.state.nodes, &roles, opts.max_nodes);
     let mut evidence = Evidence::create(&opts.evidence)?;
     evidence.versions(&first, opts)?;
     evidence.nodes(&first.state, &roles)?;
-
-    // The namespace: refuse one the tool did not create. It is `privileged` (Pod Security)
-    // only when a hostNetwork client must run in it.
-    let privileged = selected_cases(opts)
-        .iter()
-        .any(|c| matches!(c.client, Client::Host(_)) || c.setup.metrics);
-    let ns_path = format!("/api/v1/namespaces/{ns}");
-    let existing = cluster.get(&ns_path).await?;
-    if let Some(existing) = &existing
-        && existing["metadata"]["labels"][RUN_LABEL] != json!(opts.run_id)
-    {
-        return Err(VerifyError::Unsuitable(format!(
-            "namespace {ns} exists without the label {RUN_LABEL}={}: refusing to touch it",
-            opts.run_id
-        )));
-    }
-    let env = Env {
-        opts,
-        cluster: &cluster,
-        ns: &ns,
-        roles: &roles,
-        sampled: &sampled,
-    };
-    // From the namespace's creation on, the run races `interrupt`; the records of the cases
-    // finished survive it.
+    let kube = first.server_version.map_or(KubeVersion::NEWEST, |v| {
+        v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST)
+    });
+    let planes: BTreeMap<String, NodeDataPlane> = BTreeMap::new();
     let mut cases = Vec::new();
-    let work = async {
-        if existing.is_none() {
-            let manifest = fixture::namespace(&ns, &opts.run_id, privileged);
-            evidence.manifest(&manifest)?;
-            cluster.create("/api/v1/namespaces", &manifest).await?;
-        }
-        run_cases(&env, &read, &mut evidence, &mut cases).await
-    };
-    let (result, interrupted) = tokio::select! {
-        biased;
-        () = interrupt => (Ok(()), true),
-        r = work => (r, false),
-    };
-    // The one cleanup path: the normal end, a failure and an interruption.
-    if !opts.keep {
-        let _ = cluster.delete(&ns_path).await;
-    }
-    result?;
-    if interrupted {
+    let mut interrupted = false;
+    let mut cut_short: Option<String> = None;
+    if let Some(lacking) = roles.lacking() {
+        // Too small for the contract: nothing is created, every case says why.
         for c in selected_cases(opts) {
-            if !cases.iter().any(|r| r.id == c.id) {
-                let mut r = record(c, None);
-                r.why = INTERRUPTED.into();
-                cases.push(r);
+            let mut r = record(c, None);
+            r.why = lacking.clone();
+            cases.push(r);
+        }
+    } else {
+        // The namespace: refuse one the tool did not create. It is `privileged` (Pod
+        // Security) only when a hostNetwork client must run in it.
+        let privileged = selected_cases(opts)
+            .iter()
+            .any(|c| matches!(c.client, Client::Host(_)) || c.setup.metrics);
+        let ns_path = format!("/api/v1/namespaces/{ns}");
+        let existing = cluster.get(&ns_path).await?;
+        if let Some(existing) = &existing
+            && existing["metadata"]["labels"][RUN_LABEL] != json!(opts.run_id)
+        {
+            return Err(VerifyError::Unsuitable(format!(
+                "namespace {ns} exists without the label {RUN_LABEL}={}: refusing to touch it",
+                opts.run_id
+            )));
+        }
+        let env = Env {
+            opts,
+            cluster: &cluster,
+            ns: &ns,
+            roles: &roles,
+            sampled: &sampled,
+            planes: &planes,
+        };
+        // From the namespace's creation on, the run races `interrupt`; the records of the
+        // cases finished survive it.
+        let work = async {
+            if existing.is_none() {
+                let manifest = fixture::namespace(&ns, &opts.run_id, privileged);
+                evidence.manifest(&manifest)?;
+                cluster.create("/api/v1/namespaces", &manifest).await?;
+            }
+            run_cases(&env, &read, &mut evidence, &mut cases).await
+        };
+        let result = tokio::select! {
+            biased;
+            () = interrupt => { interrupted = true; Ok(()) }
+            r = work => r,
+        };
+        // The one cleanup path: the normal end, a failure and an interruption.
+        if !opts.keep {
+            let _ = cluster.delete(&ns_path).await;
+        }
+        match result {
+            Ok(()) => {}
+            // The evidence cannot be written: nothing to sign, say so.
+            Err(e @ VerifyError::Evidence { .. }) => return Err(e),
+            // Anything else (the API) cuts the run short: the ledger keeps what was done.
+            Err(e) => cut_short = Some(format!("{CUT_SHORT}: {e}")),
+        }
+        let why = if interrupted {
+            Some(INTERRUPTED.to_string())
+        } else {
+            cut_short.clone()
+        };
+        if let Some(why) = why {
+            for c in selected_cases(opts) {
+                if !cases.iter().any(|r| r.id == c.id) {
+                    let mut r = record(c, None);
+                    r.why = why.clone();
+                    cases.push(r);
+                }
             }
         }
     }
     cases.sort_by_key(|r| CATALOGUE.iter().position(|c| c.id == r.id));
-    let results: Vec<CaseResult<'_>> = cases
-        .iter()
-        .map(|c| CaseResult {
-            id: &c.id,
-            control: c.control,
-            status: c.status,
-            hostname_mismatch: hostname_mismatch_suspected(c),
-        })
-        .collect();
-    let (mut decision, mut rerun, mut advice) = decide(&results);
-    if interrupted {
-        interrupted_decision(&cases, &mut decision, &mut rerun, &mut advice);
-    }
+    let findings = crate::diagnose::findings(&cases, partial(opts), kube, &planes);
+    let decided = decide(&findings);
     let outcome = VerifyOutcome {
-        decision,
+        decision: decided.decision,
         cases,
-        advice,
-        rerun,
+        advice: decided.advice,
+        rerun: decided.rerun,
         evidence: opts.evidence.clone(),
         roles,
         namespace: ns,
         interrupted,
+        partial: decided.partial,
+        repairs: findings.repairs,
+        lagging: findings.lagging,
+        planes,
     };
     Ledger::write(&mut evidence, &outcome, opts)?;
     Ok(outcome)
-}
-
-/// An interrupted run cannot be accepted: what passed is kept, the cases not finished are to
-/// be rerun (RERUN unless a finished case already decided HOLD or REPAIR).
-fn interrupted_decision(
-    cases: &[CaseRecord],
-    decision: &mut Decision,
-    rerun: &mut Vec<String>,
-    advice: &mut Vec<String>,
-) {
-    let missed: Vec<String> = cases
-        .iter()
-        .filter(|c| c.status == Status::NotExecuted && c.why == INTERRUPTED)
-        .map(|c| c.id.clone())
-        .collect();
-    if missed.is_empty() {
-        return;
-    }
-    if matches!(*decision, Decision::Accept | Decision::Rerun) {
-        *decision = Decision::Rerun;
-        for id in &missed {
-            if !rerun.contains(id) {
-                rerun.push(id.clone());
-            }
-        }
-    }
-    advice.push(format!(
-        "interrupted (Ctrl-C): {} not executed; rerun: locality verify --only {}",
-        missed.join(", "),
-        missed.join(",")
-    ));
 }
 
 /// What every step of a run reads.
@@ -593,8 +620,10 @@ pub(crate) struct Env<'a> {
     pub(crate) cluster: &'a Cluster,
     pub(crate) ns: &'a str,
     pub(crate) roles: &'a Roles,
-    /// The nodes `P` probes from.
+    /// The nodes `P` and `Pn` probe from.
     pub(crate) sampled: &'a [String],
+    /// What each node's kube-proxy reported (mode, version).
+    pub(crate) planes: &'a BTreeMap<String, NodeDataPlane>,
 }
 
 /// The clients of a run: pod clients by node, hostNetwork clients by role (or why not).
@@ -778,11 +807,12 @@ async fn create_group(
         ns,
         roles,
         sampled,
+        ..
     } = *env;
     let group = setup.group;
     let mut pods = Vec::new();
     for (list, ready) in [(setup.backends, true), (setup.unready, false)] {
-        for role in list {
+        for role in list.iter().filter(|r| roles.node(**r).is_some()) {
             let m = fixture::backend(
                 ns,
                 &opts.run_id,
@@ -796,20 +826,32 @@ async fn create_group(
             pods.push((fixture::backend_name(group, *role, ready), ready));
         }
     }
-    // P: a client on every sampled node (the role clients where they exist).
+    // P, Pn: a client on every sampled node (the role clients where they exist); Pn skips the
+    // nodes that carry one of its backends.
     let mut node_clients = Vec::new();
-    if setup.daemonset {
-        let m = fixture::daemonset(ns, &opts.run_id, setup);
-        evidence.manifest(&m)?;
-        cluster
-            .create(&format!("/apis/apps/v1/namespaces/{ns}/daemonsets"), &m)
-            .await?;
+    if setup.daemonset || setup.each_node {
+        if setup.daemonset {
+            let m = fixture::daemonset(ns, &opts.run_id, setup);
+            evidence.manifest(&m)?;
+            cluster
+                .create(&format!("/apis/apps/v1/namespaces/{ns}/daemonsets"), &m)
+                .await?;
+        }
+        let backend_nodes: Vec<&str> = setup
+            .backends
+            .iter()
+            .chain(setup.unready)
+            .filter_map(|r| roles.node(*r))
+            .collect();
         let mut extra = Vec::new();
         for (i, node) in sampled.iter().enumerate() {
+            if setup.each_node && backend_nodes.contains(&node.as_str()) {
+                continue;
+            }
             let client = match clients.on_node(roles, node) {
                 Some(c) => c.to_string(),
                 None => {
-                    let name = fixture::sampled_client_name(i);
+                    let name = format!("{}-{}", setup.group, fixture::sampled_client_name(i));
                     let m = fixture::client_on(ns, &opts.run_id, &name, node);
                     evidence.manifest(&m)?;
                     cluster.create(&pods_path(ns), &m).await?;
@@ -828,9 +870,10 @@ async fn create_group(
                 opts.pod_ready_timeout
             )));
         }
-        if wait_daemon_pods(cluster, ns, group, sampled, opts.pod_ready_timeout)
-            .await?
-            .is_none()
+        if setup.daemonset
+            && wait_daemon_pods(cluster, ns, group, sampled, opts.pod_ready_timeout)
+                .await?
+                .is_none()
         {
             return Ok(Err(format!(
                 "the DaemonSet {group} did not run a Ready pod on every sampled node ({}) within {:?}",
@@ -925,7 +968,15 @@ async fn run_cases(
         }
         let Some(first) = cases.first() else { continue };
         let setup = first.setup;
-        let needed: Vec<Role> = setup.backends.iter().chain(setup.unready).copied().collect();
+        // Without N2 (a two-node cluster) the backends on N2 are left out; any other missing
+        // role makes the group's cases NOT_EXECUTED.
+        let needed: Vec<Role> = setup
+            .backends
+            .iter()
+            .chain(setup.unready)
+            .copied()
+            .filter(|r| *r != Role::N2)
+            .collect();
         if let Some(missing) = needed.iter().find(|r| roles.node(**r).is_none()) {
             for c in cases {
                 let mut r = record(c, None);
@@ -967,7 +1018,13 @@ async fn run_cases(
         };
         let snap = locality_live::snapshot(&read(ns), None).await?;
         let config = matrix_config(&snap, opts.proxy_mode);
-        let probing = Probing { cluster, ns, opts };
+        let probing = Probing {
+            cluster,
+            ns,
+            opts,
+            roles,
+            planes: env.planes,
+        };
         for c in cases {
             let mut r = if !setup.service {
                 pod_ip_case(&probing, c, &clients, &state).await?
@@ -1017,7 +1074,7 @@ async fn pod_ip_case(
             }
         }
     }
-    r.expected = Some(declared_expectation(c));
+    r.expected = Some(declared_expectation(c, probing.roles));
     r.reason = "pod-ip".into();
     r.status = status;
     r.why = if why.is_empty() {
@@ -1032,7 +1089,71 @@ async fn pod_ip_case(
     Ok(r)
 }
 
-/// `P`: a client on each sampled node, each judged against the backend on its own node.
+/// The model's configuration for a query handled by `node`'s kube-proxy: its own mode when it
+/// reported one (`/proxyMode`).
+fn node_config(base: &MatrixConfig, planes: &BTreeMap<String, NodeDataPlane>, node: &str) -> MatrixConfig {
+    let mut config = base.clone();
+    let mode = planes
+        .get(node)
+        .and_then(|p| p.mode.as_deref())
+        .and_then(|m| match m {
+            "iptables" => Some(ProxyMode::Iptables),
+            "nftables" => Some(ProxyMode::Nftables),
+            "ipvs" => Some(ProxyMode::Ipvs),
+            _ => None,
+        });
+    if let Some(m) = mode
+        && matches!(config.data_plane, DataPlane::KubeProxy(_) | DataPlane::Unknown)
+    {
+        config.data_plane = DataPlane::KubeProxy(Some(m));
+    }
+    config
+}
+
+/// A node's judgement, with the repair hypotheses checked against its tries when it failed.
+fn node_judgement(
+    probing: &Probing<'_>,
+    snap: &ClusterState,
+    config: &MatrixConfig,
+    q: Query<'_>,
+    status: Status,
+    tries: &[Try],
+) -> NodeJudgement {
+    let mut hypotheses = Vec::new();
+    if status == Status::Fail {
+        let mut check = |kind: RepairKind, expected: Expected| {
+            let consistent = judge(&expected, tries).0 == Status::Pass;
+            hypotheses.push(Hypothesis {
+                kind,
+                expected,
+                consistent,
+            });
+        };
+        check(
+            RepairKind::HostnameOverride,
+            crate::expect::for_route_as_unnamed_node(snap, config.clone(), q),
+        );
+        if let Some(v) = probing
+            .planes
+            .get(q.node)
+            .and_then(|p| p.version.as_deref())
+            .and_then(KubeVersion::parse_loose)
+        {
+            check(
+                RepairKind::UpgradeKubeProxy,
+                crate::expect::for_route_at_version(snap, config.clone(), q, v),
+            );
+        }
+    }
+    NodeJudgement {
+        node: q.node.to_string(),
+        status,
+        hypotheses,
+    }
+}
+
+/// `P`, `Pn`: a client on each sampled node, each judged against its own node (`P`: only the
+/// backend on its own node answers; `Pn`: nothing answers).
 async fn each_node_case(
     probing: &Probing<'_>,
     c: &Case,
@@ -1049,22 +1170,24 @@ async fn each_node_case(
     let mut problems = Vec::new();
     let mut status = Status::Pass;
     for (node, client) in &state.node_clients {
-        let (expected, reason) = for_route(
-            snap,
-            config.clone(),
-            Query {
-                namespace: ns,
-                service: group,
-                port: fixture::service_port_name(&c.setup),
-                node,
-                source: Source::Pod,
-                destination: Destination::ClusterIp,
-            },
-        );
+        let config = node_config(config, probing.planes, node);
+        let q = Query {
+            namespace: ns,
+            service: group,
+            port: fixture::service_port_name(&c.setup),
+            node,
+            source: Source::Pod,
+            destination: Destination::ClusterIp,
+        };
+        let (expected, reason) = for_route(snap, config.clone(), q);
         if !reasons.contains(&reason) {
             reasons.push(reason);
         }
-        let declared = own_node_expectation(snap, ns, group, node);
+        let declared = if c.setup.daemonset {
+            own_node_expectation(snap, ns, group, node)
+        } else {
+            declared_expectation_in(c, probing.roles, config.data_plane.modes() == [ProxyMode::Ipvs])
+        };
         expectations.insert(node.clone(), expected.clone());
         if expected != declared {
             status = status.max(Status::Incomplete);
@@ -1083,6 +1206,7 @@ async fn each_node_case(
             udp: c.setup.udp,
         };
         let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+        r.nodes.push(node_judgement(probing, snap, &config, q, s, &tries));
         r.rounds += rounds;
         r.tries.extend(tries);
         if s != Status::Pass {
@@ -1090,12 +1214,19 @@ async fn each_node_case(
             problems.push(format!("{client} on {node}: {w}"));
         }
     }
+    let tries_per_node = r.tries.len() / state.node_clients.len().max(1);
     r.expected = Some(Expected::PerNode { nodes: expectations });
     r.reason = reasons.join(",");
-    r.status = status;
-    r.why = if problems.is_empty() {
+    r.status = if state.node_clients.is_empty() {
+        Status::Incomplete
+    } else {
+        status
+    };
+    r.why = if state.node_clients.is_empty() {
+        "no sampled node to probe from".into()
+    } else if problems.is_empty() {
         format!(
-            "each of {} sampled nodes ({}) was served only by the backend on its own node ({} tries)",
+            "each of {} sampled nodes ({}) {} (~{tries_per_node} tries per node, {} in all)",
             state.node_clients.len(),
             state
                 .node_clients
@@ -1103,6 +1234,11 @@ async fn each_node_case(
                 .map(|(n, _)| n.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
+            if c.setup.daemonset {
+                "was served only by the backend on its own node"
+            } else {
+                "got no answer without a local endpoint"
+            },
             r.tries.len()
         )
     } else {
@@ -1163,21 +1299,19 @@ async fn one_client_case(
             )
         }
     };
-    let (expected, reason) = for_route(
-        snap,
-        config.clone(),
-        Query {
-            namespace: ns,
-            service: group,
-            port: fixture::service_port_name(&c.setup),
-            node: &model_node,
-            source,
-            destination,
-        },
-    );
+    let config = node_config(config, probing.planes, &model_node);
+    let q = Query {
+        namespace: ns,
+        service: group,
+        port: fixture::service_port_name(&c.setup),
+        node: &model_node,
+        source,
+        destination,
+    };
+    let (expected, reason) = for_route(snap, config.clone(), q);
     r.reason = reason;
     let ipvs = config.data_plane.modes() == [ProxyMode::Ipvs];
-    let declared = declared_expectation_in(c, ipvs);
+    let declared = declared_expectation_in(c, roles, ipvs);
     if expected != declared {
         r.status = Status::Incomplete;
         r.why = format!(
@@ -1197,6 +1331,7 @@ async fn one_client_case(
             udp: c.setup.udp,
         };
         let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+        r.nodes.push(node_judgement(probing, snap, &config, q, s, &tries));
         r.status = s;
         r.why = w;
         r.rounds = rounds;
@@ -1204,28 +1339,6 @@ async fn one_client_case(
     }
     r.expected = Some(expected);
     Ok(r)
-}
-
-/// A failed case that expected delivery by its own node's endpoints only (a local Ready
-/// endpoint exists) yet saw every try time out: the signature of a kube-proxy that does not
-/// know its node by the Node's name (`--hostname-override`), so nothing is local to it.
-fn hostname_mismatch_suspected(c: &CaseRecord) -> bool {
-    // Only the backend on the client's own node may answer (not, e.g., `Z1`'s same-zone peer).
-    let own_node_only =
-        |role: Role| crate::cases::case(&c.id).is_some_and(|case| case.client.role() == Some(role));
-    let local_only = match (&c.expected, c.declared) {
-        (Some(Expected::Deliver { pods }), Declared::AnsweredBy([role])) => {
-            !pods.is_empty() && own_node_only(*role) && c.client_node.is_some() && !c.control
-        }
-        _ => false,
-    };
-    if c.id == "M" {
-        return c.status == Status::Fail && c.why.contains(crate::metrics::LOCAL_NOT_SEEN);
-    }
-    local_only
-        && c.status == Status::Fail
-        && !c.tries.is_empty()
-        && c.tries.iter().all(|t| t.seen == crate::probe::Seen::Timeout)
 }
 
 /// A node's first IPv4 InternalIP, as read back.
@@ -1280,17 +1393,33 @@ pub fn describe(e: &Expected) -> String {
     }
 }
 
-/// A run ID: the current time in seconds, base 36 (short, sortable, DNS-safe).
+/// A run ID: the current time in seconds, base 36, then 4 random base-36 characters (short,
+/// sortable by start time, DNS-safe, distinct for runs started in the same second).
 pub fn new_run_id() -> String {
-    let mut n = std::time::SystemTime::now()
+    use std::hash::{BuildHasher, Hasher};
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+        .unwrap_or_default();
     let mut s = Vec::new();
+    let mut n = now.as_secs();
     while n > 0 {
-        s.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize]);
+        s.push(DIGITS[(n % 36) as usize]);
         n /= 36;
     }
     s.reverse();
+    // RandomState is seeded randomly per process; the nanoseconds and a counter tell runs of
+    // one process apart.
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(now.as_nanos());
+    h.write_u32(std::process::id());
+    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let mut r = h.finish();
+    for _ in 0..4 {
+        s.push(DIGITS[(r % 36) as usize]);
+        r /= 36;
+    }
     String::from_utf8(s).unwrap_or_default()
 }
 
@@ -1298,7 +1427,6 @@ pub fn new_run_id() -> String {
 mod tests {
     use super::*;
     use crate::cases::case;
-    use crate::probe::Seen;
 
     fn roles(with_n1z: bool) -> Roles {
         let mut nodes = BTreeMap::new();
@@ -1347,50 +1475,32 @@ mod tests {
         assert_eq!(clients.on_node(&roles(true), "node-d"), None);
     }
 
-    fn timed_out(id: &str, pods: &[&str]) -> CaseRecord {
-        let c = case(id).unwrap();
-        let mut r = record(c, Some("node-x"));
-        r.status = Status::Fail;
-        r.expected = Some(Expected::Deliver {
-            pods: pods.iter().map(|p| p.to_string()).collect(),
-        });
-        r.tries = vec![Try {
-            channel: "proxy",
-            client: "c".into(),
-            target: "10.96.0.1:80".into(),
-            protocol: "http",
-            sent_ms: 0,
-            received_ms: 1,
-            seen: Seen::Timeout,
-            raw: String::new(),
-        }];
-        r
-    }
-
     #[test]
-    fn the_hostname_mismatch_signature_needs_the_backend_on_the_client_node() {
-        assert!(hostname_mismatch_suspected(&timed_out("B1", &["b-be-n1"])));
-        assert!(hostname_mismatch_suspected(&timed_out("Bh", &["bh-be-n1"])));
-        assert!(hostname_mismatch_suspected(&timed_out("U1", &["u-be-n1"])));
-        // Z1's only allowed backend is on another node of the zone.
-        assert!(!hostname_mismatch_suspected(&timed_out("Z1", &["z-be-n1"])));
-        assert!(!hostname_mismatch_suspected(&timed_out(
-            "A",
-            &["a-be-n1", "a-be-n2"]
-        )));
+    fn run_ids_are_distinct_within_one_second() {
+        let ids: std::collections::BTreeSet<String> = (0..50).map(|_| new_run_id()).collect();
+        assert_eq!(ids.len(), 50);
+        for id in &ids {
+            assert!(
+                id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+                "{id}"
+            );
+        }
     }
 
     #[test]
     fn declared_outcomes_in_pods() {
         assert_eq!(
-            declared_expectation(case("X1").unwrap()),
+            declared_expectation(case("X1").unwrap(), &roles(true)),
             Expected::Deliver {
                 pods: vec!["x1-be-n1".into(), "x1-be-n2".into()]
             }
         );
-        assert_eq!(declared_expectation(case("U2").unwrap()), Expected::Drop);
         assert_eq!(
-            declared_expectation(case("H4").unwrap()),
+            declared_expectation(case("U2").unwrap(), &roles(true)),
+            Expected::Drop
+        );
+        assert_eq!(
+            declared_expectation(case("H4").unwrap(), &roles(true)),
             Expected::Deliver {
                 pods: vec!["h4-be-n1".into()]
             }

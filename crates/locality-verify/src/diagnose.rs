@@ -1,0 +1,331 @@
+//! From the case records to the [`Findings`] the decision reads: which failures the repair
+//! catalogue explains, which cases the cluster could not host, which kube-proxy lags. Pure.
+//!
+//! A failure is explained by a repair only when the observation on that node matches what
+//! the model predicts under the repair's hypothesis, computed when the case ran
+//! ([`Hypothesis`]): for `--hostname-override`, the node's kube-proxy asked as if it knew no
+//! Node by that name (nothing local, no zone); for an upgrade, the node's kube-proxy at the
+//! version it reports. Every failure of the run must be explained, else it is a HOLD.
+
+use std::collections::BTreeMap;
+
+use locality_model::version::{KubeVersion, ProxyFeatures};
+
+use crate::cases::Declared;
+use crate::decision::{CORE, Findings, Lag, Repair, RepairKind};
+use crate::judge::Status;
+use crate::run::{CaseRecord, INTERRUPTED};
+
+/// What the model predicts for one client node under a repair's hypothesis, and whether the
+/// tries from that node match it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hypothesis {
+    /// The repair whose fault is assumed.
+    pub kind: RepairKind,
+    /// What the model predicts under it.
+    pub expected: crate::expect::Expected,
+    /// The node's tries match the prediction.
+    pub consistent: bool,
+}
+
+/// One client node's judgement within a case.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeJudgement {
+    /// The node whose kube-proxy handled the tries.
+    pub node: String,
+    /// Status for this node.
+    pub status: Status,
+    /// The repair hypotheses evaluated for a failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hypotheses: Vec<Hypothesis>,
+}
+
+/// What the run read of each node's data plane (kube-proxy's own answers).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeDataPlane {
+    /// `/proxyMode` (`iptables`, `nftables`, `ipvs`), `None` when unreadable.
+    pub mode: Option<String>,
+    /// `kubernetes_build_info` `git_version`, `None` when unreadable.
+    pub version: Option<String>,
+    /// Why nothing could be read, if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+}
+
+/// The cases that use node hints (PreferSameNode).
+const NODE_HINT_CASES: &[&str] = &["H1", "H4", "H3"];
+
+/// Works out the findings.
+///
+/// `selected`: the IDs the run selected (`--only`: partial); `kube`: the control plane's
+/// version; `planes`: what each node's kube-proxy reported.
+pub fn findings(
+    records: &[CaseRecord],
+    partial: Option<Vec<String>>,
+    kube: KubeVersion,
+    planes: &BTreeMap<String, NodeDataPlane>,
+) -> Findings {
+    let mut f = Findings {
+        partial,
+        ..Findings::default()
+    };
+    let core = |id: &str| CORE.contains(&id);
+    let mut failed: Vec<&CaseRecord> = Vec::new();
+    let mut lagging: BTreeMap<String, Lag> = BTreeMap::new();
+    for r in records {
+        match r.status {
+            Status::Pass => {}
+            Status::NotExecuted if r.why == INTERRUPTED || r.why.starts_with(crate::run::CUT_SHORT) => {
+                f.unfinished.push((r.id.clone(), r.why.clone()));
+            }
+            Status::NotExecuted if r.control || core(&r.id) => f.gaps.push((r.id.clone(), r.why.clone())),
+            Status::NotExecuted => {}
+            Status::Fail if r.control => f.controls_failed.push(r.id.clone()),
+            Status::Fail => failed.push(r),
+            Status::Incomplete if r.control => f.controls_incomplete.push(r.id.clone()),
+            Status::Incomplete => match (&r.lag_over_limit, &r.client_node) {
+                (Some(lag), Some(node)) => {
+                    let l = lagging.entry(node.clone()).or_insert_with(|| Lag {
+                        node: node.clone(),
+                        measured_ms: 0,
+                        limit_ms: lag.limit_ms,
+                        cases: Vec::new(),
+                    });
+                    l.measured_ms = l.measured_ms.max(lag.measured_ms);
+                    l.cases.push(r.id.clone());
+                }
+                _ => f.incomplete.push(r.id.clone()),
+            },
+        }
+    }
+    f.lagging = lagging.into_values().collect();
+
+    // Version gaps read from the nodes: a kube-proxy older than node hints where the control
+    // plane serves PreferSameNode.
+    let mut repairs: BTreeMap<(RepairKind, String), Repair> = BTreeMap::new();
+    if ProxyFeatures::at(kube).node_hints {
+        for (node, plane) in planes {
+            let Some(v) = plane.version.as_deref().and_then(KubeVersion::parse_loose) else {
+                continue;
+            };
+            if !ProxyFeatures::at(v).node_hints {
+                repairs.insert(
+                    (RepairKind::UpgradeKubeProxy, node.clone()),
+                    Repair {
+                        kind: RepairKind::UpgradeKubeProxy,
+                        node: node.clone(),
+                        action: format!(
+                            "upgrade kube-proxy on {node} from {} to {} or later (it predates trafficDistribution: PreferSameNode's node hints and serves such Services by zone)",
+                            plane.version.as_deref().unwrap_or_default(),
+                            KubeVersion::new(1, 34)
+                        ),
+                        evidence: vec![format!(
+                            "{node}'s kube-proxy reports kubernetes_build_info git_version {}; control plane {kube}",
+                            plane.version.as_deref().unwrap_or_default()
+                        )],
+                        cases: NODE_HINT_CASES.iter().map(|s| s.to_string()).collect(),
+                    },
+                );
+            }
+        }
+    }
+
+    // Each failure: explained when one repair's hypothesis matches every failing node of it.
+    for r in failed {
+        let failing: Vec<&NodeJudgement> = r.nodes.iter().filter(|n| n.status == Status::Fail).collect();
+        let explained_by = |kind: RepairKind| -> Option<Vec<String>> {
+            if failing.is_empty() {
+                return None;
+            }
+            failing
+                .iter()
+                .all(|n| n.hypotheses.iter().any(|h| h.kind == kind && h.consistent))
+                .then(|| failing.iter().map(|n| n.node.clone()).collect())
+        };
+        let mut explained = false;
+        for kind in [RepairKind::UpgradeKubeProxy, RepairKind::HostnameOverride] {
+            let Some(nodes) = explained_by(kind) else { continue };
+            for node in nodes {
+                let evidence = match kind {
+                    RepairKind::HostnameOverride => format!(
+                        "{}: {node}'s kube-proxy acted as if no endpoint were on its node ({})",
+                        r.id,
+                        short(&r.why)
+                    ),
+                    _ => format!(
+                        "{}: {node} behaved as its kube-proxy version predicts ({})",
+                        r.id,
+                        short(&r.why)
+                    ),
+                };
+                let e = repairs.entry((kind, node.clone())).or_insert_with(|| Repair {
+                    kind,
+                    node: node.clone(),
+                    action: match kind {
+                        RepairKind::HostnameOverride => format!(
+                            "kube-proxy on {node} does not know its node by the Node's name: set its --hostname-override (or the node name it is given) to {node}"
+                        ),
+                        RepairKind::UpgradeKubeProxy => format!("upgrade kube-proxy on {node} to 1.34 or later"),
+                        RepairKind::FeatureGate => format!("enable the feature gate on {node}'s kube-proxy"),
+                    },
+                    evidence: Vec::new(),
+                    cases: Vec::new(),
+                });
+                e.evidence.push(evidence);
+                if !e.cases.contains(&r.id) {
+                    e.cases.push(r.id.clone());
+                }
+            }
+            explained = true;
+            break;
+        }
+        if !explained {
+            f.unexplained.push(r.id.clone());
+        }
+    }
+    // A repair hypothesis must be one story: a node with both an unexplained failure and a
+    // repair is still a HOLD (the unexplained list decides first).
+    f.repairs = repairs.into_values().collect();
+    f
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() > 120 {
+        s.chars().take(119).collect::<String>() + "…"
+    } else {
+        s.to_string()
+    }
+}
+
+/// Whether a record is a rollout case (judged per phase).
+pub fn is_rollout(r: &CaseRecord) -> bool {
+    r.declared == Declared::Rollout
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::case;
+    use crate::decision::{Decision, decide};
+    use crate::expect::Expected;
+    use crate::run::record;
+
+    fn rec(id: &str, status: Status, node: &str, hyp: &[(RepairKind, bool)]) -> CaseRecord {
+        let mut r = record(case(id).unwrap(), Some(node));
+        r.status = status;
+        r.nodes = vec![NodeJudgement {
+            node: node.into(),
+            status,
+            hypotheses: hyp
+                .iter()
+                .map(|(kind, consistent)| Hypothesis {
+                    kind: *kind,
+                    expected: Expected::Drop,
+                    consistent: *consistent,
+                })
+                .collect(),
+        }];
+        r
+    }
+
+    fn decide_on(records: &[CaseRecord], planes: &BTreeMap<String, NodeDataPlane>) -> Decision {
+        decide(&findings(records, None, KubeVersion::new(1, 35), planes)).decision
+    }
+
+    #[test]
+    fn failures_all_explained_by_a_hostname_mismatch_are_a_repair_naming_the_node() {
+        let rs = vec![
+            rec("A", Status::Pass, "node-c", &[]),
+            rec(
+                "B1",
+                Status::Fail,
+                "node-a",
+                &[(RepairKind::HostnameOverride, true)],
+            ),
+            rec(
+                "H1",
+                Status::Fail,
+                "node-a",
+                &[(RepairKind::HostnameOverride, true)],
+            ),
+        ];
+        let f = findings(&rs, None, KubeVersion::new(1, 35), &BTreeMap::new());
+        assert_eq!(f.repairs.len(), 1);
+        assert_eq!(f.repairs[0].node, "node-a");
+        assert_eq!(f.repairs[0].cases, vec!["B1", "H1"]);
+        assert_eq!(decide(&f).decision, Decision::Repair);
+    }
+
+    #[test]
+    fn one_unexplained_failure_is_a_hold() {
+        let rs = vec![
+            rec(
+                "B1",
+                Status::Fail,
+                "node-a",
+                &[(RepairKind::HostnameOverride, true)],
+            ),
+            rec(
+                "C",
+                Status::Fail,
+                "node-c",
+                &[(RepairKind::HostnameOverride, false)],
+            ),
+        ];
+        assert_eq!(decide_on(&rs, &BTreeMap::new()), Decision::Hold);
+        let rs = vec![rec("C", Status::Fail, "node-c", &[])];
+        assert_eq!(decide_on(&rs, &BTreeMap::new()), Decision::Hold);
+    }
+
+    #[test]
+    fn an_old_kube_proxy_is_a_repair_even_where_no_traffic_shows_it() {
+        let mut planes = BTreeMap::new();
+        planes.insert(
+            "node-b".to_string(),
+            NodeDataPlane {
+                mode: Some("iptables".into()),
+                version: Some("v1.32.0".into()),
+                unreadable: None,
+            },
+        );
+        let rs = vec![rec("A", Status::Pass, "node-c", &[])];
+        let f = findings(&rs, None, KubeVersion::new(1, 35), &planes);
+        assert_eq!(f.repairs[0].kind, RepairKind::UpgradeKubeProxy);
+        assert!(f.repairs[0].action.contains("node-b") && f.repairs[0].action.contains("v1.32.0"));
+        assert_eq!(decide(&f).decision, Decision::Repair);
+        // A 1.33 control plane does not serve PreferSameNode: nothing to upgrade for it.
+        let f = findings(&rs, None, KubeVersion::new(1, 33), &planes);
+        assert!(f.repairs.is_empty());
+    }
+
+    #[test]
+    fn core_cases_not_executed_are_gaps_unless_interrupted() {
+        let mut c = rec("C", Status::NotExecuted, "node-c", &[]);
+        c.why = "no node for role N3".into();
+        let mut d = rec("D1", Status::NotExecuted, "node-c", &[]);
+        d.why = INTERRUPTED.into();
+        let mut m = rec("M", Status::NotExecuted, "node-c", &[]);
+        m.why = "no kube-proxy metrics".into();
+        let f = findings(&[c, d, m], None, KubeVersion::new(1, 35), &BTreeMap::new());
+        assert_eq!(f.gaps.len(), 1);
+        assert_eq!(f.unfinished.len(), 1);
+        assert_eq!(decide(&f).decision, Decision::Hold);
+    }
+
+    #[test]
+    fn lag_over_the_limit_is_grouped_by_node() {
+        let mut r = rec("H3", Status::Incomplete, "node-a", &[]);
+        r.lag_over_limit = Some(crate::run::LagOverLimit {
+            measured_ms: 40_900,
+            limit_ms: 5_000,
+        });
+        let f = findings(&[r], None, KubeVersion::new(1, 35), &BTreeMap::new());
+        assert_eq!(f.lagging[0].node, "node-a");
+        assert_eq!(f.lagging[0].measured_ms, 40_900);
+        assert!(f.incomplete.is_empty());
+        assert_eq!(decide(&f).decision, Decision::Hold);
+    }
+}
