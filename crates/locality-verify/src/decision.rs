@@ -259,7 +259,7 @@ pub fn decide(f: &Findings) -> Decided {
         Condition::LagOverLimit => {
             for l in &f.lagging {
                 advice.push(format!(
-                    "kube-proxy on {} programmed changes {} ms late (limit {} ms), twice: {} could not be judged. Find why it lags (CPU, sync period, rule count), or raise --max-proxy-lag if that lag is acceptable, then rerun",
+                    "kube-proxy on {} programmed changes {} ms late (limit {} ms): {} could not be judged. Find why it lags (CPU, sync period, rule count), or raise --max-proxy-lag if that lag is acceptable, then rerun",
                     l.node,
                     l.measured_ms,
                     l.limit_ms,

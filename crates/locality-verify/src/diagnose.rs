@@ -40,6 +40,9 @@ pub struct NodeJudgement {
     /// The repair hypotheses evaluated for a failure.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hypotheses: Vec<Hypothesis>,
+    /// kube-proxy on the node synced later than the limit: not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_over_limit: Option<crate::run::LagOverLimit>,
 }
 
 /// What the run read of each node's data plane (kube-proxy's own answers).
@@ -86,8 +89,29 @@ pub fn findings(
             Status::Fail if r.control => f.controls_failed.push(r.id.clone()),
             Status::Fail => failed.push(r),
             Status::Incomplete if r.control => f.controls_incomplete.push(r.id.clone()),
-            Status::Incomplete => match (&r.lag_over_limit, &r.client_node) {
-                (Some(lag), Some(node)) => {
+            Status::Incomplete => {
+                // The lags over the limit: the case's own (a rollout, on its client's node)
+                // and its nodes' (Pn, per node).
+                let lags: Vec<(String, crate::run::LagOverLimit)> = r
+                    .lag_over_limit
+                    .iter()
+                    .filter_map(|l| r.client_node.clone().map(|n| (n, *l)))
+                    .chain(
+                        r.nodes
+                            .iter()
+                            .filter_map(|n| n.lag_over_limit.map(|l| (n.node.clone(), l))),
+                    )
+                    .collect();
+                // Only lag explains the INCOMPLETE when no node of the case failed to
+                // conclude for another reason.
+                let other = r
+                    .nodes
+                    .iter()
+                    .any(|n| n.status == Status::Incomplete && n.lag_over_limit.is_none());
+                if lags.is_empty() || other {
+                    f.incomplete.push(r.id.clone());
+                }
+                for (node, lag) in lags {
                     let l = lagging.entry(node.clone()).or_insert_with(|| Lag {
                         node: node.clone(),
                         measured_ms: 0,
@@ -95,10 +119,11 @@ pub fn findings(
                         cases: Vec::new(),
                     });
                     l.measured_ms = l.measured_ms.max(lag.measured_ms);
-                    l.cases.push(r.id.clone());
+                    if !l.cases.contains(&r.id) {
+                        l.cases.push(r.id.clone());
+                    }
                 }
-                _ => f.incomplete.push(r.id.clone()),
-            },
+            }
         }
     }
     f.lagging = lagging.into_values().collect();
@@ -186,6 +211,26 @@ pub fn findings(
             f.unexplained.push(r.id.clone());
         }
     }
+    // A hostname mismatch is proven by the model's prediction or by kube-proxy's own count
+    // (`M`: no local endpoint counted beside a Ready one): a repair whose only evidence is a
+    // rollout (judged by its signature) explains nothing.
+    let by_model = |id: &str| {
+        records
+            .iter()
+            .find(|r| r.id == id)
+            .is_some_and(|r| r.declared != Declared::Rollout)
+    };
+    repairs.retain(|(kind, _), r| {
+        let keep = *kind != RepairKind::HostnameOverride || r.cases.iter().any(|c| by_model(c));
+        if !keep {
+            for c in &r.cases {
+                if !f.unexplained.contains(c) {
+                    f.unexplained.push(c.clone());
+                }
+            }
+        }
+        keep
+    });
     // A repair hypothesis must be one story: a node with both an unexplained failure and a
     // repair is still a HOLD (the unexplained list decides first).
     f.repairs = repairs.into_values().collect();
@@ -219,6 +264,7 @@ mod tests {
         r.nodes = vec![NodeJudgement {
             node: node.into(),
             status,
+            lag_over_limit: None,
             hypotheses: hyp
                 .iter()
                 .map(|(kind, consistent)| Hypothesis {
@@ -257,6 +303,34 @@ mod tests {
         assert_eq!(f.repairs[0].node, "node-a");
         assert_eq!(f.repairs[0].cases, vec!["B1", "H1"]);
         assert_eq!(decide(&f).decision, Decision::Repair);
+    }
+
+    #[test]
+    fn a_rollout_alone_does_not_prove_a_hostname_mismatch() {
+        let rs = vec![rec(
+            "H3",
+            Status::Fail,
+            "node-a",
+            &[(RepairKind::HostnameOverride, true)],
+        )];
+        let f = findings(&rs, None, KubeVersion::new(1, 35), &BTreeMap::new());
+        assert!(f.repairs.is_empty());
+        assert_eq!(f.unexplained, vec!["H3".to_string()]);
+        let rs = vec![
+            rec(
+                "H3",
+                Status::Fail,
+                "node-a",
+                &[(RepairKind::HostnameOverride, true)],
+            ),
+            rec(
+                "B1",
+                Status::Fail,
+                "node-a",
+                &[(RepairKind::HostnameOverride, true)],
+            ),
+        ];
+        assert_eq!(decide_on(&rs, &BTreeMap::new()), Decision::Repair);
     }
 
     #[test]
@@ -318,6 +392,8 @@ mod tests {
     #[test]
     fn lag_over_the_limit_is_grouped_by_node() {
         let mut r = rec("H3", Status::Incomplete, "node-a", &[]);
+        // A rollout has one client node, the case's own.
+        r.nodes.clear();
         r.lag_over_limit = Some(crate::run::LagOverLimit {
             measured_ms: 40_900,
             limit_ms: 5_000,
@@ -327,5 +403,21 @@ mod tests {
         assert_eq!(f.lagging[0].measured_ms, 40_900);
         assert!(f.incomplete.is_empty());
         assert_eq!(decide(&f).decision, Decision::Hold);
+        // Pn: per node; a node that did not conclude for another reason keeps it INCOMPLETE.
+        let mut pn = rec("Pn", Status::Incomplete, "node-b", &[]);
+        pn.nodes[0].lag_over_limit = Some(crate::run::LagOverLimit {
+            measured_ms: 42_000,
+            limit_ms: 5_000,
+        });
+        let f = findings(&[pn.clone()], None, KubeVersion::new(1, 35), &BTreeMap::new());
+        assert_eq!((f.lagging[0].node.as_str(), f.incomplete.len()), ("node-b", 0));
+        pn.nodes.push(NodeJudgement {
+            node: "node-c".into(),
+            status: Status::Incomplete,
+            hypotheses: Vec::new(),
+            lag_over_limit: None,
+        });
+        let f = findings(&[pn], None, KubeVersion::new(1, 35), &BTreeMap::new());
+        assert_eq!(f.incomplete, vec!["Pn".to_string()]);
     }
 }

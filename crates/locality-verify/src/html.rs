@@ -396,6 +396,7 @@ mod tests {
             repairs: Vec::new(),
             lagging: Vec::new(),
             planes: Default::default(),
+            simulated: false,
         }
     }
 

@@ -51,7 +51,7 @@ impl Evidence {
         })
     }
 
-    fn write(&self, rel: &str, text: &str) -> Result<(), VerifyError> {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> Result<(), VerifyError> {
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
@@ -64,8 +64,10 @@ impl Evidence {
         &self,
         snap: &locality_live::LiveSnapshot,
         opts: &VerifyOptions,
+        planes: &std::collections::BTreeMap<String, crate::diagnose::NodeDataPlane>,
     ) -> Result<(), VerifyError> {
         let v = json!({
+            "nodes": planes,
             "tool": format!("locality {}", env!("CARGO_PKG_VERSION")),
             "server": snap.server_git_version,
             "kubeProxyVersion": snap.kube_proxy_version.map(|v| v.to_string()),

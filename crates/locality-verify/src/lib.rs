@@ -26,6 +26,7 @@ pub mod expect;
 pub mod fixture;
 pub mod html;
 pub mod judge;
+pub mod lag;
 pub mod ledger;
 pub mod logs;
 pub mod metrics;
@@ -33,6 +34,7 @@ pub mod probe;
 pub mod roles;
 pub mod rollout;
 pub mod run;
+pub mod survey;
 
 pub use cases::{CATALOGUE, CaseId};
 pub use decision::Decision;

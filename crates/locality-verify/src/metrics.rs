@@ -88,11 +88,25 @@ pub(crate) struct Reader<'a, 'b> {
     /// Names the curl pods (`{prefix}-{seq}`).
     pub(crate) prefix: String,
     pub(crate) seq: usize,
+    /// When the last read ended, in the cluster's clock (ms), when the pod said.
+    pub(crate) read_at: Option<u128>,
 }
 
 impl Reader<'_, '_> {
-    /// Creates a curl pod for `path`, waits for it to end and returns (exit code, log).
+    /// Creates a curl pod for `path`, waits for it to end and returns its log.
     pub(crate) async fn read(
+        &mut self,
+        path: &str,
+        evidence: &mut Evidence,
+    ) -> Result<Result<String, String>, VerifyError> {
+        match self.start(path, evidence).await? {
+            Ok(name) => self.finish(&name, path).await,
+            Err(why) => Ok(Err(why)),
+        }
+    }
+
+    /// Creates the curl pod of the next read of `path`: its name, or why it was refused.
+    pub(crate) async fn start(
         &mut self,
         path: &str,
         evidence: &mut Evidence,
@@ -110,6 +124,18 @@ impl Reader<'_, '_> {
                 f.code, f.message
             )));
         }
+        Ok(Ok(name))
+    }
+
+    /// Waits for the curl pod `name` (reading `path`) to end; its log, or why there is none.
+    pub(crate) async fn finish(
+        &mut self,
+        name: &str,
+        path: &str,
+    ) -> Result<Result<String, String>, VerifyError> {
+        let Env {
+            opts, cluster, ns, ..
+        } = *self.env;
         let pod_path = format!("{}/{name}", pods_path(ns));
         let ended = cluster
             .wait_for(opts.pod_ready_timeout, Duration::from_millis(200), || async {
@@ -135,6 +161,13 @@ impl Reader<'_, '_> {
         if !(200..300).contains(&code) {
             return Ok(Err(format!("reading the log of {name}: HTTP {code}: {log}")));
         }
+        // When the read happened, in the cluster's clock: the curl container's end.
+        self.read_at = pod["status"]["containerStatuses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find_map(|c| c["state"]["terminated"]["finishedAt"].as_str())
+            .and_then(crate::logs::unix_ms);
         let exit = exit_code(&pod);
         if pod["status"]["phase"] == "Failed" || exit.is_some_and(|c| c != 0) {
             return Ok(Err(format!(
@@ -220,6 +253,7 @@ pub(crate) async fn metrics_case(
         node: n3.clone(),
         prefix: "m-metrics".into(),
         seq: 0,
+        read_at: None,
     };
     // The mode decides what is counted; kube-proxy itself says which (`/proxyMode`).
     let mode_text = match reader.read("/proxyMode", evidence).await? {
@@ -396,6 +430,7 @@ pub(crate) async fn metrics_case(
                     },
                     consistent: true,
                 }],
+                lag_over_limit: None,
             });
         }
         return Ok(r);

@@ -49,6 +49,15 @@ pub enum Phase {
     NewReady,
 }
 
+/// The rollout's traffic policy and the client node's proxy mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Policy {
+    /// `internalTrafficPolicy: Local` (else PreferSameNode).
+    pub(crate) itp_local: bool,
+    /// The client node's kube-proxy is in ipvs mode.
+    pub(crate) ipvs: bool,
+}
+
 /// What a try may show in a phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Allowed {
@@ -61,10 +70,13 @@ enum Allowed {
 
 /// The case's kind, from its setup: ITP Local with tcpSocket readiness (`E-a`), ITP Local
 /// with `/readyz` (`E-b`), PreferSameNode (`H3`).
-fn allowed(itp_local: bool, phase: Phase) -> &'static [Allowed] {
+fn allowed(policy: Policy, phase: Phase) -> &'static [Allowed] {
     use Allowed::*;
-    match (itp_local, phase) {
+    match (policy.itp_local, phase) {
         (_, Phase::OldReady) => &[Old],
+        // On ipvs a Local policy without a local endpoint refuses (the virtual server has no
+        // real server) where iptables and nftables drop.
+        (true, Phase::NoLocal) if policy.ipvs => &[Refused],
         // Serving-terminating: used as a last resort (KEP-1669); the process may have exited
         // before the readiness probe notices (refused).
         (true, Phase::OldServingTerminating) => &[Old, Refused],
@@ -116,10 +128,45 @@ fn phase_of(list: &Value, old: &str, new: &str) -> Phase {
     }
 }
 
-/// The judgement over the timeline: (status, why, measured lag in ms).
-pub(crate) fn judge_timeline(
-    itp_local: bool,
+/// The phases in the order a rollout goes through them.
+const ORDER: [Phase; 4] = [
+    Phase::OldReady,
+    Phase::OldServingTerminating,
+    Phase::NoLocal,
+    Phase::NewReady,
+];
+
+/// Whether a try at `t` showing `k` falls in the window where a transition happened unseen
+/// (between the last observation of the previous phase, `seen_before[i]`, and the first of
+/// the new one, `transitions[i].0`, widened by the band) and `k` is what the previous phase,
+/// the new one or any phase a poll may have skipped between them allows. What could not be
+/// observed is never judged a violation.
+fn unobserved(
+    policy: Policy,
     transitions: &[(u128, Phase)],
+    seen_before: &[u128],
+    t: u128,
+    lag_ms: u128,
+    k: Allowed,
+) -> bool {
+    let pos = |p: Phase| ORDER.iter().position(|o| *o == p).unwrap_or(0);
+    transitions.iter().enumerate().skip(1).any(|(i, (at, p))| {
+        let before = seen_before.get(i).copied().unwrap_or(*at);
+        let (prev, next) = (pos(transitions[i - 1].1), pos(*p));
+        let (lo, hi) = (prev.min(next), prev.max(next));
+        before.saturating_sub(lag_ms) <= t
+            && t <= at + lag_ms
+            && ORDER[lo..=hi].iter().any(|ph| allowed(policy, *ph).contains(&k))
+    })
+}
+
+/// The judgement over the timeline: (status, why, measured lag in ms). `seen_before[i]` is
+/// the cluster time of the last observation before `transitions[i]` (the transition happened
+/// somewhere in between).
+pub(crate) fn judge_timeline(
+    policy: Policy,
+    transitions: &[(u128, Phase)],
+    seen_before: &[u128],
     tries: &[Try],
     old: &str,
     new: &str,
@@ -160,20 +207,24 @@ pub(crate) fn judge_timeline(
                 0,
             );
         };
-        if k == Allowed::Remote && itp_local {
+        if k == Allowed::Remote && policy.itp_local {
             remote += 1;
         }
         let lo = t.sent_ms.saturating_sub(lag_ms);
         let hi = t.sent_ms + lag_ms;
         // Within the band, a neighbouring phase's rules may still apply; rules still pointing
-        // at the old backend after it exited are refused by its node.
+        // at the old backend after it exited are refused by its node, or time out once its
+        // address is gone.
         let ok = spans.iter().any(|(from, to, p)| {
             let own = *from <= t.sent_ms && t.sent_ms < *to;
-            let a = allowed(itp_local, *p);
+            let a = allowed(policy, *p);
             *from <= hi
                 && *to >= lo
-                && (a.contains(&k) || (!own && k == Allowed::Refused && a.contains(&Allowed::Old)))
-        });
+                && (a.contains(&k)
+                    || (!own
+                        && matches!(k, Allowed::Refused | Allowed::Timeout)
+                        && a.contains(&Allowed::Old)))
+        }) || unobserved(policy, transitions, seen_before, t.sent_ms, lag_ms, k);
         if ok {
             continue;
         }
@@ -181,7 +232,7 @@ pub(crate) fn judge_timeline(
         // violation.
         match spans
             .iter()
-            .filter(|(from, _, p)| *from <= t.sent_ms && allowed(itp_local, *p).contains(&k))
+            .filter(|(from, _, p)| *from <= t.sent_ms && allowed(policy, *p).contains(&k))
             .map(|(_, to, _)| *to)
             .max()
         {
@@ -192,7 +243,7 @@ pub(crate) fn judge_timeline(
     // The lag: per transition, the first try after it showing the new phase's own outcome.
     let mut measured = 0;
     for (at, p) in transitions.iter().skip(1) {
-        let own = allowed(itp_local, *p);
+        let own = allowed(policy, *p);
         if let Some(first) = tries
             .iter()
             .filter(|t| t.sent_ms >= *at)
@@ -230,7 +281,7 @@ pub(crate) fn judge_timeline(
     // lag.
     let first_end = transitions.get(1).map_or(u128::MAX, |t| t.0);
     let settled_violation = violations.iter().any(|t| t.sent_ms < first_end);
-    if measured > lag_ms && !settled_violation && (remote == 0 || !itp_local) {
+    if measured > lag_ms && !settled_violation && (remote == 0 || !policy.itp_local) {
         return (
             Status::Incomplete,
             format!("kube-proxy's lag exceeded the band, not judged: {summary}"),
@@ -290,6 +341,7 @@ fn rollout_judgement(
             },
             consistent,
         }],
+        lag_over_limit: None,
     }
 }
 
@@ -364,6 +416,45 @@ pub(crate) async fn rollout_case(
         );
         return Ok(r);
     }
+    // N1's kube-proxy must have programmed the Service before the first phase is judged:
+    // a lag over the limit is never judged.
+    if let Some(since) = crate::lag::change_time(env, group).await? {
+        let m = crate::lag::measure(
+            env,
+            std::slice::from_ref(&n1),
+            &format!("{group}-lag"),
+            since,
+            opts.proxy_lag_timeout,
+            evidence,
+        )
+        .await?;
+        let limit_ms = opts.max_proxy_lag.as_millis() as u64;
+        match m.get(&n1) {
+            Some(m @ (crate::lag::Measured::Synced { .. } | crate::lag::Measured::NotSynced { .. }))
+                if m.proven_ms() > limit_ms =>
+            {
+                r.status = Status::Incomplete;
+                r.why = format!(
+                    "kube-proxy's lag over the limit: on {n1} it had still not programmed the Service {} ms after the change (limit {limit_ms} ms): not judged",
+                    m.proven_ms()
+                );
+                r.lag_over_limit = Some(crate::run::LagOverLimit {
+                    measured_ms: m.proven_ms(),
+                    limit_ms,
+                });
+                return Ok(r);
+            }
+            Some(crate::lag::Measured::NotSynced { .. }) => {
+                r.status = Status::Incomplete;
+                r.why = format!(
+                    "kube-proxy on {n1} had not programmed the Service within {:?}: not judged",
+                    opts.proxy_lag_timeout
+                );
+                return Ok(r);
+            }
+            _ => {}
+        }
+    }
     settle(cluster, ns, group, opts.settle).await?;
     let probe = ProbeLoop::new(&format!("{group}-loop-n1"), &n1, &format!("{ip}:{SERVICE_PORT}"));
     let m = probe.manifest(ns, &opts.run_id);
@@ -399,21 +490,29 @@ pub(crate) async fn rollout_case(
             None
         })
     };
+    // Each poll: the phase and the cluster's time after it; a transition is placed between
+    // the last poll that showed the previous phase and the first that shows the new one.
     let mut transitions: Vec<(u128, Phase)> = Vec::new();
-    let observe = async |transitions: &mut Vec<(u128, Phase)>| -> Result<Phase, VerifyError> {
+    let mut seen_before: Vec<u128> = Vec::new();
+    let mut last_seen = 0u128;
+    let mut observe = async |transitions: &mut Vec<(u128, Phase)>,
+                             seen_before: &mut Vec<u128>|
+           -> Result<Phase, VerifyError> {
         let list = slices(cluster, ns, group).await?;
         let p = phase_of(&list, &old, &new);
-        if transitions.last().is_none_or(|(_, last)| *last != p)
-            && let Some(now) = cluster_now().await?
-        {
-            transitions.push((now, p));
+        if let Some(now) = cluster_now().await? {
+            if transitions.last().is_none_or(|(_, last)| *last != p) {
+                transitions.push((now, p));
+                seen_before.push(last_seen);
+            }
+            last_seen = now;
         }
         Ok(p)
     };
     // A baseline of tries before the rollout.
     let until = tokio::time::Instant::now() + opts.settle;
     while tokio::time::Instant::now() < until || transitions.is_empty() {
-        observe(&mut transitions).await?;
+        observe(&mut transitions, &mut seen_before).await?;
         tokio::time::sleep(poll).await;
         if tokio::time::Instant::now() > until + opts.pod_ready_timeout {
             break;
@@ -423,7 +522,7 @@ pub(crate) async fn rollout_case(
     let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
     // Until the old pod is gone.
     loop {
-        observe(&mut transitions).await?;
+        observe(&mut transitions, &mut seen_before).await?;
         if cluster.get(&format!("{}/{old}", pods_path(ns))).await?.is_none() {
             break;
         }
@@ -443,7 +542,7 @@ pub(crate) async fn rollout_case(
     let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
     let mut after: Option<tokio::time::Instant> = None;
     loop {
-        let p = observe(&mut transitions).await?;
+        let p = observe(&mut transitions, &mut seen_before).await?;
         if p == Phase::NewReady && after.is_none() {
             after = Some(tokio::time::Instant::now() + opts.settle);
         }
@@ -465,7 +564,18 @@ pub(crate) async fn rollout_case(
         .delete(&format!("{}/{}", pods_path(ns), probe.client))
         .await;
     let lag_ms = opts.max_proxy_lag.as_millis();
-    let (status, why, measured) = judge_timeline(c.setup.itp_local, &transitions, &tries, &old, &new, lag_ms);
+    // The client node's mode, as its kube-proxy reported it.
+    let ipvs = env
+        .planes
+        .get(&n1)
+        .and_then(|p| p.mode.as_deref())
+        .is_some_and(|m| m == "ipvs");
+    let policy = Policy {
+        itp_local: c.setup.itp_local,
+        ipvs,
+    };
+    let (status, why, measured) =
+        judge_timeline(policy, &transitions, &seen_before, &tries, &old, &new, lag_ms);
     if status == Status::Incomplete && measured > lag_ms {
         r.lag_over_limit = Some(crate::run::LagOverLimit {
             measured_ms: measured as u64,
@@ -498,4 +608,177 @@ pub(crate) async fn rollout_case(
     r.rounds = 1;
     r.tries = tries;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCAL: Policy = Policy {
+        itp_local: true,
+        ipvs: false,
+    };
+
+    fn t(ms: u128, seen: Seen) -> Try {
+        Try {
+            channel: "logs",
+            client: "loop".into(),
+            target: "10.96.0.1:80".into(),
+            protocol: "http",
+            sent_ms: ms,
+            received_ms: ms,
+            seen,
+            raw: format!("{ms}"),
+        }
+    }
+
+    fn answer(who: &str) -> Seen {
+        Seen::Answer {
+            responder: who.into(),
+        }
+    }
+
+    /// E-a: the old backend answers until 6 s, drops until 9 s, the new one after.
+    fn correct_e_a() -> Vec<Try> {
+        (0..120u128)
+            .map(|i| {
+                let ms = i * 100;
+                let seen = match ms {
+                    0..6_000 => answer("old"),
+                    6_000..9_000 => Seen::Timeout,
+                    _ => answer("new"),
+                };
+                t(ms, seen)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_phase_between_two_polls_is_not_judged_a_violation() {
+        // The polls saw OldReady until 5 s, then NewReady at 10 s: NoLocal went unseen.
+        let transitions = [(0, Phase::OldReady), (10_000, Phase::NewReady)];
+        let (s, why, _) = judge_timeline(
+            LOCAL,
+            &transitions,
+            &[0, 5_000],
+            &correct_e_a(),
+            "old",
+            "new",
+            1_000,
+        );
+        assert_eq!(s, Status::Pass, "{why}");
+        // Had the polls seen OldReady until 10 s, the drops would be a violation.
+        let (s, _, _) = judge_timeline(
+            LOCAL,
+            &transitions,
+            &[0, 10_000],
+            &correct_e_a(),
+            "old",
+            "new",
+            1_000,
+        );
+        assert_eq!(s, Status::Fail);
+    }
+
+    #[test]
+    fn a_node_that_never_sees_its_endpoint_fails_in_the_settled_phase() {
+        let transitions = [
+            (0, Phase::OldReady),
+            (6_000, Phase::NoLocal),
+            (9_000, Phase::NewReady),
+        ];
+        let tries: Vec<Try> = (0..120u128).map(|i| t(i * 100, Seen::Timeout)).collect();
+        let (s, why, _) = judge_timeline(
+            LOCAL,
+            &transitions,
+            &[0, 5_900, 8_900],
+            &tries,
+            "old",
+            "new",
+            1_000,
+        );
+        assert_eq!(s, Status::Fail, "{why}");
+    }
+
+    #[test]
+    fn a_late_kube_proxy_is_incomplete_with_its_lag() {
+        // Every phase shows 4 s late; the band is 1 s.
+        let transitions = [
+            (0, Phase::OldReady),
+            (6_000, Phase::NoLocal),
+            (9_000, Phase::NewReady),
+        ];
+        let tries: Vec<Try> = (0..200u128)
+            .map(|i| {
+                let ms = i * 100;
+                let seen = match ms {
+                    0..10_000 => answer("old"),
+                    10_000..13_000 => Seen::Timeout,
+                    _ => answer("new"),
+                };
+                t(ms, seen)
+            })
+            .collect();
+        let (s, why, measured) = judge_timeline(
+            LOCAL,
+            &transitions,
+            &[0, 5_900, 8_900],
+            &tries,
+            "old",
+            "new",
+            1_000,
+        );
+        assert_eq!(s, Status::Incomplete, "{why}");
+        assert!(measured >= 4_000, "{measured}");
+        // A remote answer under a Local policy is a violation whatever the lag.
+        let mut remote = tries.clone();
+        remote[150].seen = answer("remote");
+        let (s, _, _) = judge_timeline(
+            LOCAL,
+            &transitions,
+            &[0, 5_900, 8_900],
+            &remote,
+            "old",
+            "new",
+            1_000,
+        );
+        assert_eq!(s, Status::Fail);
+    }
+
+    #[test]
+    fn ipvs_refuses_where_iptables_drops_in_the_no_local_phase() {
+        let transitions = [
+            (0, Phase::OldReady),
+            (6_000, Phase::NoLocal),
+            (9_000, Phase::NewReady),
+        ];
+        let mut tries = correct_e_a();
+        for t in tries.iter_mut().filter(|t| t.seen == Seen::Timeout) {
+            t.seen = Seen::Refused;
+        }
+        let ipvs = Policy {
+            itp_local: true,
+            ipvs: true,
+        };
+        let (s, why, _) = judge_timeline(
+            ipvs,
+            &transitions,
+            &[0, 5_900, 8_900],
+            &tries,
+            "old",
+            "new",
+            1_000,
+        );
+        assert_eq!(s, Status::Pass, "{why}");
+        let (s, _, _) = judge_timeline(
+            LOCAL,
+            &transitions,
+            &[0, 5_900, 8_900],
+            &tries,
+            "old",
+            "new",
+            1_000,
+        );
+        assert_eq!(s, Status::Fail);
+    }
 }

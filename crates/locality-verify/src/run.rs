@@ -164,6 +164,8 @@ pub struct VerifyOutcome {
     pub lagging: Vec<crate::decision::Lag>,
     /// What each node's kube-proxy reported (mode, version).
     pub planes: BTreeMap<String, crate::diagnose::NodeDataPlane>,
+    /// The target is a simulated cluster (asked for, or detected from its version).
+    pub simulated: bool,
 }
 
 impl VerifyOutcome {
@@ -355,12 +357,13 @@ struct Probing<'a> {
 }
 
 impl Probing<'_> {
+    /// One round: `n` tries, each its own dial, sent together (the API layer bounds how many
+    /// requests are in flight).
     async fn round(&self, probe: &Probe, n: usize) -> Result<Vec<Try>, VerifyError> {
-        let mut tries = Vec::with_capacity(n);
-        for _ in 0..n {
-            tries.push(dial(self.cluster, self.ns, probe).await?);
-        }
-        Ok(tries)
+        futures_util::future::join_all((0..n).map(|_| dial(self.cluster, self.ns, probe)))
+            .await
+            .into_iter()
+            .collect()
     }
 
     /// Probes until the judgement is stable: positive expectations are re-probed until they
@@ -509,15 +512,27 @@ pub async fn verify_until(
         live
     };
     let first = locality_live::snapshot(&read(&ns), None).await?;
+    // A target that is `locality sim serve` says so in its version: labelled simulated
+    // everywhere, whatever kubeconfig led to it.
+    let detected;
+    let opts = if first.simulated && !opts.simulated {
+        detected = VerifyOptions {
+            simulated: true,
+            ..opts.clone()
+        };
+        &detected
+    } else {
+        opts
+    };
     let roles = pick(&first.state.nodes);
     let sampled = sample(&first.state.nodes, &roles, opts.max_nodes);
     let mut evidence = Evidence::create(&opts.evidence)?;
-    evidence.versions(&first, opts)?;
+    evidence.versions(&first, opts, &BTreeMap::new())?;
     evidence.nodes(&first.state, &roles)?;
     let kube = first.server_version.map_or(KubeVersion::NEWEST, |v| {
         v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST)
     });
-    let planes: BTreeMap<String, NodeDataPlane> = BTreeMap::new();
+    let mut planes: BTreeMap<String, NodeDataPlane> = BTreeMap::new();
     let mut cases = Vec::new();
     let mut interrupted = false;
     let mut cut_short: Option<String> = None;
@@ -530,10 +545,8 @@ pub async fn verify_until(
         }
     } else {
         // The namespace: refuse one the tool did not create. It is `privileged` (Pod
-        // Security) only when a hostNetwork client must run in it.
-        let privileged = selected_cases(opts)
-            .iter()
-            .any(|c| matches!(c.client, Client::Host(_)) || c.setup.metrics);
+        // Security): every node's kube-proxy is read by hostNetwork curl pods, and the host
+        // cases dial from hostNetwork clients.
         let ns_path = format!("/api/v1/namespaces/{ns}");
         let existing = cluster.get(&ns_path).await?;
         if let Some(existing) = &existing
@@ -544,22 +557,36 @@ pub async fn verify_until(
                 opts.run_id
             )));
         }
-        let env = Env {
-            opts,
-            cluster: &cluster,
-            ns: &ns,
-            roles: &roles,
-            sampled: &sampled,
-            planes: &planes,
-        };
+        // The nodes read: the role nodes and the sampled ones.
+        let mut read_nodes: Vec<String> = sampled.clone();
+        for n in roles.nodes.values() {
+            if !read_nodes.contains(n) {
+                read_nodes.push(n.clone());
+            }
+        }
         // From the namespace's creation on, the run races `interrupt`; the records of the
         // cases finished survive it.
         let work = async {
             if existing.is_none() {
-                let manifest = fixture::namespace(&ns, &opts.run_id, privileged);
+                let manifest = fixture::namespace(&ns, &opts.run_id, true);
                 evidence.manifest(&manifest)?;
                 cluster.create("/api/v1/namespaces", &manifest).await?;
             }
+            let no_planes = BTreeMap::new();
+            let reading = Env {
+                opts,
+                cluster: &cluster,
+                ns: &ns,
+                roles: &roles,
+                sampled: &sampled,
+                planes: &no_planes,
+            };
+            planes = crate::survey::survey(&reading, &read_nodes, &mut evidence).await?;
+            evidence.versions(&first, opts, &planes)?;
+            let env = Env {
+                planes: &planes,
+                ..reading
+            };
             run_cases(&env, &read, &mut evidence, &mut cases).await
         };
         let result = tokio::select! {
@@ -609,6 +636,7 @@ pub async fn verify_until(
         repairs: findings.repairs,
         lagging: findings.lagging,
         planes,
+        simulated: opts.simulated,
     };
     Ledger::write(&mut evidence, &outcome, opts)?;
     Ok(outcome)
@@ -1011,6 +1039,23 @@ async fn run_cases(
                 continue;
             }
         };
+        // Pn: every probed node's kube-proxy must have synced past the group's change, read
+        // as soon as the backends are Ready (before the settle).
+        let mut lags = BTreeMap::new();
+        if setup.each_node
+            && let Some(since) = crate::lag::change_time(env, group).await?
+        {
+            let nodes: Vec<String> = state.node_clients.iter().map(|(n, _)| n.clone()).collect();
+            lags = crate::lag::measure(
+                env,
+                &nodes,
+                &format!("{group}-lag"),
+                since,
+                opts.proxy_lag_timeout,
+                evidence,
+            )
+            .await?;
+        }
         let slices_now = if setup.service {
             settle(cluster, ns, group, opts.settle).await?
         } else {
@@ -1029,7 +1074,7 @@ async fn run_cases(
             let mut r = if !setup.service {
                 pod_ip_case(&probing, c, &clients, &state).await?
             } else if c.client == Client::EachNode {
-                each_node_case(&probing, c, &snap.state, &config, &state).await?
+                each_node_case(&probing, c, &snap.state, &config, &state, &lags).await?
             } else {
                 one_client_case(&probing, c, roles, &snap.state, &config).await?
             };
@@ -1149,6 +1194,7 @@ fn node_judgement(
         node: q.node.to_string(),
         status,
         hypotheses,
+        lag_over_limit: None,
     }
 }
 
@@ -1160,7 +1206,9 @@ async fn each_node_case(
     snap: &ClusterState,
     config: &MatrixConfig,
     state: &GroupState,
+    lags: &BTreeMap<String, crate::lag::Measured>,
 ) -> Result<CaseRecord, VerifyError> {
+    use crate::lag::Measured;
     let ns = probing.ns;
     let group = c.setup.group;
     let svc_ip = cluster_ip(snap, ns, group);
@@ -1168,8 +1216,50 @@ async fn each_node_case(
     let mut expectations = BTreeMap::new();
     let mut reasons = Vec::new();
     let mut problems = Vec::new();
+    let mut measured = Vec::new();
     let mut status = Status::Pass;
+    let limit_ms = probing.opts.max_proxy_lag.as_millis() as u64;
     for (node, client) in &state.node_clients {
+        // kube-proxy's lag on the node: reported under the limit, never judged over it.
+        match lags.get(node) {
+            Some(m) if m.proven_ms() > limit_ms => {
+                let ms = m.proven_ms();
+                status = status.max(Status::Incomplete);
+                problems.push(format!(
+                    "{node}: kube-proxy had still not synced {ms} ms after the change (limit {limit_ms} ms): not judged"
+                ));
+                r.nodes.push(NodeJudgement {
+                    node: node.clone(),
+                    status: Status::Incomplete,
+                    hypotheses: Vec::new(),
+                    lag_over_limit: Some(LagOverLimit {
+                        measured_ms: match m {
+                            Measured::Synced { lag_ms, .. } => (*lag_ms).max(ms),
+                            _ => ms,
+                        },
+                        limit_ms,
+                    }),
+                });
+                continue;
+            }
+            Some(Measured::Synced { lag_ms, .. }) => measured.push(format!("{node} ≤ {lag_ms} ms")),
+            Some(Measured::NotSynced { .. }) => {
+                status = status.max(Status::Incomplete);
+                problems.push(format!(
+                    "{node}: kube-proxy had not synced past the change within {:?}: not judged",
+                    probing.opts.proxy_lag_timeout
+                ));
+                r.nodes.push(NodeJudgement {
+                    node: node.clone(),
+                    status: Status::Incomplete,
+                    hypotheses: Vec::new(),
+                    lag_over_limit: None,
+                });
+                continue;
+            }
+            Some(Measured::Unreadable(why)) => measured.push(format!("{node} not measured ({why})")),
+            None => {}
+        }
         let config = node_config(config, probing.planes, node);
         let q = Query {
             namespace: ns,
@@ -1191,6 +1281,12 @@ async fn each_node_case(
         expectations.insert(node.clone(), expected.clone());
         if expected != declared {
             status = status.max(Status::Incomplete);
+            r.nodes.push(NodeJudgement {
+                node: node.clone(),
+                status: Status::Incomplete,
+                hypotheses: Vec::new(),
+                lag_over_limit: None,
+            });
             problems.push(format!(
                 "{node}: the model expects {} but the catalogue declares {}: the state read back is not the case's setup",
                 describe(&expected),
@@ -1222,6 +1318,11 @@ async fn each_node_case(
     } else {
         status
     };
+    let lag_note = if measured.is_empty() {
+        String::new()
+    } else {
+        format!("; kube-proxy lag after the change: {}", measured.join(", "))
+    };
     r.why = if state.node_clients.is_empty() {
         "no sampled node to probe from".into()
     } else if problems.is_empty() {
@@ -1243,7 +1344,7 @@ async fn each_node_case(
         )
     } else {
         problems.join("; ")
-    };
+    } + &lag_note;
     Ok(r)
 }
 

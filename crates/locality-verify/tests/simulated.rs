@@ -7,6 +7,7 @@ use std::time::Duration;
 use locality_apiserver::ServeOptions;
 use locality_live::LiveOptions;
 use locality_sim::{DataPlaneProfile, SimConfig, Topology};
+use locality_verify::decision::RepairKind;
 use locality_verify::expect::Expected;
 use locality_verify::probe::Seen;
 use locality_verify::run::{VerifyOptions, VerifyOutcome, verify};
@@ -24,41 +25,332 @@ fn run(name: &str, profiles: &[(&str, &str)], only: &[&str]) -> (VerifyOutcome, 
 }
 
 fn run_on(topology: &str, name: &str, profiles: &[(&str, &str)], only: &[&str]) -> (VerifyOutcome, PathBuf) {
-    let dir = scratch(name);
-    let topology = Topology::builtin(topology).unwrap();
-    let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
-    for (node, p) in profiles {
-        serve
-            .engine
-            .set_profile(node, p.parse::<DataPlaneProfile>().unwrap());
-    }
-    serve.speed = 50.0;
-    serve.kubeconfig_out = Some(dir.join("kubeconfig"));
-    let running = locality_apiserver::serve(serve).unwrap();
-    let opts = VerifyOptions {
-        live: LiveOptions {
-            kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
-            ..LiveOptions::default()
-        },
+    Sim {
+        topology: topology.into(),
+        profiles: profiles
+            .iter()
+            .map(|(n, p)| (n.to_string(), p.to_string()))
+            .collect(),
         only: only.iter().map(|s| s.to_string()).collect(),
-        evidence: dir.join("evidence"),
-        keep: false,
-        run_id: "t1".into(),
-        simulated: true,
-        owner: "test".into(),
-        pod_ready_timeout: Duration::from_secs(30),
-        settle: Duration::from_millis(300),
-        proxy_lag_timeout: Duration::from_secs(5),
-        max_proxy_lag: Duration::from_secs(5),
-        proxy_mode: None,
-        max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let outcome = rt.block_on(verify(&opts)).expect("verify runs");
-    (outcome, dir.join("evidence"))
+        ..Sim::default()
+    }
+    .verify(name)
+}
+
+/// One verify run against its own simulated API server.
+#[derive(Clone)]
+struct Sim {
+    topology: String,
+    /// (node, data-plane profile).
+    profiles: Vec<(String, String)>,
+    /// (node, kube-proxy minor) for a kube-proxy older than the cluster.
+    proxy_versions: Vec<(String, u16)>,
+    only: Vec<String>,
+    seed: u64,
+    speed: f64,
+    api_latency: Duration,
+}
+
+impl Default for Sim {
+    fn default() -> Self {
+        Sim {
+            topology: "four-nodes".into(),
+            profiles: Vec::new(),
+            proxy_versions: Vec::new(),
+            only: Vec::new(),
+            seed: 1,
+            speed: 50.0,
+            api_latency: Duration::ZERO,
+        }
+    }
+}
+
+impl Sim {
+    fn verify(&self, name: &str) -> (VerifyOutcome, PathBuf) {
+        let dir = scratch(name);
+        // A built-in name, or a YAML topology.
+        let mut topology = if self.topology.contains('\n') {
+            Topology::from_yaml(&self.topology, name).unwrap()
+        } else {
+            Topology::builtin(&self.topology).unwrap()
+        };
+        for (node, minor) in &self.proxy_versions {
+            let n = topology
+                .nodes
+                .iter_mut()
+                .find(|n| n.node.meta.name == *node)
+                .unwrap();
+            n.kube_proxy_version = Some(locality_model::version::KubeVersion::new(1, *minor));
+        }
+        let config = SimConfig {
+            seed: self.seed,
+            ..SimConfig::default()
+        };
+        let mut serve = ServeOptions::from_topology(&topology, config).unwrap();
+        for (node, p) in &self.profiles {
+            serve
+                .engine
+                .set_profile(node, p.parse::<DataPlaneProfile>().unwrap());
+        }
+        serve.speed = self.speed;
+        serve.faults.latency = self.api_latency;
+        serve.kubeconfig_out = Some(dir.join("kubeconfig"));
+        let running = locality_apiserver::serve(serve).unwrap();
+        let opts = VerifyOptions {
+            live: LiveOptions {
+                kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
+                ..LiveOptions::default()
+            },
+            only: self.only.clone(),
+            evidence: dir.join("evidence"),
+            keep: false,
+            run_id: locality_verify::run::new_run_id(),
+            // The target says it is simulated (its version): detected, not told.
+            simulated: false,
+            owner: "test".into(),
+            pod_ready_timeout: Duration::from_secs(30),
+            settle: Duration::from_millis(300),
+            proxy_lag_timeout: Duration::from_secs(5),
+            max_proxy_lag: Duration::from_secs(5),
+            proxy_mode: None,
+            max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let outcome = rt.block_on(verify(&opts)).expect("verify runs");
+        assert!(outcome.simulated, "a simulated target is detected as such");
+        (outcome, dir.join("evidence"))
+    }
+}
+
+/// Runs every `(name, sim)` at once (each its own server and runtime, on its own thread):
+/// a run mostly waits on the simulated cluster.
+fn concurrently(runs: Vec<(String, Sim)>) -> Vec<(String, VerifyOutcome)> {
+    let handles: Vec<_> = runs
+        .into_iter()
+        .map(|(name, sim)| std::thread::spawn(move || (name.clone(), sim.verify(&name).0)))
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("a run panicked"))
+        .collect()
+}
+
+fn summary(name: &str, o: &VerifyOutcome) -> String {
+    let bad: Vec<String> = o
+        .cases
+        .iter()
+        .filter(|c| c.status != Status::Pass)
+        .map(|c| format!("{} {}: {}", c.id, c.status.as_str(), c.why))
+        .collect();
+    format!(
+        "{name}: {} {:?}\n  {}",
+        o.decision.as_str(),
+        o.advice,
+        bad.join("\n  ")
+    )
+}
+
+const NODES: [&str; 4] = ["node-a", "node-b", "node-c", "node-d"];
+
+/// One fault on each node of four-nodes, one at a time.
+fn on_each_node(fault: &str) -> Vec<(String, VerifyOutcome)> {
+    concurrently(
+        NODES
+            .iter()
+            .map(|n| {
+                (
+                    format!("fm-{}-{n}", fault.replace(':', "-")),
+                    Sim {
+                        profiles: vec![(n.to_string(), fault.to_string())],
+                        ..Sim::default()
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn fault_matrix_a_node_ignoring_the_local_policy_is_never_accepted() {
+    for (name, o) in on_each_node("ignores-local-policy") {
+        assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
+        assert!(
+            o.cases.iter().any(|c| c.status == Status::Fail),
+            "{}",
+            summary(&name, &o)
+        );
+    }
+}
+
+#[test]
+fn fault_matrix_a_hostname_mismatch_is_a_repair_naming_the_node() {
+    for ((name, o), node) in on_each_node("hostname-mismatch").into_iter().zip(NODES) {
+        assert_eq!(o.decision, Decision::Repair, "{}", summary(&name, &o));
+        assert!(
+            o.repairs
+                .iter()
+                .all(|r| r.kind == RepairKind::HostnameOverride && r.node == node),
+            "{}: {:?}",
+            summary(&name, &o),
+            o.repairs
+        );
+        assert!(
+            o.advice
+                .iter()
+                .any(|a| a.contains("--hostname-override") && a.contains(node))
+        );
+    }
+}
+
+#[test]
+fn fault_matrix_an_old_kube_proxy_is_a_repair_naming_the_node() {
+    let runs = NODES
+        .iter()
+        .map(|n| {
+            (
+                format!("fm-skew-{n}"),
+                Sim {
+                    proxy_versions: vec![(n.to_string(), 32)],
+                    ..Sim::default()
+                },
+            )
+        })
+        .collect();
+    for ((name, o), node) in concurrently(runs).into_iter().zip(NODES) {
+        assert_eq!(o.decision, Decision::Repair, "{}", summary(&name, &o));
+        assert!(
+            o.repairs
+                .iter()
+                .any(|r| r.kind == RepairKind::UpgradeKubeProxy && r.node == node),
+            "{}: {:?}",
+            summary(&name, &o),
+            o.repairs
+        );
+        assert!(o.repairs.iter().all(|r| r.node == node), "{:?}", o.repairs);
+    }
+}
+
+#[test]
+fn fault_matrix_ipvs_on_one_node_is_accepted() {
+    for (name, o) in on_each_node("kube-proxy:ipvs") {
+        assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
+    }
+}
+
+#[test]
+fn fault_matrix_a_kube_proxy_late_within_the_limit_is_accepted() {
+    for (name, o) in on_each_node("stale-rules:2") {
+        assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
+    }
+}
+
+#[test]
+fn fault_matrix_a_kube_proxy_late_beyond_the_limit_is_held_naming_it_and_never_failed() {
+    for ((name, o), node) in on_each_node("stale-rules:40").into_iter().zip(NODES) {
+        assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
+        assert!(
+            o.cases.iter().all(|c| c.status != Status::Fail),
+            "{}",
+            summary(&name, &o)
+        );
+        assert!(
+            o.lagging.iter().any(|l| l.node == node && l.measured_ms > 5_000),
+            "{}: {:?}",
+            summary(&name, &o),
+            o.lagging
+        );
+    }
+}
+
+/// 20 seeds, each a full run on a conformant cluster: ACCEPT, and not one FAIL.
+#[test]
+fn fault_matrix_a_conformant_cluster_is_accepted_on_twenty_seeds() {
+    let runs = (1..=20u64)
+        .map(|seed| {
+            (
+                format!("fm-conformant-{seed}"),
+                Sim {
+                    seed,
+                    ..Sim::default()
+                },
+            )
+        })
+        .collect();
+    for (name, o) in concurrently(runs) {
+        assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
+    }
+}
+
+/// A slow API server (200 ms per request, 10 s of the simulated clock at speed 50) and a
+/// fast simulated clock alone: a phase that falls between two observations is never judged
+/// a violation.
+#[test]
+fn fault_matrix_a_conformant_cluster_is_accepted_behind_a_slow_api() {
+    let runs = vec![
+        (
+            "fm-latency".to_string(),
+            Sim {
+                api_latency: Duration::from_millis(200),
+                ..Sim::default()
+            },
+        ),
+        (
+            "fm-speed-50".to_string(),
+            Sim {
+                seed: 7,
+                ..Sim::default()
+            },
+        ),
+    ];
+    for (name, o) in concurrently(runs) {
+        assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
+    }
+}
+
+/// Two usable nodes are enough for the core cases; one is not (HOLD, with a ledger).
+#[test]
+fn two_nodes_are_enough_for_the_contract_and_one_is_not() {
+    let two = "name: two\nnodes:\n  - {name: node-a, zone: zone-a}\n  - {name: node-b, zone: zone-b}\n";
+    let one = "name: one\nnodes:\n  - {name: node-a, zone: zone-a}\n  - name: node-b\n    zone: zone-b\n    taints: [{key: dedicated, value: x, effect: NoSchedule}]\n";
+    let runs = vec![
+        (
+            "two-nodes".to_string(),
+            Sim {
+                topology: two.into(),
+                only: ["P", "Pn", "C1", "B1", "C", "D1", "D2", "F"]
+                    .map(String::from)
+                    .to_vec(),
+                ..Sim::default()
+            },
+        ),
+        (
+            "one-node".to_string(),
+            Sim {
+                topology: one.into(),
+                ..Sim::default()
+            },
+        ),
+    ];
+    let results = concurrently(runs);
+    let (name, o) = &results[0];
+    for c in &o.cases {
+        assert_eq!(c.status, Status::Pass, "{}", summary(name, o));
+    }
+    assert_eq!(o.decision, Decision::Accept, "{}", summary(name, o));
+    assert!(o.decision_line(false).starts_with("PARTIAL ACCEPT"));
+    let (name, o) = &results[1];
+    assert_eq!(o.decision, Decision::Hold, "{}", summary(name, o));
+    assert!(
+        o.advice
+            .iter()
+            .any(|a| a.contains("1 usable (node-a)") && a.contains("node-b: tainted")),
+        "{:?}",
+        o.advice
+    );
+    assert!(o.evidence.join("ledger.json").is_file() && o.evidence.join("decision.json").is_file());
 }
 
 #[test]

@@ -66,10 +66,11 @@ pub enum Command {
     /// embedded SIMULATED cluster (four-nodes); --kubeconfig, --context or --live select a
     /// real cluster, where it creates and deletes only its own namespace.
     ///
-    /// Ctrl-C deletes the namespace (unless --keep) and writes the evidence of what was done.
+    /// Ctrl-C or SIGTERM deletes the namespace (unless --keep) and writes the evidence of what
+    /// was done.
     ///
     /// Exit codes: 0 ACCEPT, 1 runtime error, 2 usage error, 3 REPAIR, 4 RERUN, 5 HOLD,
-    /// 130 interrupted (Ctrl-C).
+    /// 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
     Verify(VerifyArgs),
     /// What-if on a SIMULATED cluster: a rollout or a Service change, over virtual time.
     ///
@@ -608,6 +609,10 @@ pub struct VerifyArgs {
     /// Case P probes from every usable node.
     #[arg(long, conflicts_with = "max_nodes")]
     pub all_nodes: bool,
+    /// How long one API request may take, in seconds, before it is abandoned and retried
+    /// (within the retries' own bounds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub request_timeout: f64,
     /// Output: a table on the terminal, or the ledger as JSON.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: VerifyOutput,

@@ -10,6 +10,8 @@ pub const EXIT_RUNTIME: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code after Ctrl-C (SIGINT): 128 + 2, as shells report a process killed by it.
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code after SIGTERM: 128 + 15, as shells report a process killed by it.
+pub const EXIT_TERMINATED: u8 = 143;
 
 /// An error that ends the program with a message on stderr and an exit code.
 #[derive(Debug)]

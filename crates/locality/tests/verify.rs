@@ -95,6 +95,14 @@ fn verify_usage_errors() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("node-"));
+    for bad in ["0", "-1", "NaN"] {
+        Command::cargo_bin("locality")
+            .unwrap()
+            .args(["verify", &format!("--request-timeout={bad}")])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--request-timeout"));
+    }
 }
 
 /// `GET path` on a plain-HTTP loopback API server: the status code.
@@ -124,11 +132,26 @@ fn http_status(url: &str, path: &str) -> u16 {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_exits_130_with_partial_evidence() {
+    stopped_with_partial_evidence("INT", 130, "interrupted");
+}
+
+/// SIGTERM (a cancelled CI job, an evicted pod) does what Ctrl-C does: exit 143 (128 + 15).
+#[cfg(unix)]
+#[test]
+fn sigterm_exits_143_with_partial_evidence() {
+    stopped_with_partial_evidence("TERM", 143, "terminated (SIGTERM)");
+}
+
+/// Starts `locality verify`, sends it `signal` (a `kill -SIGNAL` name) once its namespace
+/// exists, and checks it exits with `code`, says `said: namespace … deleted`, and wrote the
+/// partial evidence.
+#[cfg(unix)]
+fn stopped_with_partial_evidence(signal: &str, code: i32, said: &str) {
     use std::io::{BufRead, BufReader, Read};
     use std::process::{Command as Process, Stdio};
     use std::time::{Duration, Instant};
 
-    let dir = evidence("interrupt");
+    let dir = evidence(&format!("stopped-{signal}"));
     let mut child = Process::new(assert_cmd::cargo::cargo_bin("locality"))
         .args(["verify", "-v", "-o", "json", "--evidence"])
         .arg(&dir)
@@ -182,7 +205,7 @@ fn ctrl_c_exits_130_with_partial_evidence() {
         }
     }
     let (url, ns) = (url.unwrap(), ns.unwrap());
-    // Interrupt once the namespace exists (the run is then creating or probing).
+    // Stop it once the namespace exists (the run is then creating or probing).
     let path = format!("/api/v1/namespaces/{ns}");
     while http_status(&url, &path) != 200 {
         assert!(
@@ -193,7 +216,7 @@ fn ctrl_c_exits_130_with_partial_evidence() {
     }
     assert!(
         Process::new("kill")
-            .args(["-INT", &pid])
+            .args([&format!("-{signal}"), &pid])
             .status()
             .unwrap()
             .success()
@@ -202,14 +225,14 @@ fn ctrl_c_exits_130_with_partial_evidence() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "verify did not exit after SIGINT");
+        assert!(Instant::now() < deadline, "verify did not exit after SIG{signal}");
         std::thread::sleep(Duration::from_millis(50));
     };
     std::mem::forget(reap);
     let stderr = stderr_lines.join().unwrap().join("\n");
-    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(status.code(), Some(code), "{stderr}");
     assert!(
-        stderr.contains(&format!("interrupted: namespace {ns} deleted")),
+        stderr.contains(&format!("{said}: namespace {ns} deleted")),
         "{stderr}"
     );
 

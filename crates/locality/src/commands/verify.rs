@@ -9,28 +9,80 @@ use locality_model::proxy::ProxyMode;
 use locality_verify::run::{VerifyOptions, new_run_id, verify_until};
 
 use crate::cli::{FixtureArg, ProxyModeArg, SimClusterArgs, VerifyArgs, VerifyOutput};
-use crate::error::{CliError, EXIT_INTERRUPTED};
+use crate::error::{CliError, EXIT_INTERRUPTED, EXIT_TERMINATED};
 use crate::ui::Ui;
 
-/// Runs `verify`; returns the decision's exit code, or [`EXIT_INTERRUPTED`] after Ctrl-C (the
-/// namespace deleted unless `--keep`, the evidence of what was done written).
+/// The signal that stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Ctrl-C (SIGINT).
+    Interrupt,
+    /// SIGTERM (`kill`, a CI job cancelled, a pod evicted).
+    Terminate,
+}
+
+/// `--request-timeout`, as a duration (> 0).
+fn request_timeout(args: &VerifyArgs) -> Result<Duration, CliError> {
+    Duration::try_from_secs_f64(args.request_timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--request-timeout {}: expected a number of seconds > 0",
+                args.request_timeout
+            ))
+        })
+}
+
+/// Runs `verify`; returns the decision's exit code, or [`EXIT_INTERRUPTED`] after Ctrl-C and
+/// [`EXIT_TERMINATED`] after SIGTERM (either way the namespace deleted unless `--keep`, the
+/// evidence of what was done written).
 pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliError> {
     let simulated = !(args.live || args.kubeconfig.is_some() || args.context.is_some());
+    // Validated here; `run.rs` passes it to `Cluster::with_request_timeout` once
+    // `VerifyOptions` carries it (not wired yet).
+    let _request_timeout: Duration = request_timeout(args)?;
     let run_id = new_run_id();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::runtime(e.to_string()))?;
-    // Ctrl-C is listened for from here on (the first poll of `ctrl_c` installs the handler;
-    // the yield lets the spawned listener run once): the run races it.
+    // Ctrl-C and SIGTERM are listened for from here on (the first poll of `ctrl_c` installs
+    // its handler, the yield lets the spawned listener run once; `signal` installs SIGTERM's
+    // at once): the run races them.
     let ctrl_c = rt.spawn(tokio::signal::ctrl_c());
+    #[cfg(unix)]
+    let mut sigterm = {
+        let _entered = rt.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
+    };
     rt.block_on(tokio::task::yield_now());
+    let stopped_by = std::cell::Cell::new(None::<Stop>);
     let interrupt = async {
-        match ctrl_c.await {
-            Ok(Ok(())) => {}
-            // No handler could be installed: the run is not interruptible this way.
-            _ => std::future::pending::<()>().await,
-        }
+        let ctrl_c = async {
+            match ctrl_c.await {
+                Ok(Ok(())) => Stop::Interrupt,
+                // No handler could be installed: the run is not interruptible this way.
+                _ => std::future::pending().await,
+            }
+        };
+        #[cfg(unix)]
+        let terminate = async {
+            if let Some(s) = sigterm.as_mut()
+                && s.recv().await.is_some()
+            {
+                return Stop::Terminate;
+            }
+            // No handler could be installed: the run is not terminable this way.
+            std::future::pending().await
+        };
+        #[cfg(not(unix))]
+        let terminate = std::future::pending::<Stop>();
+        let stop = tokio::select! {
+            s = ctrl_c => s,
+            s = terminate => s,
+        };
+        stopped_by.set(Some(stop));
     };
     // The simulated cluster runs behind its API server for the whole run.
     let (_server, live, sim_mode) = if simulated {
@@ -139,9 +191,14 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
     let outcome = rt
         .block_on(verify_until(&opts, interrupt))
         .map_err(|e| CliError::runtime(format!("verify: {e}")))?;
+    let stop = stopped_by.get().unwrap_or(Stop::Interrupt);
     if outcome.interrupted {
         ui.status(&format!(
-            "interrupted: {}; partial evidence in {}",
+            "{}: {}; partial evidence in {}",
+            match stop {
+                Stop::Interrupt => "interrupted",
+                Stop::Terminate => "terminated (SIGTERM)",
+            },
             if args.keep {
                 format!("namespace kept (kubectl delete namespace {})", outcome.namespace)
             } else {
@@ -205,7 +262,10 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
     }
     out.flush()?;
     if outcome.interrupted {
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(match stop {
+            Stop::Interrupt => EXIT_INTERRUPTED,
+            Stop::Terminate => EXIT_TERMINATED,
+        });
     }
     Ok(outcome.decision.exit_code() as u8)
 }

@@ -1,0 +1,202 @@
+//! kube-proxy's lag per node, from its own metrics: after a change the run made (a setup
+//! group's Service and backends), each node's `kubeproxy_sync_proxy_rules_last_timestamp_seconds`
+//! must pass the change with `kubeproxy_sync_proxy_rules_endpoint_changes_pending` at 0.
+//! The lag is that sync time minus the change time, both in the cluster's clock (the change
+//! time is the latest of the Service's creation and its backends' Ready transitions, so the
+//! EndpointSlice controller's own delay is included).
+//!
+//! A lag under `--max-proxy-lag` is reported, never judged; over it, the node's cases of the
+//! group are INCOMPLETE (measured again once; twice over the limit, the decision is a HOLD
+//! naming the node). A node without readable kube-proxy metrics is not measured.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::ledger::Evidence;
+use crate::logs::unix_ms;
+use crate::metrics::Reader;
+use crate::run::{Env, VerifyError, pods_path};
+
+/// The last successful sync and the pending endpoint changes, from a metrics text.
+pub fn sync_state(text: &str) -> Option<(u128, f64)> {
+    let value = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    let last = value("kubeproxy_sync_proxy_rules_last_timestamp_seconds")?;
+    let pending = value("kubeproxy_sync_proxy_rules_endpoint_changes_pending").unwrap_or(0.0);
+    Some(((last * 1000.0).round() as u128, pending))
+}
+
+/// When a group's last change happened, in the cluster's clock: the latest of the Service's
+/// creation and its pods' Ready transitions (ms since the epoch).
+pub(crate) async fn change_time(env: &Env<'_>, group: &str) -> Result<Option<u128>, VerifyError> {
+    let Env { cluster, ns, .. } = *env;
+    let svc = cluster
+        .get(&format!("/api/v1/namespaces/{ns}/services/{group}"))
+        .await?
+        .unwrap_or(Value::Null);
+    let pods = cluster
+        .get(&format!("{}?labelSelector=app%3D{group}", pods_path(ns)))
+        .await?
+        .unwrap_or(Value::Null);
+    let mut times: Vec<u128> = svc["metadata"]["creationTimestamp"]
+        .as_str()
+        .and_then(unix_ms)
+        .into_iter()
+        .collect();
+    for p in pods["items"].as_array().into_iter().flatten() {
+        for c in p["status"]["conditions"].as_array().into_iter().flatten() {
+            if c["type"] == "Ready"
+                && let Some(t) = c["lastTransitionTime"].as_str().and_then(unix_ms)
+            {
+                times.push(t);
+            }
+        }
+    }
+    Ok(times.into_iter().max())
+}
+
+/// What a node's kube-proxy showed after a change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Measured {
+    /// Synced past the change. `lag_ms`: its last sync minus the change (an upper bound: a
+    /// later sync may have moved the timestamp); `unsynced_ms`: the longest the run saw it
+    /// not yet synced after the change (a lower bound of the lag, the one judged).
+    Synced {
+        /// Last sync minus the change.
+        lag_ms: u64,
+        /// Seen not synced this long after the change (0: synced at the first read).
+        unsynced_ms: u64,
+    },
+    /// Not synced past the change within the measurement's time; seen unsynced this long.
+    NotSynced {
+        /// Seen not synced this long after the change.
+        unsynced_ms: u64,
+    },
+    /// No metrics to read (why).
+    Unreadable(String),
+}
+
+impl Measured {
+    /// The lag that counts against `--max-proxy-lag`: how long the node was *seen* not synced
+    /// after the change (never a later, unrelated sync).
+    pub fn proven_ms(&self) -> u64 {
+        match self {
+            Measured::Synced { unsynced_ms, .. } | Measured::NotSynced { unsynced_ms } => *unsynced_ms,
+            Measured::Unreadable(_) => 0,
+        }
+    }
+}
+
+/// Reads the kube-proxy of every node of `nodes` until it has synced past `since` with
+/// nothing pending, for at most `timeout`: one curl pod per node and round, the pods of a
+/// round created together so that each node is read as soon after the change as pods start.
+pub(crate) async fn measure(
+    env: &Env<'_>,
+    nodes: &[String],
+    prefix: &str,
+    since: u128,
+    timeout: Duration,
+    evidence: &mut Evidence,
+) -> Result<BTreeMap<String, Measured>, VerifyError> {
+    let mut readers: Vec<Reader<'_, '_>> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| Reader {
+            env,
+            node: node.clone(),
+            prefix: format!("{prefix}-{i}"),
+            seq: 0,
+            read_at: None,
+        })
+        .collect();
+    let mut done: BTreeMap<String, Measured> = BTreeMap::new();
+    let mut unsynced: BTreeMap<String, u128> = BTreeMap::new();
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let mut started = Vec::new();
+        for r in readers.iter_mut() {
+            if done.contains_key(&r.node) {
+                continue;
+            }
+            match r.start("/metrics", evidence).await? {
+                Ok(name) => started.push((r.node.clone(), name)),
+                Err(why) => {
+                    done.insert(r.node.clone(), Measured::Unreadable(why));
+                }
+            }
+        }
+        for (node, name) in started {
+            let Some(r) = readers.iter_mut().find(|r| r.node == node) else {
+                continue;
+            };
+            let text = match r.finish(&name, "/metrics").await? {
+                Ok(t) => t,
+                Err(why) => {
+                    done.insert(node, Measured::Unreadable(why));
+                    continue;
+                }
+            };
+            evidence.write(
+                &format!("lag/{name}-{node}.txt"),
+                &format!(
+                    "# change at {since} ms, read at {} ms (cluster clock)\n{text}",
+                    r.read_at.map_or_else(|| "?".to_string(), |t| t.to_string())
+                ),
+            )?;
+            let Some((last, pending)) = sync_state(&text) else {
+                done.insert(
+                    node,
+                    Measured::Unreadable(
+                        "no kubeproxy_sync_proxy_rules_last_timestamp_seconds in the metrics".into(),
+                    ),
+                );
+                continue;
+            };
+            let seen = unsynced.entry(node.clone()).or_default();
+            if last >= since && pending == 0.0 {
+                let m = Measured::Synced {
+                    lag_ms: (last - since) as u64,
+                    unsynced_ms: *seen as u64,
+                };
+                done.insert(node, m);
+            } else if let Some(at) = r.read_at {
+                *seen = (*seen).max(at.saturating_sub(since));
+            }
+        }
+        if done.len() == readers.len() {
+            return Ok(done);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            for r in &readers {
+                if !done.contains_key(&r.node) {
+                    let unsynced_ms = unsynced.get(&r.node).copied().unwrap_or(0) as u64;
+                    done.insert(r.node.clone(), Measured::NotSynced { unsynced_ms });
+                }
+            }
+            return Ok(done);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sync_state_is_read() {
+        let text = "# HELP kubeproxy_sync_proxy_rules_last_timestamp_seconds x\n\
+            kubeproxy_sync_proxy_rules_endpoint_changes_pending 2\n\
+            kubeproxy_sync_proxy_rules_last_timestamp_seconds 1.7355e+09\n";
+        assert_eq!(sync_state(text), Some((1_735_500_000_000, 2.0)));
+        assert_eq!(sync_state("kubeproxy_x 1\n"), None);
+        let synced = "kubeproxy_sync_proxy_rules_last_timestamp_seconds 12.5\n";
+        assert_eq!(sync_state(synced), Some((12_500, 0.0)));
+    }
+}
