@@ -398,6 +398,35 @@ mod tests {
         f
     }
 
+    /// docs/verify.md lists every case of the catalogue with its kind, and the decision table
+    /// row by row.
+    #[test]
+    fn the_docs_follow_the_catalogue_and_the_table() {
+        let doc = include_str!("../../../docs/verify.md");
+        for c in crate::cases::CATALOGUE {
+            let kind = if c.control {
+                "control"
+            } else if CORE.contains(&c.id) {
+                "core"
+            } else {
+                ""
+            };
+            let row = if kind.is_empty() {
+                format!("| `{}` | |", c.id)
+            } else {
+                format!("| `{}` | {kind} |", c.id)
+            };
+            assert!(doc.contains(&row), "docs/verify.md lacks the row starting {row:?}");
+        }
+        for (i, row) in TABLE.iter().enumerate() {
+            let line = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| {} |", i + 1)))
+                .unwrap_or_else(|| panic!("docs/verify.md lacks decision row {}", i + 1));
+            assert!(line.contains(row.decision.as_str()), "row {}: {line}", i + 1);
+        }
+    }
+
     #[test]
     fn each_row_decides_alone() {
         for row in TABLE {
