@@ -416,7 +416,10 @@ mod tests {
             } else {
                 format!("| `{}` | {kind} |", c.id)
             };
-            assert!(doc.contains(&row), "docs/verify.md lacks the row starting {row:?}");
+            assert!(
+                doc.contains(&row),
+                "docs/verify.md lacks the row starting {row:?}"
+            );
         }
         for (i, row) in TABLE.iter().enumerate() {
             let line = doc

@@ -415,6 +415,7 @@ mod tests {
             max_proxy_lag: std::time::Duration::from_secs(5),
             proxy_mode: None,
             max_nodes: None,
+            request_timeout: crate::cluster::DEFAULT_REQUEST_TIMEOUT,
         }
     }
 

@@ -82,6 +82,8 @@ pub struct VerifyOptions {
     /// How many nodes `P` probes from (every zone is covered even beyond it); `None`: every
     /// usable node (`--all-nodes`).
     pub max_nodes: Option<usize>,
+    /// One API request's limit (`--request-timeout`); retries are bounded apart.
+    pub request_timeout: Duration,
 }
 
 /// The default of [`VerifyOptions::max_nodes`] (`--max-nodes`, SPEC §5.4 `P`).
@@ -489,7 +491,8 @@ pub async fn verify(opts: &VerifyOptions) -> Result<VerifyOutcome, VerifyError> 
 }
 
 /// Why a case the run did not finish is NOT_EXECUTED.
-pub const INTERRUPTED: &str = "interrupted: the run was stopped (Ctrl-C) before this case finished";
+pub const INTERRUPTED: &str =
+    "interrupted: the run was stopped (Ctrl-C or SIGTERM) before this case finished";
 
 /// [`verify`], stopped when `interrupt` completes (the CLI passes Ctrl-C): the case in
 /// progress is abandoned, the namespace is deleted as at the normal end (unless `keep`), and
@@ -504,7 +507,9 @@ pub async fn verify_until(
 ) -> Result<VerifyOutcome, VerifyError> {
     let ns = format!("locality-verify-{}", opts.run_id);
     let (client, target) = locality_live::client(&opts.live).await?;
-    let cluster = Cluster::new(client, target.server.clone());
+    let cluster = Cluster::new(client, target.server.clone())
+        .with_request_timeout(opts.request_timeout)
+        .with_kubectl_target(opts.live.kubeconfig.as_deref(), target.context.as_deref());
     let read = |namespace: &str| {
         let mut live = opts.live.clone();
         live.namespace = Some(namespace.to_string());
@@ -536,6 +541,7 @@ pub async fn verify_until(
     let mut cases = Vec::new();
     let mut interrupted = false;
     let mut cut_short: Option<String> = None;
+    let mut cleanup: Option<String> = None;
     if let Some(lacking) = roles.lacking() {
         // Too small for the contract: nothing is created, every case says why.
         for c in selected_cases(opts) {
@@ -594,9 +600,12 @@ pub async fn verify_until(
             () = interrupt => { interrupted = true; Ok(()) }
             r = work => r,
         };
-        // The one cleanup path: the normal end, a failure and an interruption.
-        if !opts.keep {
-            let _ = cluster.delete(&ns_path).await;
+        // The one cleanup path: the normal end, a failure and an interruption; a namespace
+        // that cannot be deleted is named with the command that deletes it.
+        if !opts.keep
+            && let Err(why) = cluster.delete_namespace_or_explain(&ns).await
+        {
+            cleanup = Some(why);
         }
         match result {
             Ok(()) => {}
@@ -622,7 +631,10 @@ pub async fn verify_until(
     }
     cases.sort_by_key(|r| CATALOGUE.iter().position(|c| c.id == r.id));
     let findings = crate::diagnose::findings(&cases, partial(opts), kube, &planes);
-    let decided = decide(&findings);
+    let mut decided = decide(&findings);
+    if let Some(why) = cleanup {
+        decided.advice.push(why);
+    }
     let outcome = VerifyOutcome {
         decision: decided.decision,
         cases,

@@ -60,6 +60,7 @@ fn an_interrupted_run_cleans_up_and_writes_what_it_did() {
         max_proxy_lag: Duration::from_secs(5),
         proxy_mode: None,
         max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+        request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
     };
     // Interrupt once the first case's evidence is written (the namespace exists by then).
     let cases_dir = evidence.join("cases");

@@ -114,6 +114,7 @@ impl Sim {
             max_proxy_lag: Duration::from_secs(5),
             proxy_mode: None,
             max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+            request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -39,9 +39,7 @@ fn request_timeout(args: &VerifyArgs) -> Result<Duration, CliError> {
 /// evidence of what was done written).
 pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliError> {
     let simulated = !(args.live || args.kubeconfig.is_some() || args.context.is_some());
-    // Validated here; `run.rs` passes it to `Cluster::with_request_timeout` once
-    // `VerifyOptions` carries it (not wired yet).
-    let _request_timeout: Duration = request_timeout(args)?;
+    let request_timeout: Duration = request_timeout(args)?;
     let run_id = new_run_id();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -180,6 +178,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             })
             .or(sim_mode),
         max_nodes: (!args.all_nodes).then_some(args.max_nodes),
+        request_timeout,
     };
     ui.note(&format!(
         "run {}: namespace locality-verify-{}, owner {}, evidence {}",
