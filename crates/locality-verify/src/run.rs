@@ -505,6 +505,19 @@ pub async fn verify_until(
     opts: &VerifyOptions,
     interrupt: impl std::future::Future<Output = ()>,
 ) -> Result<VerifyOutcome, VerifyError> {
+    verify_watching(opts, interrupt, &|_| {}).await
+}
+
+/// [`verify_until`], calling `on_case` with each case's record as soon as it is judged (the
+/// CLI prints one line per case as the run goes).
+///
+/// # Errors
+/// As [`verify`].
+pub async fn verify_watching(
+    opts: &VerifyOptions,
+    interrupt: impl std::future::Future<Output = ()>,
+    on_case: &dyn Fn(&CaseRecord),
+) -> Result<VerifyOutcome, VerifyError> {
     let ns = format!("locality-verify-{}", opts.run_id);
     let (client, target) = locality_live::client(&opts.live).await?;
     let cluster = Cluster::new(client, target.server.clone())
@@ -593,7 +606,7 @@ pub async fn verify_until(
                 planes: &planes,
                 ..reading
             };
-            run_cases(&env, &read, &mut evidence, &mut cases).await
+            run_cases(&env, &read, &mut evidence, &mut cases, on_case).await
         };
         let result = tokio::select! {
             biased;
@@ -975,6 +988,7 @@ async fn run_cases(
     read: &impl Fn(&str) -> LiveOptions,
     evidence: &mut Evidence,
     records: &mut Vec<CaseRecord>,
+    on_case: &dyn Fn(&CaseRecord),
 ) -> Result<(), VerifyError> {
     let Env {
         opts,
@@ -1001,6 +1015,7 @@ async fn run_cases(
                 Some(why) => {
                     let mut r = record(c, None);
                     r.why = why;
+                    on_case(&r);
                     records.push(r);
                 }
                 None => cases.push(c),
@@ -1021,6 +1036,7 @@ async fn run_cases(
             for c in cases {
                 let mut r = record(c, None);
                 r.why = format!("no node for role {} (see 01-nodes.yaml)", missing.as_str());
+                on_case(&r);
                 records.push(r);
             }
             continue;
@@ -1035,6 +1051,7 @@ async fn run_cases(
                 let slices_now = slices(cluster, ns, group).await?;
                 let snap = locality_live::snapshot(&read(ns), None).await?;
                 evidence.case(&r, &slices_now, &snap.state)?;
+                on_case(&r);
                 records.push(r);
             }
             continue;
@@ -1046,6 +1063,7 @@ async fn run_cases(
                     let mut r = record(c, None);
                     r.status = Status::Incomplete;
                     r.why = why.clone();
+                    on_case(&r);
                     records.push(r);
                 }
                 continue;
@@ -1094,6 +1112,7 @@ async fn run_cases(
                 r.why = format!("{}; {note}", r.why);
             }
             evidence.case(&r, &slices_now, &snap.state)?;
+            on_case(&r);
             records.push(r);
         }
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use locality_live::LiveOptions;
 use locality_model::proxy::ProxyMode;
-use locality_verify::run::{VerifyOptions, new_run_id, verify_until};
+use locality_verify::run::{CaseRecord, VerifyOptions, new_run_id, verify_watching};
 
 use crate::cli::{FixtureArg, ProxyModeArg, SimClusterArgs, VerifyArgs, VerifyOutput};
 use crate::error::{CliError, EXIT_INTERRUPTED, EXIT_TERMINATED};
@@ -188,7 +188,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         opts.evidence.display()
     ));
     let outcome = rt
-        .block_on(verify_until(&opts, interrupt))
+        .block_on(verify_watching(&opts, interrupt, &|r| case_line(ui, r)))
         .map_err(|e| CliError::runtime(format!("verify: {e}")))?;
     let stop = stopped_by.get().unwrap_or(Stop::Interrupt);
     if outcome.interrupted {
@@ -267,4 +267,18 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         });
     }
     Ok(outcome.decision.exit_code() as u8)
+}
+
+/// One line per case on stderr as the run goes, when stderr is a terminal and `--quiet` is
+/// off (the table on stdout comes at the end either way).
+fn case_line(ui: &Ui, r: &CaseRecord) {
+    use std::io::IsTerminal;
+    if ui.quiet || !std::io::stderr().is_terminal() {
+        return;
+    }
+    let mut why: String = r.why.chars().take(100).collect();
+    if r.why.chars().count() > 100 {
+        why.push('…');
+    }
+    eprintln!("  {:<4} {:<12} {why}", r.id, r.status.as_str());
 }
