@@ -27,8 +27,8 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+use crate::error::VerifyError;
 use crate::fixture;
-use crate::run::VerifyError;
 
 /// Attempts of one call at most (the first and four retries).
 pub const MAX_ATTEMPTS: u32 = 5;

@@ -14,7 +14,7 @@ use locality_model::version::{KubeVersion, ProxyFeatures};
 use crate::cases::Declared;
 use crate::decision::{CORE, Findings, Lag, Repair, RepairKind};
 use crate::judge::Status;
-use crate::run::{CaseRecord, INTERRUPTED};
+use crate::record::{CaseRecord, INTERRUPTED};
 
 /// What the model predicts for one client node under a repair's hypothesis, and whether the
 /// tries from that node match it.
@@ -42,7 +42,7 @@ pub struct NodeJudgement {
     pub hypotheses: Vec<Hypothesis>,
     /// kube-proxy on the node synced later than the limit: not judged.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lag_over_limit: Option<crate::run::LagOverLimit>,
+    pub lag_over_limit: Option<crate::record::LagOverLimit>,
 }
 
 /// What the run read of each node's data plane (kube-proxy's own answers).
@@ -81,7 +81,7 @@ pub fn findings(
     for r in records {
         match r.status {
             Status::Pass => {}
-            Status::NotExecuted if r.why == INTERRUPTED || r.why.starts_with(crate::run::CUT_SHORT) => {
+            Status::NotExecuted if r.why == INTERRUPTED || r.why.starts_with(crate::record::CUT_SHORT) => {
                 f.unfinished.push((r.id.clone(), r.why.clone()));
             }
             Status::NotExecuted if r.control || core(&r.id) => f.gaps.push((r.id.clone(), r.why.clone())),
@@ -92,7 +92,7 @@ pub fn findings(
             Status::Incomplete => {
                 // The lags over the limit: the case's own (a rollout, on its client's node)
                 // and its nodes' (Pn, per node).
-                let lags: Vec<(String, crate::run::LagOverLimit)> = r
+                let lags: Vec<(String, crate::record::LagOverLimit)> = r
                     .lag_over_limit
                     .iter()
                     .filter_map(|l| r.client_node.clone().map(|n| (n, *l)))
@@ -256,7 +256,7 @@ mod tests {
     use crate::cases::case;
     use crate::decision::{Decision, decide};
     use crate::expect::Expected;
-    use crate::run::record;
+    use crate::record::record;
 
     fn rec(id: &str, status: Status, node: &str, hyp: &[(RepairKind, bool)]) -> CaseRecord {
         let mut r = record(case(id).unwrap(), Some(node));
@@ -394,7 +394,7 @@ mod tests {
         let mut r = rec("H3", Status::Incomplete, "node-a", &[]);
         // A rollout has one client node, the case's own.
         r.nodes.clear();
-        r.lag_over_limit = Some(crate::run::LagOverLimit {
+        r.lag_over_limit = Some(crate::record::LagOverLimit {
             measured_ms: 40_900,
             limit_ms: 5_000,
         });
@@ -405,7 +405,7 @@ mod tests {
         assert_eq!(decide(&f).decision, Decision::Hold);
         // Pn: per node; a node that did not conclude for another reason keeps it INCOMPLETE.
         let mut pn = rec("Pn", Status::Incomplete, "node-b", &[]);
-        pn.nodes[0].lag_over_limit = Some(crate::run::LagOverLimit {
+        pn.nodes[0].lag_over_limit = Some(crate::record::LagOverLimit {
             measured_ms: 42_000,
             limit_ms: 5_000,
         });

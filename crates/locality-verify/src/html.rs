@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::judge::Status;
+use crate::options::VerifyOptions;
 use crate::probe::{Seen, Try};
-use crate::run::{CaseRecord, VerifyOptions, VerifyOutcome, describe};
+use crate::record::{CaseRecord, VerifyOutcome, describe};
 
 /// Escapes `s` for HTML text and for quoted attribute values (`&`, `<`, `>`, `"`, `'`).
 pub fn escape(s: &str) -> String {

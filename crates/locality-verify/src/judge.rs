@@ -35,7 +35,7 @@ impl Status {
 /// shows two distinct responders with probability above 1 − 1e-3 (k · (1/k)^n < 1e-3).
 ///
 /// A single allowed responder gets [`SINGLE_RESPONDER_TRIES`] per round, and a positive case
-/// passes only after `1 +` [`crate::run::CONFIRM_ROUNDS`] passing rounds in a row with no
+/// passes only after `1 +` [`crate::probing::CONFIRM_ROUNDS`] passing rounds in a row with no
 /// wrong responder in between (a wrong responder is confirmed, never re-probed away). The
 /// fault model: a faulty node picks uniformly among all ready endpoints, at least two; it
 /// passes with probability at most (1/2)^21 < 1e-6.
@@ -188,7 +188,7 @@ pub fn judge(expected: &Expected, tries: &[Try]) -> (Status, String) {
 mod tests {
     #[test]
     fn a_node_picking_uniformly_among_two_passes_a_single_responder_case_below_1e_6() {
-        let tries = SINGLE_RESPONDER_TRIES * (crate::run::CONFIRM_ROUNDS + 1);
+        let tries = SINGLE_RESPONDER_TRIES * (crate::probing::CONFIRM_ROUNDS + 1);
         assert!(0.5f64.powi(tries as i32) < 1e-6, "{tries} tries");
     }
 

@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::env::{Env, pods_path};
+use crate::error::VerifyError;
 use crate::ledger::Evidence;
 use crate::logs::unix_ms;
 use crate::metrics::Reader;
-use crate::run::{Env, VerifyError, pods_path};
 
 /// The last successful sync and the pending endpoint changes, from a metrics text.
 pub fn sync_state(text: &str) -> Option<(u128, f64)> {

@@ -13,9 +13,11 @@ use sha2::{Digest, Sha256};
 
 use crate::cases::Role;
 use crate::cluster::Cluster;
+use crate::error::VerifyError;
 use crate::fixture::HTTP_PORT;
+use crate::options::VerifyOptions;
+use crate::record::{CaseRecord, VerifyOutcome, describe};
 use crate::roles::Roles;
-use crate::run::{CaseRecord, VerifyError, VerifyOptions, VerifyOutcome, describe};
 
 /// The evidence directory being written.
 pub struct Evidence {

@@ -14,9 +14,10 @@
 use serde_json::{Value, json};
 
 use crate::cluster::Cluster;
+use crate::env::pods_path;
+use crate::error::VerifyError;
 use crate::fixture::{CURL_IMAGE, RUN_LABEL};
 use crate::probe::{Seen, Try};
-use crate::run::{VerifyError, pods_path};
 
 /// The probe loop the pod runs (busybox `sh`, `date`, `awk` and curl, as in the curl image).
 /// Loops start staggered by `INTERVAL / LOOPS`; TERM ends them all.

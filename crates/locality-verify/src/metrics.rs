@@ -21,13 +21,14 @@ use locality_model::proxy::{Destination, ProxyMode, Source};
 use serde_json::Value;
 
 use crate::cases::{Case, Role};
+use crate::env::{Env, pods_path, settle, wait_pods};
+use crate::error::VerifyError;
 use crate::expect::{Expected, Query, for_route};
 use crate::fixture;
 use crate::judge::Status;
 use crate::ledger::Evidence;
-use crate::run::{
-    CaseRecord, Env, VerifyError, describe, matrix_config, pods_path, record, settle, wait_pods,
-};
+use crate::probing::matrix_config;
+use crate::record::{CaseRecord, describe, record};
 
 /// The metric `M` reads.
 pub const NO_LOCAL_ENDPOINTS: &str = "kubeproxy_sync_proxy_rules_no_local_endpoints_total";

@@ -11,7 +11,7 @@ use http::Method;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::run::VerifyError;
+use crate::error::VerifyError;
 
 /// What one try saw.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

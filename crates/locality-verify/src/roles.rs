@@ -169,6 +169,22 @@ pub fn sample(nodes: &[Node], roles: &Roles, max: Option<usize>) -> Vec<String> 
     names
 }
 
+/// The four-nodes role map (`N1z` optional), for tests.
+#[cfg(test)]
+pub(crate) fn four_nodes(with_n1z: bool) -> Roles {
+    let mut nodes = BTreeMap::new();
+    nodes.insert(Role::N1, "node-a".to_string());
+    nodes.insert(Role::N2, "node-b".to_string());
+    nodes.insert(Role::N3, "node-c".to_string());
+    if with_n1z {
+        nodes.insert(Role::N1z, "node-d".to_string());
+    }
+    Roles {
+        nodes,
+        excluded: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

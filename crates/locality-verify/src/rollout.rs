@@ -23,12 +23,14 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::cases::{Case, Role};
+use crate::env::{Env, pods_path, settle, slices, wait_pods};
+use crate::error::VerifyError;
 use crate::fixture::{self, HTTP_PORT, SERVICE_PORT};
 use crate::judge::Status;
 use crate::ledger::Evidence;
 use crate::logs::{ProbeLoop, rate};
 use crate::probe::{Seen, Try};
-use crate::run::{CaseRecord, Env, VerifyError, pods_path, record, settle, slices, wait_pods};
+use crate::record::{CaseRecord, record};
 
 /// agnhost's `--delay-shutdown` of the old backend (s).
 pub const DELAY_SHUTDOWN_S: u64 = 3;
@@ -438,7 +440,7 @@ pub(crate) async fn rollout_case(
                     "kube-proxy's lag over the limit: on {n1} it had still not programmed the Service {} ms after the change (limit {limit_ms} ms): not judged",
                     m.proven_ms()
                 );
-                r.lag_over_limit = Some(crate::run::LagOverLimit {
+                r.lag_over_limit = Some(crate::record::LagOverLimit {
                     measured_ms: m.proven_ms(),
                     limit_ms,
                 });
@@ -577,7 +579,7 @@ pub(crate) async fn rollout_case(
     let (status, why, measured) =
         judge_timeline(policy, &transitions, &seen_before, &tries, &old, &new, lag_ms);
     if status == Status::Incomplete && measured > lag_ms {
-        r.lag_over_limit = Some(crate::run::LagOverLimit {
+        r.lag_over_limit = Some(crate::record::LagOverLimit {
             measured_ms: measured as u64,
             limit_ms: lag_ms as u64,
         });

@@ -12,9 +12,10 @@
 use std::collections::BTreeMap;
 
 use crate::diagnose::NodeDataPlane;
+use crate::env::Env;
+use crate::error::VerifyError;
 use crate::ledger::Evidence;
 use crate::metrics::Reader;
-use crate::run::{Env, VerifyError};
 
 /// `git_version` of `kubernetes_build_info` in a Prometheus text exposition.
 pub fn build_info_version(text: &str) -> Option<String> {

@@ -1,0 +1,618 @@
+//! Running a case once its setup exists: the model's expectation for each client node (with
+//! that node's proxy mode), the probes until the judgement is stable, and each failing node's
+//! repair hypotheses.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use locality_model::matrix::{DataPlane, MatrixConfig};
+use locality_model::objects::{ClusterState, IpFamily};
+use locality_model::proxy::{Destination, ProxyMode, Source};
+use locality_model::version::KubeVersion;
+
+use crate::cases::{Case, Client, Declared, Dial};
+use crate::cluster::Cluster;
+use crate::decision::RepairKind;
+use crate::diagnose::{Hypothesis, NodeDataPlane, NodeJudgement};
+use crate::error::VerifyError;
+use crate::expect::{Expected, Query, for_route};
+use crate::fixture::{self, HOST_HTTP_PORT, HTTP_PORT, SERVICE_PORT};
+use crate::judge::{Status, judge, tries_for};
+use crate::options::VerifyOptions;
+use crate::probe::{Probe, Try, dial};
+use crate::record::{CaseRecord, LagOverLimit, describe, record};
+use crate::roles::Roles;
+use crate::setup::{Clients, GroupState};
+
+/// The declared outcome in pods, for comparing with the model's.
+/// The declared outcome as an expectation. A declared timeout (kube-proxy's DROP for a Local
+/// policy without a local endpoint) is a refusal on IPVS, where the virtual server has no
+/// real server and the kernel answers port unreachable (research: upstream-semantics §2.3).
+pub(crate) fn declared_expectation_in(case: &Case, roles: &Roles, ipvs: bool) -> Expected {
+    match declared_expectation(case, roles) {
+        Expected::Drop if ipvs => Expected::Reject,
+        e => e,
+    }
+}
+
+/// The declared outcome in pods; on a cluster without `N2` (two usable nodes) the backends
+/// the case would have there are left out.
+pub(crate) fn declared_expectation(case: &Case, present: &Roles) -> Expected {
+    match case.declared {
+        Declared::AnsweredBy(roles) => {
+            let mut pods: Vec<String> = roles
+                .iter()
+                .filter(|r| present.node(**r).is_some())
+                .map(|r| fixture::backend_name(case.setup.group, *r, true))
+                .collect();
+            pods.sort();
+            Expected::Deliver { pods }
+        }
+        Declared::Timeout => Expected::Drop,
+        Declared::Refused => Expected::Reject,
+        Declared::OwnNode => Expected::Unknown {
+            why: "declared per client node (see the case's per-node expectations)".into(),
+        },
+        Declared::Rollout => Expected::Unknown {
+            why: "judged per phase of the rollout (see timeline.json)".into(),
+        },
+        Declared::NoLocalEndpointsCounted => Expected::Unknown {
+            why: "not probed: N3's kube-proxy metrics are read".into(),
+        },
+    }
+}
+
+/// `OwnNode` for a client on `node`: delivered by the Ready pods of the group's workload on
+/// that node, as read back.
+pub(crate) fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, node: &str) -> Expected {
+    let mut pods: Vec<String> = state
+        .pods
+        .iter()
+        .filter(|p| {
+            p.meta.namespace == ns
+                && p.spec.node_name == node
+                && p.ready
+                && p.meta.deletion_timestamp.is_none()
+                && p.meta.labels.get("app").map(String::as_str) == Some(group)
+        })
+        .map(|p| p.meta.name.clone())
+        .collect();
+    pods.sort();
+    if pods.is_empty() {
+        return Expected::Unknown {
+            why: format!("no Ready pod of {group} on {node} in the state read back"),
+        };
+    }
+    Expected::Deliver { pods }
+}
+
+/// Passing rounds a positive expectation needs after its first pass (SPEC §5.3).
+pub const CONFIRM_ROUNDS: usize = 2;
+
+pub(crate) struct Probing<'a> {
+    pub(crate) cluster: &'a Cluster,
+    pub(crate) ns: &'a str,
+    pub(crate) opts: &'a VerifyOptions,
+    pub(crate) roles: &'a Roles,
+    pub(crate) planes: &'a BTreeMap<String, NodeDataPlane>,
+}
+
+impl Probing<'_> {
+    /// One round: `n` tries, each its own dial, sent together (the API layer bounds how many
+    /// requests are in flight).
+    pub(crate) async fn round(&self, probe: &Probe, n: usize) -> Result<Vec<Try>, VerifyError> {
+        futures_util::future::join_all((0..n).map(|_| dial(self.cluster, self.ns, probe)))
+            .await
+            .into_iter()
+            .collect()
+    }
+
+    /// Probes until the judgement is stable: positive expectations are re-probed until they
+    /// pass (kube-proxy lag) and must then pass [`CONFIRM_ROUNDS`] more rounds in a row (SPEC
+    /// §5.3: a data plane that spreads over the wrong endpoints passes one round of a
+    /// single-responder expectation with probability 2^-6, not three in a row); a failure
+    /// must reproduce once, else it is INCOMPLETE.
+    pub(crate) async fn probe(
+        &self,
+        expected: &Expected,
+        probe: &Probe,
+    ) -> Result<(Status, String, usize, Vec<Try>), VerifyError> {
+        let n = tries_for(expected);
+        let mut all = Vec::new();
+        let mut rounds = 0;
+        let deadline = tokio::time::Instant::now() + self.opts.proxy_lag_timeout;
+        let positive = matches!(expected, Expected::Deliver { .. });
+        // The tries of the current run of consecutive passing rounds.
+        let mut passing: Vec<Try> = Vec::new();
+        let mut passes = 0;
+        loop {
+            let tries = self.round(probe, n).await?;
+            rounds += 1;
+            let (status, why) = judge(expected, &tries);
+            all.extend(tries.iter().cloned());
+            match status {
+                Status::Pass if !positive => return Ok((status, why, rounds, all)),
+                Status::Pass => {
+                    passes += 1;
+                    passing.extend(tries);
+                    if passes > CONFIRM_ROUNDS {
+                        let (_, why) = judge(expected, &passing);
+                        return Ok((
+                            Status::Pass,
+                            format!("{why} ({passes} consecutive rounds)"),
+                            rounds,
+                            all,
+                        ));
+                    }
+                }
+                // A round without a wrong responder is kube-proxy's lag (nothing programmed
+                // yet for the case's new Service): re-probed. An answer from a pod the case
+                // does not allow is never lag (each case has its own Service): it goes to
+                // the retry that confirms it.
+                _ if positive
+                    && !crate::judge::wrong_responder(expected, &tries)
+                    && tokio::time::Instant::now() < deadline =>
+                {
+                    passes = 0;
+                    passing.clear();
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Status::Fail => {
+                    // The automatic retry.
+                    tokio::time::sleep(self.opts.settle).await;
+                    let again = self.round(probe, n).await?;
+                    rounds += 1;
+                    let (s2, why2) = judge(expected, &again);
+                    all.extend(again);
+                    return Ok(match s2 {
+                        Status::Fail => (Status::Fail, format!("{why}; reproduced: {why2}"), rounds, all),
+                        _ => (
+                            Status::Incomplete,
+                            format!("a violation that did not reproduce: {why}; retry: {why2}"),
+                            rounds,
+                            all,
+                        ),
+                    });
+                }
+                _ => return Ok((status, why, rounds, all)),
+            }
+        }
+    }
+}
+
+/// `N0`: every pod client dials each backend by pod IP.
+pub(crate) async fn pod_ip_case(
+    probing: &Probing<'_>,
+    c: &Case,
+    clients: &Clients,
+    state: &GroupState,
+) -> Result<CaseRecord, VerifyError> {
+    let mut r = record(c, None);
+    let mut why = Vec::new();
+    let mut status = Status::Pass;
+    for (_, client) in &clients.pods {
+        for (pod, _) in &state.pods {
+            let expected = Expected::Deliver {
+                pods: vec![pod.clone()],
+            };
+            let probe = Probe {
+                client: client.clone(),
+                client_port: HTTP_PORT,
+                host: state.ips.get(pod).cloned().unwrap_or_default(),
+                port: HTTP_PORT,
+                udp: false,
+            };
+            let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+            r.rounds += rounds;
+            r.tries.extend(tries);
+            if s != Status::Pass {
+                status = status.max(s);
+                why.push(format!("{client} → {pod}: {w}"));
+            }
+        }
+    }
+    r.expected = Some(declared_expectation(c, probing.roles));
+    r.reason = "pod-ip".into();
+    r.status = status;
+    r.why = if why.is_empty() {
+        format!(
+            "{} clients reached {} backends by pod IP",
+            clients.pods.len(),
+            state.pods.len()
+        )
+    } else {
+        why.join("; ")
+    };
+    Ok(r)
+}
+
+/// The model's configuration for a query handled by `node`'s kube-proxy: its own mode when it
+/// reported one (`/proxyMode`).
+pub(crate) fn node_config(
+    base: &MatrixConfig,
+    planes: &BTreeMap<String, NodeDataPlane>,
+    node: &str,
+) -> MatrixConfig {
+    let mut config = base.clone();
+    let mode = planes
+        .get(node)
+        .and_then(|p| p.mode.as_deref())
+        .and_then(|m| match m {
+            "iptables" => Some(ProxyMode::Iptables),
+            "nftables" => Some(ProxyMode::Nftables),
+            "ipvs" => Some(ProxyMode::Ipvs),
+            _ => None,
+        });
+    if let Some(m) = mode
+        && matches!(config.data_plane, DataPlane::KubeProxy(_) | DataPlane::Unknown)
+    {
+        config.data_plane = DataPlane::KubeProxy(Some(m));
+    }
+    config
+}
+
+/// A node's judgement, with the repair hypotheses checked against its tries when it failed.
+pub(crate) fn node_judgement(
+    probing: &Probing<'_>,
+    snap: &ClusterState,
+    config: &MatrixConfig,
+    q: Query<'_>,
+    status: Status,
+    tries: &[Try],
+) -> NodeJudgement {
+    let mut hypotheses = Vec::new();
+    if status == Status::Fail {
+        let mut check = |kind: RepairKind, expected: Expected| {
+            let consistent = judge(&expected, tries).0 == Status::Pass;
+            hypotheses.push(Hypothesis {
+                kind,
+                expected,
+                consistent,
+            });
+        };
+        check(
+            RepairKind::HostnameOverride,
+            crate::expect::for_route_as_unnamed_node(snap, config.clone(), q),
+        );
+        if let Some(v) = probing
+            .planes
+            .get(q.node)
+            .and_then(|p| p.version.as_deref())
+            .and_then(KubeVersion::parse_loose)
+        {
+            check(
+                RepairKind::UpgradeKubeProxy,
+                crate::expect::for_route_at_version(snap, config.clone(), q, v),
+            );
+        }
+    }
+    NodeJudgement {
+        node: q.node.to_string(),
+        status,
+        hypotheses,
+        lag_over_limit: None,
+    }
+}
+
+/// `P`, `Pn`: a client on each sampled node, each judged against its own node (`P`: only the
+/// backend on its own node answers; `Pn`: nothing answers).
+pub(crate) async fn each_node_case(
+    probing: &Probing<'_>,
+    c: &Case,
+    snap: &ClusterState,
+    config: &MatrixConfig,
+    state: &GroupState,
+    lags: &BTreeMap<String, crate::lag::Measured>,
+) -> Result<CaseRecord, VerifyError> {
+    use crate::lag::Measured;
+    let ns = probing.ns;
+    let group = c.setup.group;
+    let svc_ip = cluster_ip(snap, ns, group);
+    let mut r = record(c, None);
+    let mut expectations = BTreeMap::new();
+    let mut reasons = Vec::new();
+    let mut problems = Vec::new();
+    let mut measured = Vec::new();
+    let mut status = Status::Pass;
+    let limit_ms = probing.opts.max_proxy_lag.as_millis() as u64;
+    for (node, client) in &state.node_clients {
+        // kube-proxy's lag on the node: reported under the limit, never judged over it.
+        match lags.get(node) {
+            Some(m) if m.proven_ms() > limit_ms => {
+                let ms = m.proven_ms();
+                status = status.max(Status::Incomplete);
+                problems.push(format!(
+                    "{node}: kube-proxy had still not synced {ms} ms after the change (limit {limit_ms} ms): not judged"
+                ));
+                r.nodes.push(NodeJudgement {
+                    node: node.clone(),
+                    status: Status::Incomplete,
+                    hypotheses: Vec::new(),
+                    lag_over_limit: Some(LagOverLimit {
+                        measured_ms: match m {
+                            Measured::Synced { lag_ms, .. } => (*lag_ms).max(ms),
+                            _ => ms,
+                        },
+                        limit_ms,
+                    }),
+                });
+                continue;
+            }
+            Some(Measured::Synced { lag_ms, .. }) => measured.push(format!("{node} ≤ {lag_ms} ms")),
+            Some(Measured::NotSynced { .. }) => {
+                status = status.max(Status::Incomplete);
+                problems.push(format!(
+                    "{node}: kube-proxy had not synced past the change within {:?}: not judged",
+                    probing.opts.proxy_lag_timeout
+                ));
+                r.nodes.push(NodeJudgement {
+                    node: node.clone(),
+                    status: Status::Incomplete,
+                    hypotheses: Vec::new(),
+                    lag_over_limit: None,
+                });
+                continue;
+            }
+            Some(Measured::Unreadable(why)) => measured.push(format!("{node} not measured ({why})")),
+            None => {}
+        }
+        let config = node_config(config, probing.planes, node);
+        let q = Query {
+            namespace: ns,
+            service: group,
+            port: fixture::service_port_name(&c.setup),
+            node,
+            source: Source::Pod,
+            destination: Destination::ClusterIp,
+        };
+        let (expected, reason) = for_route(snap, config.clone(), q);
+        if !reasons.contains(&reason) {
+            reasons.push(reason);
+        }
+        let declared = if c.setup.daemonset {
+            own_node_expectation(snap, ns, group, node)
+        } else {
+            declared_expectation_in(c, probing.roles, config.data_plane.modes() == [ProxyMode::Ipvs])
+        };
+        expectations.insert(node.clone(), expected.clone());
+        if expected != declared {
+            status = status.max(Status::Incomplete);
+            r.nodes.push(NodeJudgement {
+                node: node.clone(),
+                status: Status::Incomplete,
+                hypotheses: Vec::new(),
+                lag_over_limit: None,
+            });
+            problems.push(format!(
+                "{node}: the model expects {} but the catalogue declares {}: the state read back is not the case's setup",
+                describe(&expected),
+                describe(&declared)
+            ));
+            continue;
+        }
+        let probe = Probe {
+            client: client.clone(),
+            client_port: HTTP_PORT,
+            host: svc_ip.clone(),
+            port: SERVICE_PORT,
+            udp: c.setup.udp,
+        };
+        let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+        r.nodes.push(node_judgement(probing, snap, &config, q, s, &tries));
+        r.rounds += rounds;
+        r.tries.extend(tries);
+        if s != Status::Pass {
+            status = status.max(s);
+            problems.push(format!("{client} on {node}: {w}"));
+        }
+    }
+    let tries_per_node = r.tries.len() / state.node_clients.len().max(1);
+    r.expected = Some(Expected::PerNode { nodes: expectations });
+    r.reason = reasons.join(",");
+    r.status = if state.node_clients.is_empty() {
+        Status::Incomplete
+    } else {
+        status
+    };
+    let lag_note = if measured.is_empty() {
+        String::new()
+    } else {
+        format!("; kube-proxy lag after the change: {}", measured.join(", "))
+    };
+    r.why = if state.node_clients.is_empty() {
+        "no sampled node to probe from".into()
+    } else if problems.is_empty() {
+        format!(
+            "each of {} sampled nodes ({}) {} (~{tries_per_node} tries per node, {} in all)",
+            state.node_clients.len(),
+            state
+                .node_clients
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if c.setup.daemonset {
+                "was served only by the backend on its own node"
+            } else {
+                "got no answer without a local endpoint"
+            },
+            r.tries.len()
+        )
+    } else {
+        problems.join("; ")
+    } + &lag_note;
+    Ok(r)
+}
+
+/// A case with one client (a pod or a hostNetwork pod) dialling a cluster IP or a nodePort.
+pub(crate) async fn one_client_case(
+    probing: &Probing<'_>,
+    c: &Case,
+    roles: &Roles,
+    snap: &ClusterState,
+    config: &MatrixConfig,
+) -> Result<CaseRecord, VerifyError> {
+    let ns = probing.ns;
+    let group = c.setup.group;
+    let (client, client_port, source, role) = match c.client {
+        Client::Pod(role) => (fixture::client_name(role), HTTP_PORT, Source::Pod, role),
+        Client::Host(role) => (
+            fixture::host_client_name(role),
+            HOST_HTTP_PORT,
+            Source::Host,
+            role,
+        ),
+        Client::EachNode => {
+            let mut r = record(c, None);
+            r.status = Status::Incomplete;
+            r.why = "a client on each node is not one client".into();
+            return Ok(r);
+        }
+    };
+    let client_node = roles.node(role).unwrap_or_default().to_string();
+    let mut r = record(c, Some(&client_node));
+    // The node whose kube-proxy handles the connection first, and the source as it sees it.
+    let (host, port, model_node, source, destination) = match c.dial {
+        Dial::ClusterIp => (
+            cluster_ip(snap, ns, group),
+            SERVICE_PORT,
+            client_node.clone(),
+            source,
+            Destination::ClusterIp,
+        ),
+        Dial::NodePort(target) => {
+            let node = roles.node(target).unwrap_or_default().to_string();
+            let source = if node == client_node {
+                source
+            } else {
+                Source::External
+            };
+            (
+                node_ip(snap, &node),
+                node_port(snap, ns, group),
+                node,
+                source,
+                Destination::NodePort,
+            )
+        }
+    };
+    let config = node_config(config, probing.planes, &model_node);
+    let q = Query {
+        namespace: ns,
+        service: group,
+        port: fixture::service_port_name(&c.setup),
+        node: &model_node,
+        source,
+        destination,
+    };
+    let (expected, reason) = for_route(snap, config.clone(), q);
+    r.reason = reason;
+    let ipvs = config.data_plane.modes() == [ProxyMode::Ipvs];
+    let declared = declared_expectation_in(c, roles, ipvs);
+    if expected != declared {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the model expects {} but the catalogue declares {}: the state read back is not the case's setup",
+            describe(&expected),
+            describe(&declared)
+        );
+    } else if host.is_empty() || port == 0 {
+        r.status = Status::Incomplete;
+        r.why = format!("no address to dial for {:?} in the state read back", c.dial);
+    } else {
+        let probe = Probe {
+            client,
+            client_port,
+            host,
+            port,
+            udp: c.setup.udp,
+        };
+        let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+        r.nodes.push(node_judgement(probing, snap, &config, q, s, &tries));
+        r.status = s;
+        r.why = w;
+        r.rounds = rounds;
+        r.tries = tries;
+    }
+    r.expected = Some(expected);
+    Ok(r)
+}
+
+/// A node's first IPv4 InternalIP, as read back.
+pub(crate) fn node_ip(state: &ClusterState, node: &str) -> String {
+    state
+        .nodes
+        .iter()
+        .find(|n| n.meta.name == node)
+        .and_then(|n| {
+            n.internal_ips
+                .iter()
+                .find(|ip| IpFamily::of(ip) == IpFamily::IPv4)
+        })
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// The nodePort allocated to the Service's first port, as read back (0: none).
+pub(crate) fn node_port(state: &ClusterState, ns: &str, name: &str) -> u16 {
+    state
+        .services
+        .iter()
+        .find(|s| s.meta.namespace == ns && s.meta.name == name)
+        .and_then(|s| s.ports.first())
+        .map_or(0, |p| p.node_port)
+}
+
+pub(crate) fn cluster_ip(state: &ClusterState, ns: &str, name: &str) -> String {
+    state
+        .services
+        .iter()
+        .find(|s| s.meta.namespace == ns && s.meta.name == name)
+        .and_then(|s| s.cluster_ips.first())
+        .map(|ip| ip.to_string())
+        .unwrap_or_default()
+}
+
+pub(crate) fn matrix_config(snap: &locality_live::LiveSnapshot, mode: Option<ProxyMode>) -> MatrixConfig {
+    let kube = snap.server_version.map_or(KubeVersion::NEWEST, |v| {
+        v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST)
+    });
+    let data_plane = match mode {
+        Some(m) => DataPlane::KubeProxy(Some(m)),
+        None => snap.data_plane.clone(),
+    };
+    MatrixConfig {
+        kube_version: kube,
+        kube_proxy_version: snap.kube_proxy_version.unwrap_or(kube),
+        node_proxy_versions: Default::default(),
+        data_plane,
+        derive: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::case;
+    use crate::roles::four_nodes;
+
+    #[test]
+    fn declared_outcomes_in_pods() {
+        assert_eq!(
+            declared_expectation(case("X1").unwrap(), &four_nodes(true)),
+            Expected::Deliver {
+                pods: vec!["x1-be-n1".into(), "x1-be-n2".into()]
+            }
+        );
+        assert_eq!(
+            declared_expectation(case("U2").unwrap(), &four_nodes(true)),
+            Expected::Drop
+        );
+        assert_eq!(
+            declared_expectation(case("H4").unwrap(), &four_nodes(true)),
+            Expected::Deliver {
+                pods: vec!["h4-be-n1".into()]
+            }
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! What a run records: one record per case, and the outcome of the run.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::cases::{Case, Declared};
+use crate::decision::Decision;
+use crate::diagnose::NodeJudgement;
+use crate::expect::Expected;
+use crate::judge::Status;
+use crate::probe::Try;
+use crate::roles::Roles;
+
+/// One case's record in the ledger.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseRecord {
+    /// ID.
+    pub id: String,
+    /// A control.
+    pub control: bool,
+    /// Description.
+    pub description: String,
+    /// The guarantee checked.
+    pub guarantee: String,
+    /// Its documentation.
+    pub docs: String,
+    /// The client's node (`N0`: every client).
+    pub client_node: Option<String>,
+    /// The catalogue's declared outcome.
+    pub declared: Declared,
+    /// The model's expectation from the state read back.
+    pub expected: Option<Expected>,
+    /// The model's reason code.
+    pub reason: String,
+    /// Status.
+    pub status: Status,
+    /// Why (the judgement, or why not executed).
+    pub why: String,
+    /// Rounds of tries (more than one when re-probed).
+    pub rounds: usize,
+    /// Every try.
+    pub tries: Vec<Try>,
+    /// Per client node: its status and, for a failure, the repair hypotheses checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeJudgement>,
+    /// kube-proxy on the client node was slower than `--max-proxy-lag`, twice: the case is
+    /// INCOMPLETE, never FAIL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_over_limit: Option<LagOverLimit>,
+}
+
+/// A measured kube-proxy lag over the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LagOverLimit {
+    /// Measured, in ms (cluster clock).
+    pub measured_ms: u64,
+    /// `--max-proxy-lag`, in ms.
+    pub limit_ms: u64,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct VerifyOutcome {
+    /// The decision.
+    pub decision: Decision,
+    /// Per case.
+    pub cases: Vec<CaseRecord>,
+    /// Advice printed with the decision.
+    pub advice: Vec<String>,
+    /// Cases to rerun.
+    pub rerun: Vec<String>,
+    /// Where the evidence is.
+    pub evidence: PathBuf,
+    /// The roles chosen.
+    pub roles: Roles,
+    /// The namespace used (kept with `keep`).
+    pub namespace: String,
+    /// The run was interrupted (Ctrl-C): the cases it did not finish are NOT_EXECUTED
+    /// (`interrupted`), the namespace was deleted all the same (unless `keep`).
+    pub interrupted: bool,
+    /// `--only`: the cases the run selected (the controls included); the decision is partial.
+    pub partial: Option<Vec<String>>,
+    /// The repairs the evidence supports (REPAIR).
+    pub repairs: Vec<crate::decision::Repair>,
+    /// Nodes whose kube-proxy lagged beyond the limit.
+    pub lagging: Vec<crate::decision::Lag>,
+    /// What each node's kube-proxy reported (mode, version).
+    pub planes: BTreeMap<String, crate::diagnose::NodeDataPlane>,
+    /// The target is a simulated cluster (asked for, or detected from its version).
+    pub simulated: bool,
+}
+
+impl VerifyOutcome {
+    /// The decision line: `PARTIAL` for an `--only` run, with the simulated-cluster caveat
+    /// when it applies.
+    pub fn decision_line(&self, simulated: bool) -> String {
+        crate::decision::decision_line(self.decision, self.partial.as_deref(), simulated)
+    }
+}
+
+pub(crate) fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {
+    CaseRecord {
+        id: case.id.to_string(),
+        control: case.control,
+        description: case.description.to_string(),
+        guarantee: case.guarantee.to_string(),
+        docs: case.docs.to_string(),
+        client_node: client_node.map(str::to_string),
+        declared: case.declared,
+        expected: None,
+        reason: String::new(),
+        status: Status::NotExecuted,
+        why: String::new(),
+        rounds: 0,
+        tries: Vec::new(),
+        nodes: Vec::new(),
+        lag_over_limit: None,
+    }
+}
+
+/// Why a case the API cut short is NOT_EXECUTED (followed by the error).
+pub const CUT_SHORT: &str = "cut short: the run could not go on";
+
+/// Why a case the run did not finish is NOT_EXECUTED.
+pub const INTERRUPTED: &str =
+    "interrupted: the run was stopped (Ctrl-C or SIGTERM) before this case finished";
+
+/// A short description of an expectation.
+pub fn describe(e: &Expected) -> String {
+    match e {
+        Expected::Deliver { pods } => format!("delivered by {}", pods.join(", ")),
+        Expected::Drop => "dropped (timeout)".into(),
+        Expected::Reject => "rejected (refused)".into(),
+        Expected::Unknown { why } => format!("unknown ({why})"),
+        Expected::PerNode { nodes } => {
+            let each: Vec<String> = nodes
+                .iter()
+                .map(|(node, e)| format!("{node}: {}", describe(e)))
+                .collect();
+            format!("per client node: {}", each.join("; "))
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! Creating what the cases need: the clients (pods and hostNetwork pods on the role nodes)
+//! and each setup group's Service and backends (a DaemonSet for `P`, clients on every sampled
+//! node for `P` and `Pn`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::cases::{Case, Client, Dial, Role, Setup};
+use crate::cluster::Cluster;
+use crate::env::{Env, pod_condition, pods_path, wait_pods};
+use crate::error::VerifyError;
+use crate::fixture::{self, HOST_HTTP_PORT};
+use crate::ledger::Evidence;
+use crate::roles::Roles;
+
+/// The clients of a run: pod clients by node, hostNetwork clients by role (or why not).
+pub(crate) struct Clients {
+    /// (role, client pod) on the pod network, created up front (`N0` probes from each).
+    pub(crate) pods: Vec<(Role, String)>,
+    /// hostNetwork client per role: its pod, or why its cases cannot run.
+    pub(crate) hosts: BTreeMap<Role, Result<String, String>>,
+}
+
+impl Clients {
+    /// The pod client on `node`, if one was created up front.
+    pub(crate) fn on_node(&self, roles: &Roles, node: &str) -> Option<&str> {
+        self.pods
+            .iter()
+            .find(|(r, _)| roles.node(*r) == Some(node))
+            .map(|(_, c)| c.as_str())
+    }
+}
+
+/// Creates the clients: pods on N1, N2, N3 (and N1z when a case dials from it), Ready or the
+/// run cannot go on; hostNetwork pods on the roles host cases need, whose failure (admission,
+/// a port taken on the node) only makes those cases NOT_EXECUTED.
+pub(crate) async fn create_clients(
+    env: &Env<'_>,
+    selected: &[&Case],
+    evidence: &mut Evidence,
+) -> Result<Clients, VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        ..
+    } = *env;
+    let mut pod_roles = vec![Role::N1, Role::N2, Role::N3];
+    if selected.iter().any(|c| c.client == Client::Pod(Role::N1z)) {
+        pod_roles.push(Role::N1z);
+    }
+    let mut pods = Vec::new();
+    for role in pod_roles {
+        if let Some(node) = roles.node(role) {
+            let m = fixture::client(ns, &opts.run_id, role, node);
+            evidence.manifest(&m)?;
+            cluster.create(&pods_path(ns), &m).await?;
+            pods.push((role, fixture::client_name(role)));
+        }
+    }
+    let mut hosts = BTreeMap::new();
+    let mut pending = Vec::new();
+    for c in selected {
+        let Client::Host(role) = c.client else { continue };
+        let Some(node) = roles.node(role) else { continue };
+        if hosts.contains_key(&role) {
+            continue;
+        }
+        let m = fixture::host_client(ns, &opts.run_id, role, node);
+        evidence.manifest(&m)?;
+        let name = fixture::host_client_name(role);
+        match cluster.json(http::Method::POST, &pods_path(ns), Some(&m)).await? {
+            Ok(_) => {
+                hosts.insert(role, Ok(name.clone()));
+                pending.push((role, name));
+            }
+            Err(f) => {
+                hosts.insert(
+                    role,
+                    Err(format!(
+                        "the hostNetwork client {name} was not admitted: {} {}",
+                        f.code, f.message
+                    )),
+                );
+            }
+        }
+    }
+    let names: Vec<(String, bool)> = pods.iter().map(|(_, n)| (n.clone(), true)).collect();
+    if wait_pods(cluster, ns, &names, opts.pod_ready_timeout)
+        .await?
+        .is_none()
+    {
+        return Err(VerifyError::Unsuitable(format!(
+            "the client pods did not become Ready within {:?}",
+            opts.pod_ready_timeout
+        )));
+    }
+    let host_names: Vec<(String, bool)> = pending.iter().map(|(_, n)| (n.clone(), true)).collect();
+    if !host_names.is_empty()
+        && wait_pods(cluster, ns, &host_names, opts.pod_ready_timeout)
+            .await?
+            .is_none()
+    {
+        for (role, name) in &pending {
+            let (running, ready, _) = pod_condition(cluster, ns, name).await?;
+            if !(running && ready) {
+                hosts.insert(
+                    *role,
+                    Err(format!(
+                        "the hostNetwork client {name} did not become Ready within {:?} (is port {HOST_HTTP_PORT} free on its node?)",
+                        opts.pod_ready_timeout
+                    )),
+                );
+            }
+        }
+    }
+    Ok(Clients { pods, hosts })
+}
+
+/// Why `case` cannot run with these roles and clients, if it cannot.
+pub(crate) fn not_executable(case: &Case, roles: &Roles, clients: &Clients) -> Option<String> {
+    let dialled = match case.dial {
+        Dial::NodePort(r) => Some(r),
+        Dial::ClusterIp => None,
+    };
+    if let Some(missing) = case
+        .client
+        .role()
+        .into_iter()
+        .chain(dialled)
+        .find(|r| roles.node(*r).is_none())
+    {
+        return Some(format!(
+            "no node for role {} (see 01-nodes.yaml)",
+            missing.as_str()
+        ));
+    }
+    if let Client::Host(role) = case.client {
+        match clients.hosts.get(&role) {
+            Some(Ok(_)) => {}
+            Some(Err(why)) => return Some(why.clone()),
+            None => return Some(format!("no hostNetwork client on {}", role.as_str())),
+        }
+    }
+    None
+}
+
+/// Waits until each of `nodes` runs a Ready pod of the DaemonSet `group`; node → pod.
+pub(crate) async fn wait_daemon_pods(
+    cluster: &Cluster,
+    ns: &str,
+    group: &str,
+    nodes: &[String],
+    timeout: Duration,
+) -> Result<Option<BTreeMap<String, String>>, VerifyError> {
+    cluster
+        .wait_for(timeout, Duration::from_millis(200), || async {
+            let list = cluster
+                .get(&format!("{}?labelSelector=app%3D{group}", pods_path(ns)))
+                .await?
+                .unwrap_or(Value::Null);
+            let mut by_node = BTreeMap::new();
+            for p in list["items"].as_array().into_iter().flatten() {
+                let ready = p["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True");
+                if p["status"]["phase"] == "Running" && ready && p["metadata"]["deletionTimestamp"].is_null()
+                {
+                    by_node.insert(
+                        p["spec"]["nodeName"].as_str().unwrap_or_default().to_string(),
+                        p["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+                    );
+                }
+            }
+            Ok(nodes.iter().all(|n| by_node.contains_key(n)).then_some(by_node))
+        })
+        .await
+}
+
+/// A setup group's backends and Service, Ready (and deleted again for `F`); the pod clients
+/// `P` adds on sampled nodes without one. `Ok(Err(why))`: the group's cases are INCOMPLETE.
+pub(crate) async fn create_group(
+    env: &Env<'_>,
+    setup: &Setup,
+    clients: &Clients,
+    evidence: &mut Evidence,
+) -> Result<Result<GroupState, String>, VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        sampled,
+        ..
+    } = *env;
+    let group = setup.group;
+    let mut pods = Vec::new();
+    for (list, ready) in [(setup.backends, true), (setup.unready, false)] {
+        for role in list.iter().filter(|r| roles.node(**r).is_some()) {
+            let m = fixture::backend(
+                ns,
+                &opts.run_id,
+                setup,
+                *role,
+                roles.node(*role).unwrap_or_default(),
+                ready,
+            );
+            evidence.manifest(&m)?;
+            cluster.create(&pods_path(ns), &m).await?;
+            pods.push((fixture::backend_name(group, *role, ready), ready));
+        }
+    }
+    // P, Pn: a client on every sampled node (the role clients where they exist); Pn skips the
+    // nodes that carry one of its backends.
+    let mut node_clients = Vec::new();
+    if setup.daemonset || setup.each_node {
+        if setup.daemonset {
+            let m = fixture::daemonset(ns, &opts.run_id, setup);
+            evidence.manifest(&m)?;
+            cluster
+                .create(&format!("/apis/apps/v1/namespaces/{ns}/daemonsets"), &m)
+                .await?;
+        }
+        let backend_nodes: Vec<&str> = setup
+            .backends
+            .iter()
+            .chain(setup.unready)
+            .filter_map(|r| roles.node(*r))
+            .collect();
+        let mut extra = Vec::new();
+        for (i, node) in sampled.iter().enumerate() {
+            if setup.each_node && backend_nodes.contains(&node.as_str()) {
+                continue;
+            }
+            let client = match clients.on_node(roles, node) {
+                Some(c) => c.to_string(),
+                None => {
+                    let name = format!("{}-{}", setup.group, fixture::sampled_client_name(i));
+                    let m = fixture::client_on(ns, &opts.run_id, &name, node);
+                    evidence.manifest(&m)?;
+                    cluster.create(&pods_path(ns), &m).await?;
+                    extra.push((name.clone(), true));
+                    name
+                }
+            };
+            node_clients.push((node.clone(), client));
+        }
+        if wait_pods(cluster, ns, &extra, opts.pod_ready_timeout)
+            .await?
+            .is_none()
+        {
+            return Ok(Err(format!(
+                "the clients on the sampled nodes did not become Ready within {:?}",
+                opts.pod_ready_timeout
+            )));
+        }
+        if setup.daemonset
+            && wait_daemon_pods(cluster, ns, group, sampled, opts.pod_ready_timeout)
+                .await?
+                .is_none()
+        {
+            return Ok(Err(format!(
+                "the DaemonSet {group} did not run a Ready pod on every sampled node ({}) within {:?}",
+                sampled.join(", "),
+                opts.pod_ready_timeout
+            )));
+        }
+    }
+    if setup.service {
+        let m = fixture::service(ns, &opts.run_id, setup);
+        evidence.manifest(&m)?;
+        cluster
+            .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
+            .await?;
+    }
+    let Some(ips) = wait_pods(cluster, ns, &pods, opts.pod_ready_timeout).await? else {
+        return Ok(Err(format!(
+            "the backends did not become Ready within {:?}",
+            opts.pod_ready_timeout
+        )));
+    };
+    if setup.delete_backends {
+        for (name, _) in &pods {
+            cluster.delete(&format!("{}/{name}", pods_path(ns))).await?;
+        }
+        let gone = cluster
+            .wait_for(opts.pod_ready_timeout, Duration::from_millis(200), || async {
+                for (name, _) in &pods {
+                    if cluster.get(&format!("{}/{name}", pods_path(ns))).await?.is_some() {
+                        return Ok(None);
+                    }
+                }
+                Ok(Some(()))
+            })
+            .await?;
+        if gone.is_none() {
+            return Err(VerifyError::Unsuitable("deleted backends did not go away".into()));
+        }
+    }
+    Ok(Ok(GroupState {
+        pods,
+        ips,
+        node_clients,
+    }))
+}
+
+/// What a setup group created.
+pub(crate) struct GroupState {
+    /// Backend pods (name, meant to be Ready).
+    pub(crate) pods: Vec<(String, bool)>,
+    /// Backend pod → IP.
+    pub(crate) ips: BTreeMap<String, String>,
+    /// `P`: (sampled node, its client pod).
+    pub(crate) node_clients: Vec<(String, String)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::case;
+    use crate::roles::four_nodes;
+
+    #[test]
+    fn cases_that_cannot_run_say_why() {
+        let mut hosts = BTreeMap::new();
+        hosts.insert(Role::N1, Ok("host-client-n1".to_string()));
+        hosts.insert(
+            Role::N3,
+            Err(
+                "the hostNetwork client host-client-n3 was not admitted: 403 violates PodSecurity"
+                    .to_string(),
+            ),
+        );
+        let clients = Clients {
+            pods: vec![(Role::N1, "client-n1".into())],
+            hosts,
+        };
+        let c = |id: &str| case(id).unwrap();
+        assert_eq!(not_executable(c("Bh"), &four_nodes(true), &clients), None);
+        assert!(
+            not_executable(c("Ch"), &four_nodes(true), &clients)
+                .unwrap()
+                .contains("PodSecurity")
+        );
+        assert!(
+            not_executable(c("Z1"), &four_nodes(false), &clients)
+                .unwrap()
+                .contains("no node for role N1z")
+        );
+        assert_eq!(not_executable(c("Z2"), &four_nodes(false), &clients), None);
+        assert_eq!(not_executable(c("X1"), &four_nodes(false), &clients), None);
+        assert_eq!(clients.on_node(&four_nodes(true), "node-a"), Some("client-n1"));
+        assert_eq!(clients.on_node(&four_nodes(true), "node-d"), None);
+    }
+}
