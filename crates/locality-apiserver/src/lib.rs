@@ -181,6 +181,8 @@ pub(crate) struct Shared {
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
     pub(crate) addr: SocketAddr,
     pub(crate) injector: faults::Injector,
+    /// Every request's method and path with its query (`Running::requests`).
+    pub(crate) requests: Mutex<Vec<(String, String)>>,
 }
 
 impl Shared {
@@ -217,7 +219,20 @@ impl std::fmt::Debug for Running {
     }
 }
 
+/// How many requests [`Running::requests`] keeps (the first ones).
+pub const MAX_REQUEST_LOG: usize = 100_000;
+
 impl Running {
+    /// Every request served so far (the first [`MAX_REQUEST_LOG`]), in order: its method and its path with the query (for
+    /// tests that check what a client asked, e.g. against RBAC rules).
+    pub fn requests(&self) -> Vec<(String, String)> {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> &str {
         &self.url
@@ -335,6 +350,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         }),
         changed: tokio::sync::watch::channel(rv).0,
         addr,
+        requests: Mutex::new(Vec::new()),
         injector: faults::Injector::new(opts.faults),
     });
     let (stop, stopped) = tokio::sync::oneshot::channel();
