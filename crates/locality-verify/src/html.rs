@@ -66,6 +66,7 @@ pub fn report(
         outcome.decision.as_str(),
         escape(decision_line)
     );
+    let _ = writeln!(s, "<p class=\"counts\">{}</p>", escape(&outcome.counts()));
     if outcome.interrupted {
         s.push_str(
             "<p class=\"decision d-RERUN\">Interrupted (Ctrl-C): the cases not finished are \
@@ -449,6 +450,11 @@ mod tests {
         assert!(html.contains("dial &lt;tcp&gt; i/o timeout &amp; more"), "{html}");
         assert!(!html.contains("<b>evil") && html.contains("&lt;b&gt;evil"));
         assert!(html.contains("node-&lt;a&gt;") && html.contains("o&#39;wner"));
+        // The counts by status, under the decision.
+        assert!(
+            html.contains("<p class=\"counts\">1 case: 0 PASS, 1 FAIL, 0 INCOMPLETE, 0 NOT_EXECUTED</p>"),
+            "{html}"
+        );
         assert!(html.contains("HOLD &lt;x&gt;") && html.contains("&quot;quoted&quot;"));
         assert!(!html.contains("<html>"), "an error body must not open markup");
         // One mark per try, a legend entry per outcome, x relative to the first try.

@@ -217,6 +217,7 @@ impl Ledger {
             "owner": opts.owner,
             "runId": opts.run_id,
             "interrupted": outcome.interrupted,
+            "counts": outcome.counts(),
             "partial": outcome.partial.is_some(),
             "casesRun": outcome.partial,
             "repairs": outcome.repairs,
@@ -311,6 +312,7 @@ fn markdown(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) 
     let mut s = String::new();
     let _ = writeln!(s, "# locality verify {}\n", opts.run_id);
     let _ = writeln!(s, "**Decision: {decision_line}**\n");
+    let _ = writeln!(s, "{}\n", outcome.counts());
     for a in &outcome.advice {
         let _ = writeln!(s, "- {a}");
     }

@@ -98,6 +98,22 @@ impl VerifyOutcome {
     pub fn decision_line(&self, simulated: bool) -> String {
         crate::decision::decision_line(self.decision, self.partial.as_deref(), simulated)
     }
+
+    /// How many cases ended in each status: `28 cases: 27 PASS, 1 FAIL, 0 INCOMPLETE, 0
+    /// NOT_EXECUTED`.
+    pub fn counts(&self) -> String {
+        use crate::judge::Status;
+        let n = |s: Status| self.cases.iter().filter(|c| c.status == s).count();
+        format!(
+            "{} {}: {} PASS, {} FAIL, {} INCOMPLETE, {} NOT_EXECUTED",
+            self.cases.len(),
+            if self.cases.len() == 1 { "case" } else { "cases" },
+            n(Status::Pass),
+            n(Status::Fail),
+            n(Status::Incomplete),
+            n(Status::NotExecuted)
+        )
+    }
 }
 
 pub(crate) fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {

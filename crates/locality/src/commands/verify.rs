@@ -245,6 +245,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
                 writeln!(out, "{id:<4}  {status:<12}  {expected:<w$}  {why}")?;
             }
             writeln!(out)?;
+            writeln!(out, "{}", outcome.counts())?;
             writeln!(out, "{}", outcome.decision_line(outcome.simulated))?;
             for a in &outcome.advice {
                 writeln!(out, "  {a}")?;
