@@ -33,12 +33,16 @@ pub fn sync_state(text: &str) -> Option<(u128, f64)> {
     Some(((last * 1000.0).round() as u128, pending))
 }
 
-/// When a group's last change happened, in the cluster's clock: the latest of the Service's
-/// creation and its pods' Ready transitions (ms since the epoch).
-pub(crate) async fn change_time(env: &Env<'_>, group: &str) -> Result<Option<u128>, VerifyError> {
+/// When a change happened, in the cluster's clock: the latest of `service`'s creation and the
+/// Ready transitions of the group's pods (ms since the epoch).
+pub(crate) async fn change_time(
+    env: &Env<'_>,
+    service: &str,
+    group: &str,
+) -> Result<Option<u128>, VerifyError> {
     let Env { cluster, ns, .. } = *env;
     let svc = cluster
-        .get(&format!("/api/v1/namespaces/{ns}/services/{group}"))
+        .get(&format!("/api/v1/namespaces/{ns}/services/{service}"))
         .await?
         .unwrap_or(Value::Null);
     let pods = cluster

@@ -420,7 +420,7 @@ pub(crate) async fn rollout_case(
     }
     // N1's kube-proxy must have programmed the Service before the first phase is judged:
     // a lag over the limit is never judged.
-    if let Some(since) = crate::lag::change_time(env, group).await? {
+    if let Some(since) = crate::lag::change_time(env, group, group).await? {
         let m = crate::lag::measure(
             env,
             std::slice::from_ref(&n1),
