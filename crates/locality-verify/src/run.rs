@@ -201,6 +201,15 @@ pub async fn verify_watching(
     cases.sort_by_key(|r| CATALOGUE.iter().position(|c| c.id == r.id));
     let findings = crate::diagnose::findings(&cases, partial(opts), kube, &planes);
     let mut decided = decide(&findings);
+    // A node whose kube-proxy could not be read is judged against the contract's outcomes
+    // (the cluster-wide mode), its lag unmeasured: said, whatever the decision.
+    for (node, plane) in &planes {
+        if let Some(why) = &plane.unreadable {
+            decided.advice.push(format!(
+                "note: {node}'s kube-proxy could not be read ({why}): its cases were judged against the contract's outcomes, not its own mode or version, and its lag was not measured"
+            ));
+        }
+    }
     if let Some(why) = cleanup {
         decided.advice.push(why);
     }

@@ -660,6 +660,15 @@ fn m_is_not_executed_without_kube_proxy_metrics() {
     assert_eq!(m.status, Status::NotExecuted, "{}", m.why);
     assert!(m.why.starts_with("no kube-proxy metrics"), "{}", m.why);
     assert_eq!(o.decision, Decision::Accept, "{:?}", o.advice);
+    // The node's data plane could not be read: judged against the contract, and said so.
+    assert!(
+        o.advice
+            .iter()
+            .any(|a| a.starts_with("note: node-c's kube-proxy could not be read")),
+        "{:?}",
+        o.advice
+    );
+    assert!(o.planes["node-c"].unreadable.is_some() && o.planes["node-a"].mode.is_some());
 }
 
 /// The `logs` channel: probe-loop pods on N1 and N3 dialling `C`'s Local Service, read through
