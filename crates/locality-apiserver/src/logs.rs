@@ -25,7 +25,7 @@
 //! The pod then becomes `Succeeded` (exit 0) or `Failed` (curl's exit code), and
 //! `status.containerStatuses[].state.terminated.exitCode` carries the code.
 //!
-//! **Probe-loop client pods** (SPEC §5.2 channel `logs`): a container with the environment
+//! **Probe-loop client pods** (docs/design.md §5.2 channel `logs`): a container with the environment
 //! variable `LOCALITY_PROBE_TARGET` (`host:port/path`, path default `/hostname`),
 //! `LOCALITY_PROBE_INTERVAL_MS` (default 100), `LOCALITY_PROBE_TIMEOUT_MS` (default 1000) and
 //! `LOCALITY_PROBE_LOOPS` (default 1). The real pod runs, per loop `L` in `0..LOOPS`:

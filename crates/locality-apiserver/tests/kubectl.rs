@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{eventually, have_kubectl, kubectl, scratch, start};
+use common::{eventually, kubectl, require_kubectl, scratch, start};
 
 const POD: &str = r#"apiVersion: v1
 kind: Pod
@@ -45,10 +45,9 @@ spec:
 "#;
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_get_nodes_pods_services_and_version() {
-    if !have_kubectl("kubectl_get_nodes_pods_services_and_version") {
-        return;
-    }
+    require_kubectl();
     let r = start(10.0);
     let out = kubectl(&r, &["get", "nodes"]);
     assert!(out.ok, "{}", out.stderr);
@@ -129,10 +128,9 @@ fn kubectl_get_nodes_pods_services_and_version() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_create_label_delete_pod() {
-    if !have_kubectl("kubectl_create_label_delete_pod") {
-        return;
-    }
+    require_kubectl();
     let r = start(10.0);
     let dir = scratch();
     let file = dir.join("pod.yaml");
@@ -232,10 +230,9 @@ fn kubectl_create_label_delete_pod() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_apply_and_scale_deployment() {
-    if !have_kubectl("kubectl_apply_and_scale_deployment") {
-        return;
-    }
+    require_kubectl();
     let r = start(10.0);
     let dir = scratch();
     let file = dir.join("deploy.yaml");
@@ -277,10 +274,9 @@ fn kubectl_apply_and_scale_deployment() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_server_dry_runs_change_nothing() {
-    if !have_kubectl("kubectl_server_dry_runs_change_nothing") {
-        return;
-    }
+    require_kubectl();
     let r = start(10.0);
     let dir = scratch();
     let file = dir.join("pod.yaml");
@@ -329,10 +325,9 @@ fn kubectl_server_dry_runs_change_nothing() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_patch_json_merge_and_strategic() {
-    if !have_kubectl("kubectl_patch_json_merge_and_strategic") {
-        return;
-    }
+    require_kubectl();
     let r = start(10.0);
     let jsonpath = |what: &str, path: &str| {
         let out = kubectl(&r, &["get", what, "-o", &format!("jsonpath={path}")]);
@@ -440,10 +435,9 @@ fn kubectl_patch_json_merge_and_strategic() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_apply_server_side_creates_updates_and_conflicts() {
-    if !have_kubectl("kubectl_apply_server_side_creates_updates_and_conflicts") {
-        return;
-    }
+    require_kubectl();
     let r = start(10.0);
     let dir = scratch();
     let file = dir.join("deploy.yaml");
@@ -507,10 +501,9 @@ fn kubectl_apply_server_side_creates_updates_and_conflicts() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_delete_grace_period_and_force() {
-    if !have_kubectl("kubectl_delete_grace_period_and_force") {
-        return;
-    }
+    require_kubectl();
     let r = start(1.0);
     let out = kubectl(&r, &["delete", "pod", "web-b", "--grace-period=0", "--force"]);
     assert!(out.ok, "{}", out.stderr);
@@ -548,10 +541,9 @@ fn kubectl_delete_grace_period_and_force() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_logs_follow_streams_until_the_pod_exits() {
-    if !have_kubectl("kubectl_logs_follow_streams_until_the_pod_exits") {
-        return;
-    }
+    require_kubectl();
     let r = start(10.0);
     let dir = scratch();
     let file = dir.join("curl.yaml");
@@ -596,10 +588,9 @@ spec:
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_rollout_restart_and_set_image_roll_a_deployment_and_labels_do_not() {
-    if !have_kubectl("kubectl_rollout_restart_and_set_image_roll_a_deployment_and_labels_do_not") {
-        return;
-    }
+    require_kubectl();
     let r = start(20.0);
     let file = scratch().join("deploy.yaml");
     std::fs::write(&file, DEPLOYMENT).unwrap();
@@ -733,10 +724,9 @@ spec:
 /// a pod replaced with a made-up status (and without the default tolerations) keeps its IP,
 /// phase and readiness; a Node replaced without status keeps its addresses and condition.
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_apply_and_replace_keep_the_status() {
-    if !have_kubectl("kubectl_apply_and_replace_keep_the_status") {
-        return;
-    }
+    require_kubectl();
     let r = start(0.0);
     let dir = scratch();
     let file = dir.join("lb.yaml");
@@ -863,10 +853,9 @@ fn kubectl_apply_and_replace_keep_the_status() {
 /// a LoadBalancer's ingress then its externalIPs, a ClusterIP's or NodePort's externalIPs or
 /// `<none>`, an ExternalName's name.
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_get_services_external_ip() {
-    if !have_kubectl("kubectl_get_services_external_ip") {
-        return;
-    }
+    require_kubectl();
     let r = start(0.0);
     let dir = scratch();
     let file = dir.join("services.yaml");
@@ -944,10 +933,9 @@ spec:
 /// node lifecycle: the Node's creation while nothing happened, then the kubelet's last post
 /// and the controller's transition to Unknown.
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_node_condition_times_follow_the_simulated_transitions() {
-    if !have_kubectl("kubectl_node_condition_times_follow_the_simulated_transitions") {
-        return;
-    }
+    require_kubectl();
     let r = start(0.0);
     let times = |r: &locality_apiserver::Running| {
         let out = kubectl(

@@ -192,10 +192,9 @@ fn probe_loops_log_responders_and_curl_codes() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH: runs under the nextest profile `kubectl` (.ci/run)"]
 fn kubectl_logs_prints_the_same() {
-    if !common::have_kubectl("kubectl_logs_prints_the_same") {
-        return;
-    }
+    common::require_kubectl();
     let r = common::start(0.0);
     create(
         &r,

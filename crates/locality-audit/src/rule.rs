@@ -1,4 +1,4 @@
-//! The rule catalogue (SPEC §7): stable IDs, titles, default severities and the Kubernetes
+//! The rule catalogue (docs/design.md §7): stable IDs, titles, default severities and the Kubernetes
 //! documentation page that states each guarantee.
 
 use std::fmt;
@@ -72,7 +72,7 @@ pub enum ParseError {
 
 macro_rules! rules {
     ($( $id:ident = $code:literal, $sev:ident, $title:literal, $url:literal; )*) => {
-        /// A stable audit rule ID (SPEC §7). Serialized as its code (`"LOC001"`).
+        /// A stable audit rule ID (docs/design.md §7). Serialized as its code (`"LOC001"`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum RuleId {
             $(

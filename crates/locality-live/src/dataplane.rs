@@ -1,5 +1,5 @@
 //! The data plane, the proxy mode and kube-proxy's version, read from `kube-system`
-//! (SPEC §2 "Data planes", "Versions and skew").
+//! (docs/design.md §2 "Data planes", "Versions and skew").
 //!
 //! Order: the `kube-system/kube-proxy` DaemonSet (version from its image tag, mode from
 //! `--proxy-mode` in its command or args), else the KubeProxyConfiguration in its ConfigMap

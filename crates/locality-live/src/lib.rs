@@ -3,7 +3,7 @@
 //! [`snapshot`] (or [`snapshot_blocking`] from synchronous code) resolves the kubeconfig as
 //! kubectl does ([`LiveOptions`]), lists every kind the model reads with `limit`/`continue`
 //! pagination, and detects the API server's version, kube-proxy's version and the data
-//! plane (SPEC §2 "Versions and skew", "Data planes").
+//! plane (docs/design.md §2 "Versions and skew", "Data planes").
 //!
 //! # How it reads
 //!

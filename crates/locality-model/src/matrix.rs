@@ -633,7 +633,7 @@ fn combine(mut per_mode: Vec<(ProxyMode, Route)>) -> MatrixRoute {
     }
 }
 
-/// The destinations a service port has in a family (SPEC §4.1: routes for nodePort,
+/// The destinations a service port has in a family (docs/design.md §4.1: routes for nodePort,
 /// loadBalancer and externalIP appear only when the Service has them; hostname-only and
 /// `ipMode: Proxy` ingresses go through the NodePort path).
 fn destinations(svc: &Service, info: &ServicePortInfo) -> Vec<Destination> {

@@ -1,7 +1,7 @@
 //! Kubernetes versions and the behaviours they switch on by default.
 //!
 //! What decides behaviour is the release where a feature is **on by default** in the
-//! component that implements it (SPEC §2 "Versions and skew", upstream-semantics §5),
+//! component that implements it (docs/design.md §2 "Versions and skew", docs/upstream.md §5),
 //! not its GA release. The API server and the controller manager share
 //! `--kube-version`; kube-proxy has its own `--kube-proxy-version` (it may lag up to three
 //! minors).

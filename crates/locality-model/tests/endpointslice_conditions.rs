@@ -1,7 +1,7 @@
 //! Pod → endpoint: conditions, topology fields, inclusion, ports.
 //!
 //! Naming: one module per upstream test function (snake_case), one test per table case.
-//! Sources: kubernetes/endpointslice `utils_test.go` `TestPodToEndpoint` (upstream-vectors D7)
+//! Sources: kubernetes/endpointslice `utils_test.go` `TestPodToEndpoint` (upstream test table D7, docs/upstream.md §6)
 //! and `TestFindPort`.
 
 mod endpointslice_common;
@@ -150,7 +150,7 @@ mod test_pod_to_endpoint {
     }
 }
 
-/// upstream-semantics §4.2: a terminating pod is still Ready with publishNotReadyAddresses.
+/// docs/upstream.md §4.2: a terminating pod is still Ready with publishNotReadyAddresses.
 #[test]
 fn terminating_pod_with_publish_not_ready_addresses_is_ready() {
     assert_eq!(

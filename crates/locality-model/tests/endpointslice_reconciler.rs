@@ -2,8 +2,8 @@
 //!
 //! Naming: one module per upstream test function (snake_case), one test per table case.
 //! Sources: kubernetes/endpointslice `reconciler_test.go` `TestReconcile_TrafficDistribution`
-//! (upstream-vectors D2), `TestReconcileTopology` and `TestReconcilerPodMissingNode` (both
-//! adapted to a fresh sync: the model has no existing slices), and upstream-semantics §3.3.
+//! (upstream test table D2, docs/upstream.md §6), `TestReconcileTopology` and `TestReconcilerPodMissingNode` (both
+//! adapted to a fresh sync: the model has no existing slices), and docs/upstream.md §3.3.
 
 mod endpointslice_common;
 
@@ -157,7 +157,7 @@ mod test_reconcile_traffic_distribution {
     }
 }
 
-/// upstream-semantics §3.3 worked example: 3 zones × 100m, 6 ready endpoints placed 1/3/2 →
+/// docs/upstream.md §3.3 worked example: 3 zones × 100m, 6 ready endpoints placed 1/3/2 →
 /// desired 2 each, min = max = 2 → 2/2/2 with exactly one cross-zone hint, from zone-b to
 /// zone-a. Deterministic rule: the donor is the first ready zone-b endpoint in address order.
 #[test]

@@ -2,7 +2,7 @@
 //!
 //! Naming: one module per upstream test function (snake_case), one test per table case.
 //! Sources: kubernetes/endpointslice `topologycache/topologycache_test.go` (`TestAddHints`,
-//! `TestSetNodes`; upstream-vectors D3, D4) and `topologycache/utils_test.go`
+//! `TestSetNodes`; upstream test tables D3, D4 (docs/upstream.md §6)) and `topologycache/utils_test.go`
 //! (`Test_getGivingAndReceivingZones` D5, `Test_getHintsByZone`, `Test_redistributeHints`).
 
 mod endpointslice_common;
@@ -360,7 +360,7 @@ mod test_set_nodes {
         );
     }
 
-    /// upstream-semantics §3.3: one eligible node without zone, or without/zero allocatable
+    /// docs/upstream.md §3.3: one eligible node without zone, or without/zero allocatable
     /// CPU, disables Auto cluster-wide; a missing Ready condition counts as not ready.
     #[test]
     fn one_bad_node_disables_auto_cluster_wide() {

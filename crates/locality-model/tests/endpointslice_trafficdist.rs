@@ -2,7 +2,7 @@
 //!
 //! Naming: one module per upstream test function (snake_case), one test per table case.
 //! Sources: kubernetes/endpointslice `trafficdist/trafficdist_test.go` `TestReconcileHints`
-//! (upstream-vectors D1) and `utils_test.go` `Test_hintsEnabled` (D6).
+//! (upstream test table D1, docs/upstream.md §6) and `utils_test.go` `Test_hintsEnabled` (D6).
 
 mod endpointslice_common;
 
@@ -274,7 +274,7 @@ mod test_valid_traffic_distribution {
     use super::*;
 
     /// `reconciler.go` `validTrafficDistribution` across releases (gate defaults from
-    /// upstream-semantics §5).
+    /// docs/upstream.md §5).
     #[test]
     fn values_by_release() {
         for (minor, close, same) in [

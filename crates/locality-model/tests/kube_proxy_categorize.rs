@@ -1,9 +1,9 @@
 //! Upstream vectors for `CategorizeEndpoints`.
 //!
 //! Part A: kubernetes/kubernetes `pkg/proxy/topology_test.go` @ 6c039d9075ef18d200bb0ba7dbdb362f4d0deef0,
-//! `TestCategorizeEndpoints` (26 cases, transcribed in research/upstream-vectors.md §A).
+//! `TestCategorizeEndpoints` (26 cases, transcribed in docs/upstream.md §6 (§A)).
 //! Part B: the PreferSameNode cases of Antrea's port of the same function, checked by hand
-//! against upstream `topology.go` (upstream-vectors.md §B).
+//! against upstream `topology.go` (docs/upstream.md §6).
 //!
 //! The harness follows upstream's: an expected `nil` set must be absent (`None`), otherwise the
 //! sets are compared as sets of `IP:port`; `hasAnyEndpoints` = non-empty reachable set or
@@ -13,7 +13,7 @@ use locality_model::objects::{IpFamily, Protocol, ServicePort, TargetPort};
 use locality_model::proxy::{ProxyEndpoint, ProxyNode, ServicePortInfo, categorize_endpoints};
 use locality_model::version::{KubeVersion, ProxyFeatures};
 
-/// Endpoint flags as upstream-vectors.md writes them: R ready, S serving, T terminating, L local.
+/// Endpoint flags as the upstream test table writes them: R ready, S serving, T terminating, L local.
 fn ep(addr: &str, flags: &str, zones: &[&str], nodes: &[&str]) -> ProxyEndpoint {
     let (ip, port) = addr.rsplit_once(':').unwrap();
     ProxyEndpoint {

@@ -3,7 +3,7 @@
 //! kubernetes/kubernetes `pkg/proxy/nftables/proxier_test.go`: `TestInternalTrafficPolicy`
 //! (C1), `TestTerminatingEndpointsTrafficPolicyLocal` (C2),
 //! `TestTerminatingEndpointsTrafficPolicyCluster` (C3) and `TestInternalExternalMasquerade`
-//! (C4, "base" configuration), transcribed in research/upstream-vectors.md §C. Upstream's
+//! (C4, "base" configuration), transcribed in docs/upstream.md §6 (§C). Upstream's
 //! tracer outputs the possible DNAT targets, `DROP` or `REJECT`, and whether the packet is
 //! marked for masquerade; here the same facts come from the model's matrix on node
 //! `testNodeName`. The same flows hold in iptables mode (the proxiers share the rule design).

@@ -1,4 +1,4 @@
-//! Property tests of the routing model's invariants (SPEC §9 "Fidelity").
+//! Property tests of the routing model's invariants (docs/design.md §9 "Fidelity").
 
 mod support;
 

@@ -1,5 +1,5 @@
 //! `RoutingMatrix` (`apiVersion: locality/v1`): the stable JSON/YAML form of the matrix
-//! (SPEC §4.1, documented field by field in `docs/matrix-json.md`).
+//! (docs/design.md §4.1, documented field by field in `docs/matrix-json.md`).
 //!
 //! The document is written one service port at a time so that a 5,000-node matrix never
 //! sits in memory whole.

@@ -205,7 +205,7 @@ pub fn workload(
     })
 }
 
-/// The acceptance playbook's fixture (SPEC §5.4 `B1`/`B2`/`C`) on a topology with node-a,
+/// The acceptance playbook's fixture (docs/design.md §5.4 `B1`/`B2`/`C`) on a topology with node-a,
 /// node-b and node-c: netexec backends `web-a` on node-a and `web-b` on node-b behind the
 /// `internalTrafficPolicy: Local` Service `default/myservice` (port 80 → named port `http`,
 /// 8080), and a client pod on every node. Used by `locality sim rules` on topologies that

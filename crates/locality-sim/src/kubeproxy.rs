@@ -1,6 +1,6 @@
 //! The simulated kube-proxy: one per node, a second implementation **independent of the
 //! model's `proxy` module** (it never calls it), written from the upstream description
-//! (upstream-semantics §1–§2: `CategorizeEndpoints`, the iptables/nftables/ipvs proxiers).
+//! (docs/upstream.md §1–§2: `CategorizeEndpoints`, the iptables/nftables/ipvs proxiers).
 //!
 //! It reads Services, EndpointSlices and its own Node from its informers (the engine's shared,
 //! versioned [`ProxyInformer`]) as they were a sync delay ago, and programs a [`RuleTable`] shaped like the chains kube-proxy
@@ -46,7 +46,7 @@ impl ProxyMode {
     }
 }
 
-/// A simulated data-plane fault (SPEC §8.1): what a `verify` run must catch.
+/// A simulated data-plane fault (docs/design.md §8.1): what a `verify` run must catch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Fault {
     /// Uses cluster endpoints when ITP Local has no local endpoint.
@@ -832,7 +832,7 @@ fn read_endpoints(
 }
 
 impl SimKubeProxy {
-    /// `CategorizeEndpoints`, written afresh from upstream-semantics §1.2–§1.3: the cluster
+    /// `CategorizeEndpoints`, written afresh from docs/upstream.md §1.2–§1.3: the cluster
     /// set is the ready endpoints the topology mode admits (all of them without hints), else
     /// the serving-terminating ones; the local set is the ready endpoints on this node, else
     /// its serving-terminating ones.

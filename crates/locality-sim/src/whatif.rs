@@ -1,4 +1,4 @@
-//! What-if over virtual time (SPEC §8.3): apply a change to a **simulated** cluster, run it
+//! What-if over virtual time (docs/design.md §8.3): apply a change to a **simulated** cluster, run it
 //! as fast as possible, and ask the model at every step which nodes are blind (a pod there
 //! dialling the Service's cluster IP is dropped) for each Service port. The result is, per
 //! Service port, each node's drop windows and the share of client traffic lost.

@@ -3,10 +3,10 @@
 //! The vectors are kubernetes/kubernetes `pkg/proxy/nftables/proxier_test.go`
 //! `TestInternalTrafficPolicy` (C1), `TestTerminatingEndpointsTrafficPolicyLocal` (C2),
 //! `TestTerminatingEndpointsTrafficPolicyCluster` (C3) and `TestInternalExternalMasquerade`
-//! (C4, configuration "base"), transcribed in research/upstream-vectors.md §C. Upstream's
+//! (C4, configuration "base"), transcribed in docs/upstream.md §6 (§C). Upstream's
 //! `pkg/proxy/iptables/proxier_test.go` has tests of the same names; the transcription is of
 //! the nftables ones, whose flows hold in iptables mode too (the proxiers share the rule design,
-//! research/upstream-semantics.md §2.1–§2.2), so every vector runs against an iptables and an
+//! docs/upstream.md §2.1–§2.2), so every vector runs against an iptables and an
 //! nftables simulated kube-proxy. They are the vectors
 //! `locality-model/tests/kube_proxy_packet_flows.rs` checks on the model, which checks both
 //! modes against the same expectations.
@@ -1029,7 +1029,7 @@ fn derived(
 }
 
 /// ipvs: the model's `ipvs_differences` vectors. Upstream has no ipvs packet-flow tracer; these
-/// expectations are research/upstream-semantics.md §2.3, read from `pkg/proxy/ipvs/proxier.go`
+/// expectations are docs/upstream.md §2.3, read from `pkg/proxy/ipvs/proxier.go`
 /// `syncEndpoint` (zero real servers ⇒ port unreachable; `onlyNodeLocal` without local
 /// endpoints ⇒ cluster endpoints, the external reply lost without SNAT).
 #[test]
@@ -1120,7 +1120,7 @@ fn ipvs_differences() {
 
 /// nftables vs iptables for a host client to an ETP Local LB VIP without local endpoints: the
 /// model's `nftables_host_to_load_balancer_with_etp_local_and_no_local_endpoint_is_dropped`
-/// (research/upstream-semantics.md §2.2, an [INFERENCE]: upstream's tracer skips
+/// (docs/upstream.md §2.2, an [INFERENCE]: upstream's tracer skips
 /// `filter-output`). Both are checked on the table and by connections to the VIP.
 #[test]
 fn host_to_lb_with_etp_local_and_no_local_endpoint() {

@@ -1,11 +1,11 @@
-//! The case catalogue (SPEC §5.4): stable IDs, what each checks, its setup and its declared
+//! The case catalogue (docs/design.md §5.4): stable IDs, what each checks, its setup and its declared
 //! expected outcome. The expected outcome is also computed by the model from the state read
 //! back at probe time; the two must agree (a disagreement is itself reported).
 
 /// A case's stable ID (`B1`, `C`, …).
 pub type CaseId = &'static str;
 
-/// A node role (SPEC §5.1): `N1`, `N2` carry backends, `N3` none, `N1z` shares `N1`'s zone.
+/// A node role (docs/design.md §5.1): `N1`, `N2` carry backends, `N3` none, `N1z` shares `N1`'s zone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum Role {
     /// Carries a backend.
@@ -39,7 +39,7 @@ impl Role {
     }
 }
 
-/// Who dials (SPEC §5.1: clients are netexec pods; a hostNetwork one is the node itself).
+/// Who dials (docs/design.md §5.1: clients are netexec pods; a hostNetwork one is the node itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Client {

@@ -256,7 +256,7 @@ pub const CURL_IMAGE: &str = "docker.io/curlimages/curl:8.11.1";
 pub const KUBE_PROXY_METRICS: &str = "127.0.0.1:10249";
 
 /// A one-shot hostNetwork curl pod on `node` reading `http://127.0.0.1:10249{path}` (kube-proxy's
-/// metrics endpoint, SPEC §5.2): curl's output is the pod's log, read through `pods/log`; it
+/// metrics endpoint, docs/design.md §5.2): curl's output is the pod's log, read through `pods/log`; it
 /// ends `Succeeded` (exit 0) or `Failed` (curl's exit code). Needs the `privileged` Pod
 /// Security level (hostNetwork).
 pub fn curl_pod(ns: &str, run: &str, name: &str, node: &str, path: &str) -> Value {

@@ -1,4 +1,4 @@
-//! `report.html` (SPEC §6): the ledger as one self-contained page, readable offline. No
+//! `report.html` (docs/design.md §6): the ledger as one self-contained page, readable offline. No
 //! script, no external stylesheet, font or image: the style is inline and each case's tries
 //! are drawn as an inline SVG timeline. Every text that comes from the cluster or the run
 //! (pod names, error strings, descriptions) is escaped for HTML.

@@ -1,4 +1,4 @@
-//! Judging a case's tries against its expectation (SPEC §5.4–§5.5).
+//! Judging a case's tries against its expectation (docs/design.md §5.4–§5.5).
 
 use std::collections::BTreeSet;
 

@@ -1,4 +1,4 @@
-//! The evidence directory (SPEC §6): versions, nodes and roles, every manifest applied,
+//! The evidence directory (docs/design.md §6): versions, nodes and roles, every manifest applied,
 //! the preflight, per case the expectation with the state it came from, every try and the
 //! EndpointSlices at probe time; then the ledger (JSON, Markdown, JUnit), the decision and
 //! `SHA256SUMS` over every file. No credential is ever written.

@@ -1,4 +1,4 @@
-//! `locality-verify`: the acceptance playbook (SPEC §5–§6), automated.
+//! `locality-verify`: the acceptance playbook (docs/design.md §5–§6), automated.
 //!
 //! It talks only the Kubernetes API (kube-rs), so the simulated cluster served by
 //! `locality sim serve` and a real cluster run the same code. A run:

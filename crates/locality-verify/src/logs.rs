@@ -1,8 +1,8 @@
-//! The `logs` probe channel (SPEC §5.2): a probe-loop client pod tries its target
+//! The `logs` probe channel (docs/design.md §5.2): a probe-loop client pod tries its target
 //! continuously and writes one timestamped line per try; the lines are read back through
 //! `pods/log` and parsed into [`Try`]s (channel `logs`). Unlike the `proxy` channel (one API
 //! round trip per try) it keeps its rate while the API server is slow, which rollout cases
-//! need (≥ 10 tries per second, SPEC §5.3).
+//! need (≥ 10 tries per second, docs/design.md §5.3).
 //!
 //! The loop's parameters are environment variables (`LOCALITY_PROBE_TARGET` = `host:port/path`,
 //! `LOCALITY_PROBE_INTERVAL_MS`, `LOCALITY_PROBE_TIMEOUT_MS`, `LOCALITY_PROBE_LOOPS`); the pod

@@ -1,10 +1,10 @@
-//! `M` (SPEC §5.4): kube-proxy's own account of a Local policy without a local endpoint,
+//! `M` (docs/design.md §5.4): kube-proxy's own account of a Local policy without a local endpoint,
 //! `kubeproxy_sync_proxy_rules_no_local_endpoints_total`, read on `N3` through one-shot
-//! hostNetwork curl pods whose output is read through `pods/log` (SPEC §5.2; kube-proxy's
+//! hostNetwork curl pods whose output is read through `pods/log` (docs/design.md §5.2; kube-proxy's
 //! metrics listen on `127.0.0.1:10249` by default, reachable only from the node itself).
 //!
 //! Three readings, each one curl pod per read (re-read until the expected value or
-//! `--proxy-lag-timeout`, kube-proxy programs changes late, SPEC §5.3):
+//! `--proxy-lag-timeout`, kube-proxy programs changes late, docs/design.md §5.3):
 //! 1. before the case's Service exists: the baseline;
 //! 2. with the `internalTrafficPolicy: Local` Service and Ready backends on `N1` and `N2`
 //!    only: baseline + 1 per service port and IP family (iptables, nftables: upstream counts
@@ -35,7 +35,7 @@ pub const NO_LOCAL_ENDPOINTS: &str = "kubeproxy_sync_proxy_rules_no_local_endpoi
 /// In a failed `M`'s `why` when N3's kube-proxy still counts the Service with a Ready endpoint
 /// on N3: the signature of a node-name mismatch (`--hostname-override`), as `B1`'s drop.
 pub const LOCAL_NOT_SEEN: &str = "N3's kube-proxy does not see its own node's endpoint as local";
-/// The finding when `N3` has no kube-proxy metrics endpoint (SPEC §5.2).
+/// The finding when `N3` has no kube-proxy metrics endpoint (docs/design.md §5.2).
 pub const NO_METRICS: &str = "no kube-proxy metrics";
 
 /// The sum over `ip_family` of [`NO_LOCAL_ENDPOINTS`] with `traffic_policy="internal"` in a

@@ -29,7 +29,7 @@ pub struct VerifyOptions {
     pub settle: Duration,
     /// Positive cases are re-probed until they pass, for at most this long (kube-proxy lag).
     pub proxy_lag_timeout: Duration,
-    /// The rollout cases' lag band, in the cluster's clock (`--max-proxy-lag`, SPEC §5.3): a
+    /// The rollout cases' lag band, in the cluster's clock (`--max-proxy-lag`, docs/design.md §5.3): a
     /// try within it of a phase change may show either side; a measured lag above it makes
     /// the case INCOMPLETE, never FAIL.
     pub max_proxy_lag: Duration,
@@ -42,5 +42,5 @@ pub struct VerifyOptions {
     pub request_timeout: Duration,
 }
 
-/// The default of [`VerifyOptions::max_nodes`] (`--max-nodes`, SPEC §5.4 `P`).
+/// The default of [`VerifyOptions::max_nodes`] (`--max-nodes`, docs/design.md §5.4 `P`).
 pub const DEFAULT_MAX_NODES: usize = 10;

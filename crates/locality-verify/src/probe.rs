@@ -1,4 +1,4 @@
-//! The `proxy` probe channel (SPEC §5.2): the API server's `pods/proxy` subresource to the
+//! The `proxy` probe channel (docs/design.md §5.2): the API server's `pods/proxy` subresource to the
 //! client's agnhost `netexec /dial`, one try per call. netexec's `/dial` always answers 200,
 //! keeps only the last try's success and gives each try a fixed 5 s timeout, so one try per
 //! call is the only way to see every outcome; `len(responses) + len(errors) == tries` or the

@@ -27,7 +27,7 @@ use crate::setup::{Clients, GroupState};
 /// The declared outcome in pods, for comparing with the model's.
 /// The declared outcome as an expectation. A declared timeout (kube-proxy's DROP for a Local
 /// policy without a local endpoint) is a refusal on IPVS, where the virtual server has no
-/// real server and the kernel answers port unreachable (research: upstream-semantics §2.3).
+/// real server and the kernel answers port unreachable (docs/upstream.md §2.3).
 pub(crate) fn declared_expectation_in(case: &Case, roles: &Roles, ipvs: bool) -> Expected {
     match declared_expectation(case, roles) {
         Expected::Drop if ipvs => Expected::Reject,
@@ -86,7 +86,7 @@ pub(crate) fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, 
     Expected::Deliver { pods }
 }
 
-/// Passing rounds a positive expectation needs after its first pass (SPEC §5.3).
+/// Passing rounds a positive expectation needs after its first pass (docs/design.md §5.3).
 pub const CONFIRM_ROUNDS: usize = 2;
 
 pub(crate) struct Probing<'a> {
@@ -108,7 +108,7 @@ impl Probing<'_> {
     }
 
     /// Probes until the judgement is stable: positive expectations are re-probed until they
-    /// pass (kube-proxy lag) and must then pass [`CONFIRM_ROUNDS`] more rounds in a row (SPEC
+    /// pass (kube-proxy lag) and must then pass [`CONFIRM_ROUNDS`] more rounds in a row (docs/design.md
     /// §5.3: a data plane that spreads over the wrong endpoints passes one round of a
     /// single-responder expectation with probability 2^-6, not three in a row); a failure
     /// must reproduce once, else it is INCOMPLETE.

@@ -1,4 +1,4 @@
-//! Node roles (SPEC §5.1): chosen among Ready, untainted, schedulable Linux nodes, recorded.
+//! Node roles (docs/design.md §5.1): chosen among Ready, untainted, schedulable Linux nodes, recorded.
 
 use std::collections::BTreeMap;
 
@@ -128,7 +128,7 @@ pub fn pick(nodes: &[Node]) -> Roles {
     }
 }
 
-/// The nodes `P` probes from (SPEC §5.4: `--max-nodes`, every zone covered): among the usable
+/// The nodes `P` probes from (docs/design.md §5.4: `--max-nodes`, every zone covered): among the usable
 /// nodes, first one node per zone (role nodes preferred), then the role nodes, then the others
 /// by name, up to `max` nodes; every zone is covered even beyond `max`. `None`: every usable
 /// node. Sorted by name; deterministic for a given set of nodes.

@@ -1,4 +1,4 @@
-//! The rollout cases `E-a`, `E-b` and `H3` (SPEC §5.4): N1's backend is replaced while a
+//! The rollout cases `E-a`, `E-b` and `H3` (docs/design.md §5.4): N1's backend is replaced while a
 //! probe-loop client on N1 tries the Service continuously (the `logs` channel, ≥ 10 tries per
 //! second); each try is judged against the phase of N1's endpoints it falls in.
 //!

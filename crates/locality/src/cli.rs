@@ -47,7 +47,7 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Findings (rules LOC001–LOC020): blind nodes and the settings that cause them.
     ///
-    /// Runs the audit rules of SPEC §7 on the objects and prints, ranked by severity, what is
+    /// Runs the audit rules of docs/design.md §7 on the objects and prints, ranked by severity, what is
     /// wrong, on which Service, port and nodes (with their pod counts), the objects involved,
     /// a one-line fix and the Kubernetes documentation page; then, per Service port, how many
     /// nodes deliver, drop or reject. Works on manifests alone (no Nodes): rules that need

@@ -1,4 +1,4 @@
-//! Errors at the binary edge and their exit codes (SPEC §4).
+//! Errors at the binary edge and their exit codes (docs/design.md §4).
 
 use std::fmt;
 

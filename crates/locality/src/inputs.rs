@@ -48,7 +48,7 @@ fn parse_flag(flag: &str, value: &str) -> Result<KubeVersion, CliError> {
         .map_err(|e| CliError::usage(format!("{flag}: {e}")))
 }
 
-/// Chooses versions (SPEC §2 "Versions and skew"): flags win, and `--kube-proxy-version`
+/// Chooses versions (docs/design.md §2 "Versions and skew"): flags win, and `--kube-proxy-version`
 /// defaults to `--kube-version`; without flags, on files, the control plane defaults to the
 /// newest Node `kubeletVersion` (the control plane is never older than its kubelets) and each
 /// node's kube-proxy to its own kubelet's version, with a warning; without either, the newest

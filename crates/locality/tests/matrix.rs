@@ -75,7 +75,7 @@ fn three_zones_json_follows_spec_4_1() {
         "-o",
         "json",
     ]);
-    // The raw text pins the field order of SPEC §4.1, not only the values.
+    // The raw text pins the field order of docs/design.md §4.1, not only the values.
     insta::assert_snapshot!("three_zones_json", text);
     let doc: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(doc["apiVersion"], "locality/v1");

@@ -1,5 +1,5 @@
-//! Versions and settings without effect: LOC012 (the version table of SPEC §2 /
-//! upstream-semantics §5, through `locality_model::version`) and LOC018.
+//! Versions and settings without effect: LOC012 (the version table of docs/design.md §2 /
+//! docs/upstream.md §5, through `locality_model::version`) and LOC018.
 
 use locality_model::endpointslice::hints_enabled;
 use locality_model::endpointslice::trafficdist::{PREFER_CLOSE, PREFER_SAME_NODE, PREFER_SAME_ZONE};

@@ -1,11 +1,11 @@
-//! EndpointSlice controller model (`k8s.io/endpointslice`, SPEC §2.1).
+//! EndpointSlice controller model (`k8s.io/endpointslice`, docs/design.md §2.1).
 //!
 //! From a Service, the pods its selector picks and the nodes, [`derive_endpoint_slices`]
 //! produces the EndpointSlices the controller would write on a fresh sync: endpoint
 //! conditions and topology fields ([`conditions`]), slices per address type and port mapping,
 //! and hints: `topology-mode: Auto` ([`topologycache`]) when the annotation asks for it and the
 //! `TopologyAwareHints` behaviour is on, else `trafficDistribution` ([`trafficdist`]) when
-//! valid, else none (upstream-semantics §3.1). [`recompute_hints`] runs the hint step alone
+//! valid, else none (docs/upstream.md §3.1). [`recompute_hints`] runs the hint step alone
 //! on observed slices, and [`hint_counts_by_zone`] summarises hints for comparisons (LOC014).
 //!
 //! Upstream files mirrored: `reconciler.go`, `utils.go`, `util/controller_utils.go`,

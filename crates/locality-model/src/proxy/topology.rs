@@ -1,7 +1,7 @@
 //! `CategorizeEndpoints`: which endpoints kube-proxy on a node uses for a service port.
 //!
 //! Mirrors kubernetes/kubernetes `pkg/proxy/topology.go` (`CategorizeEndpoints`,
-//! `topologyModeFromHints`, `availableForTopology`), newest version (upstream-semantics §1).
+//! `topologyModeFromHints`, `availableForTopology`), newest version (docs/upstream.md §1).
 //! The work that does not depend on the node is done once per service port in
 //! [`CategorizeIndex::new`]; [`CategorizeIndex::categorize`] then answers per node in time
 //! proportional to the size of the answer, which keeps a 5,000-node matrix cheap.

@@ -2,7 +2,7 @@
 //!
 //! Mirrors the rule layout of `pkg/proxy/iptables/proxier.go`, `pkg/proxy/nftables/proxier.go`
 //! (`syncProxyRules`) and `pkg/proxy/ipvs/proxier.go` (`syncEndpoint`) as summarised in
-//! upstream-semantics §2 and §7. Every [`Route`] carries a [`Reason`], a [`Confidence`] and
+//! docs/upstream.md §2 and §7. Every [`Route`] carries a [`Reason`], a [`Confidence`] and
 //! the ordered [`TraceStep`]s that produced it.
 
 use serde::Serialize;
@@ -199,7 +199,7 @@ impl Reason {
     }
 }
 
-/// How sure the model is of a verdict (SPEC §2).
+/// How sure the model is of a verdict (docs/design.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confidence {
@@ -346,7 +346,7 @@ impl Builder {
 }
 
 /// The verdict kube-proxy's rules give a connection, from the categorized endpoints of the
-/// node that first processes the packet (upstream-semantics §7, with §2.2 and §2.3).
+/// node that first processes the packet (docs/upstream.md §7, with §2.2 and §2.3).
 ///
 /// Assumes kube-proxy's local-traffic detector is configured (the default: `--cluster-cidr`
 /// or `--detect-local-mode`), and `masqueradeAll=false`.

@@ -34,7 +34,7 @@ use crate::progress::{PROGRESS_THRESHOLD_BYTES, Progress, input_size};
 use crate::suggest::did_you_mean;
 use crate::ui::Ui;
 
-/// Exit code when a finding at or above `--fail-on` exists (SPEC §4).
+/// Exit code when a finding at or above `--fail-on` exists (docs/design.md §4).
 pub const EXIT_FINDINGS: u8 = 3;
 
 /// Re-reading inputs to find the line of objects for SARIF scans at most about this many

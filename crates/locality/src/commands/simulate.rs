@@ -1,4 +1,4 @@
-//! `locality simulate`: what-if on the simulated cluster (SPEC §8.3).
+//! `locality simulate`: what-if on the simulated cluster (docs/design.md §8.3).
 
 use std::fmt::Write as _;
 use std::io::Write;
