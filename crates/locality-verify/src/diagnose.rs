@@ -58,6 +58,13 @@ pub struct NodeDataPlane {
     pub unreadable: Option<String>,
 }
 
+impl NodeDataPlane {
+    /// The reported mode as the model's, when it is one the model routes.
+    pub fn model_mode(&self) -> Option<locality_model::proxy::ProxyMode> {
+        self.mode.as_deref().and_then(crate::survey::model_mode)
+    }
+}
+
 /// The cases that use node hints (PreferSameNode).
 const NODE_HINT_CASES: &[&str] = &["H1", "H4", "H3"];
 

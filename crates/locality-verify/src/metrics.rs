@@ -262,12 +262,7 @@ pub(crate) async fn metrics_case(
         Err(why) => return Ok(not_executed(r, why)),
     };
     evidence.case_file(c.id, "proxyMode.txt", &mode_text)?;
-    let mode = match mode_text.trim() {
-        "iptables" => Some(ProxyMode::Iptables),
-        "nftables" => Some(ProxyMode::Nftables),
-        "ipvs" => Some(ProxyMode::Ipvs),
-        _ => opts.proxy_mode,
-    };
+    let mode = crate::survey::model_mode(&mode_text).or(opts.proxy_mode);
     let mut texts = Vec::new();
     let baseline = match reader.until(evidence, &mut texts, |_| true).await? {
         Ok(v) => v,

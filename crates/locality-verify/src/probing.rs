@@ -234,15 +234,7 @@ pub(crate) fn node_config(
     node: &str,
 ) -> MatrixConfig {
     let mut config = base.clone();
-    let mode = planes
-        .get(node)
-        .and_then(|p| p.mode.as_deref())
-        .and_then(|m| match m {
-            "iptables" => Some(ProxyMode::Iptables),
-            "nftables" => Some(ProxyMode::Nftables),
-            "ipvs" => Some(ProxyMode::Ipvs),
-            _ => None,
-        });
+    let mode = planes.get(node).and_then(NodeDataPlane::model_mode);
     if let Some(m) = mode
         && matches!(config.data_plane, DataPlane::KubeProxy(_) | DataPlane::Unknown)
     {

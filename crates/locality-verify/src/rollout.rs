@@ -570,8 +570,8 @@ pub(crate) async fn rollout_case(
     let ipvs = env
         .planes
         .get(&n1)
-        .and_then(|p| p.mode.as_deref())
-        .is_some_and(|m| m == "ipvs");
+        .and_then(crate::diagnose::NodeDataPlane::model_mode)
+        == Some(locality_model::proxy::ProxyMode::Ipvs);
     let policy = Policy {
         itp_local: c.setup.itp_local,
         ipvs,

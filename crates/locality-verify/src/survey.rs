@@ -31,6 +31,14 @@ pub fn proxy_mode(text: &str) -> Option<String> {
     matches!(t, "iptables" | "nftables" | "ipvs" | "kernelspace").then(|| t.to_string())
 }
 
+/// A kube-proxy mode name (`/proxyMode`) as the model's mode; `None` for a mode the model
+/// does not route (`kernelspace`) or any other text.
+pub fn model_mode(name: &str) -> Option<locality_model::proxy::ProxyMode> {
+    locality_model::proxy::ProxyMode::ALL
+        .into_iter()
+        .find(|m| m.as_str() == name.trim())
+}
+
 /// Reads every node of `nodes`, in order.
 pub(crate) async fn survey(
     env: &Env<'_>,
@@ -86,6 +94,8 @@ mod tests {
     #[test]
     fn proxy_modes_are_kube_proxys_words() {
         assert_eq!(proxy_mode("ipvs\n").as_deref(), Some("ipvs"));
+        assert_eq!(model_mode("ipvs\n"), Some(locality_model::proxy::ProxyMode::Ipvs));
+        assert_eq!(model_mode("kernelspace"), None);
         assert_eq!(proxy_mode("<html>404</html>"), None);
     }
 }
