@@ -95,7 +95,6 @@ pub fn findings(
             Status::NotExecuted => {}
             Status::Fail if r.control => f.controls_failed.push(r.id.clone()),
             Status::Fail => failed.push(r),
-            Status::Incomplete if r.control => f.controls_incomplete.push(r.id.clone()),
             Status::Incomplete => {
                 // The lags over the limit: the case's own (a rollout, on its client's node)
                 // and its nodes' (Pn, per node).
@@ -115,7 +114,11 @@ pub fn findings(
                     .nodes
                     .iter()
                     .any(|n| n.status == Status::Incomplete && n.lag_over_limit.is_none());
-                if lags.is_empty() || other {
+                if r.control {
+                    // A control not concluded is never a verdict, whatever the reason (a
+                    // lag over the limit outranks it in the table, naming the node).
+                    f.controls_incomplete.push(r.id.clone());
+                } else if lags.is_empty() || other {
                     f.incomplete.push(r.id.clone());
                 }
                 for (node, lag) in lags {

@@ -190,6 +190,92 @@ pub(crate) async fn measure(
     }
 }
 
+/// Why a case on `node` cannot be judged yet: its kube-proxy had not programmed the change.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Unsynced {
+    /// For the case's `why`.
+    pub(crate) why: String,
+    /// Set when the lag proven is over `--max-proxy-lag` (a HOLD naming the node).
+    pub(crate) over: Option<crate::record::LagOverLimit>,
+}
+
+/// The gate before judging a case on `node` after a change of `service` (setup group
+/// `group`): `None` when its kube-proxy synced past the change within `--max-proxy-lag` (or
+/// has no readable metrics: then nothing is known and the case is judged), otherwise why not.
+pub(crate) async fn gate(
+    env: &Env<'_>,
+    node: &str,
+    service: &str,
+    group: &str,
+    prefix: &str,
+    evidence: &mut Evidence,
+) -> Result<Option<Unsynced>, VerifyError> {
+    let Some(since) = change_time(env, service, group).await? else {
+        return Ok(None);
+    };
+    gate_at(env, node, since, true, prefix, evidence).await
+}
+
+/// [`gate`] for a change made at some time after `since` (cluster clock, ms), e.g. a
+/// deletion, which leaves no timestamp behind: the node must have synced after `since` with
+/// nothing pending. `since` is only a bound of the change, so no lag is proven from it.
+pub(crate) async fn gate_since(
+    env: &Env<'_>,
+    node: &str,
+    since: u128,
+    prefix: &str,
+    evidence: &mut Evidence,
+) -> Result<Option<Unsynced>, VerifyError> {
+    gate_at(env, node, since, false, prefix, evidence).await
+}
+
+/// The gate after a change at `since`: `exact` when `since` is the change's own time (a lag
+/// over the limit is then proven), a lower bound of it otherwise.
+async fn gate_at(
+    env: &Env<'_>,
+    node: &str,
+    since: u128,
+    exact: bool,
+    prefix: &str,
+    evidence: &mut Evidence,
+) -> Result<Option<Unsynced>, VerifyError> {
+    let opts = env.opts;
+    let m = measure(
+        env,
+        &[node.to_string()],
+        prefix,
+        since,
+        opts.proxy_lag_timeout,
+        evidence,
+    )
+    .await?;
+    let limit_ms = opts.max_proxy_lag.as_millis() as u64;
+    Ok(match m.get(node) {
+        Some(m @ (Measured::Synced { .. } | Measured::NotSynced { .. }))
+            if exact && m.proven_ms() > limit_ms =>
+        {
+            Some(Unsynced {
+                why: format!(
+                    "kube-proxy's lag over the limit: on {node} it had still not programmed the change {} ms after it (limit {limit_ms} ms): not judged",
+                    m.proven_ms()
+                ),
+                over: Some(crate::record::LagOverLimit {
+                    measured_ms: m.proven_ms(),
+                    limit_ms,
+                }),
+            })
+        }
+        Some(Measured::NotSynced { .. }) => Some(Unsynced {
+            why: format!(
+                "kube-proxy on {node} had not programmed the change within {:?}: not judged",
+                opts.proxy_lag_timeout
+            ),
+            over: None,
+        }),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -210,6 +210,41 @@ impl Reader<'_, '_> {
     }
 }
 
+/// What the case's Service contributes to the gauge: its drop once the Service is deleted and
+/// N3's kube-proxy has synced after the deletion. `Err`: why that could not be told.
+async fn share_of_service(
+    env: &Env<'_>,
+    reader: &mut Reader<'_, '_>,
+    case: &str,
+    group: &str,
+    evidence: &mut Evidence,
+) -> Result<Result<f64, String>, VerifyError> {
+    let mut texts = Vec::new();
+    let before = match reader.until(evidence, &mut texts, |_| true).await? {
+        Ok(v) => v,
+        Err(why) => return Ok(Err(why)),
+    };
+    let Some(since) = reader.read_at else {
+        return Ok(Err("the metrics read has no time (the curl pod's end)".into()));
+    };
+    let Env { cluster, ns, .. } = *env;
+    cluster
+        .delete(&format!("/api/v1/namespaces/{ns}/services/{group}"))
+        .await?;
+    let node = reader.node.clone();
+    if let Some(u) = crate::lag::gate_since(env, &node, since, "m-del", evidence).await? {
+        return Ok(Err(format!("after deleting the Service: {}", u.why)));
+    }
+    let after = match reader.until(evidence, &mut texts, |_| true).await? {
+        Ok(v) => v,
+        Err(why) => return Ok(Err(why)),
+    };
+    if let Some(t) = texts.last() {
+        evidence.case_file(case, "metrics-4-service-deleted.txt", t)?;
+    }
+    Ok(Ok(before - after))
+}
+
 fn exit_code(pod: &Value) -> Option<i64> {
     pod["status"]["containerStatuses"]
         .as_array()?
@@ -348,22 +383,36 @@ pub(crate) async fn metrics_case(
     }
     let mode_name = mode.map_or("unknown mode", ProxyMode::as_str);
     if counted != want {
-        // The automatic retry.
-        tokio::time::sleep(opts.settle).await;
-        let mut again = Vec::new();
-        let v = match reader.until(evidence, &mut again, |_| true).await? {
+        // A kube-proxy that has not synced since the change is late, not wrong.
+        if let Some(u) = crate::lag::gate(env, &n3, group, group, "m-lag", evidence).await? {
+            r.status = Status::Incomplete;
+            r.why = u.why;
+            r.lag_over_limit = u.over;
+            return Ok(r);
+        }
+        // The gauge counts every Service of the node: what this one contributes is told by
+        // deleting it (other Services may have moved the gauge since the baseline).
+        let share = match share_of_service(env, &mut reader, c.id, group, evidence).await? {
             Ok(v) => v,
-            Err(why) => return Ok(not_executed(r, why)),
+            Err(why) => {
+                r.status = Status::Incomplete;
+                r.why = why;
+                return Ok(r);
+            }
         };
-        r.status = if v == want {
-            Status::Incomplete
-        } else {
-            Status::Fail
-        };
-        r.why = format!(
-            "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}) was {baseline} before the Service and {counted} with it and no endpoint on N3 after {:?} (re-read: {v}); expected {want} (+{increase}): kube-proxy does not account for the traffic it drops",
+        let seen = format!(
+            "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}) was {baseline} before the Service and {counted} with it and no endpoint on N3 after {:?}; deleting the Service lowered it by {share}; expected +{increase}",
             opts.proxy_lag_timeout
         );
+        if share == 0.0 {
+            r.status = Status::Fail;
+            r.why = format!("{seen}: kube-proxy does not account for the traffic it drops");
+        } else {
+            r.status = Status::Incomplete;
+            r.why = format!(
+                "{seen}: the Service was counted, but the gauge also moved with other Services' changes; rerun"
+            );
+        }
         return Ok(r);
     }
 
@@ -398,37 +447,48 @@ pub(crate) async fn metrics_case(
         evidence.case_file(c.id, "metrics-3-local-endpoint.txt", t)?;
     }
     if local != baseline {
-        tokio::time::sleep(opts.settle).await;
-        let mut again = Vec::new();
-        let v = match reader.until(evidence, &mut again, |_| true).await? {
+        if let Some(u) = crate::lag::gate(env, &n3, group, group, "m-lag2", evidence).await? {
+            r.status = Status::Incomplete;
+            r.why = u.why;
+            r.lag_over_limit = u.over;
+            return Ok(r);
+        }
+        let share = match share_of_service(env, &mut reader, c.id, group, evidence).await? {
             Ok(v) => v,
-            Err(why) => return Ok(not_executed(r, why)),
+            Err(why) => {
+                r.status = Status::Incomplete;
+                r.why = why;
+                return Ok(r);
+            }
         };
-        r.status = if v == baseline {
-            Status::Incomplete
-        } else {
-            Status::Fail
-        };
-        r.why = format!(
-            "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}): {baseline} before, {counted} without a local endpoint, still {local} with a Ready endpoint on N3 after {:?} (re-read: {v}); expected {baseline}: {LOCAL_NOT_SEEN} (does its node name match the Node's? --hostname-override)",
+        let seen = format!(
+            "{NO_LOCAL_ENDPOINTS}{{traffic_policy=\"internal\"}} on N3 ({n3}, {mode_name}): {baseline} before, {counted} without a local endpoint, still {local} with a Ready endpoint on N3 after {:?}; deleting the Service lowered it by {share}; expected {baseline}",
             opts.proxy_lag_timeout
         );
-        if r.status == Status::Fail {
-            // A kube-proxy that does not know its node counts a Service with a Ready endpoint
-            // on that node as without local endpoints: exactly this reading.
-            r.nodes.push(crate::diagnose::NodeJudgement {
-                node: n3.clone(),
-                status: Status::Fail,
-                hypotheses: vec![crate::diagnose::Hypothesis {
-                    kind: crate::decision::RepairKind::HostnameOverride,
-                    expected: Expected::Unknown {
-                        why: LOCAL_NOT_SEEN.into(),
-                    },
-                    consistent: true,
-                }],
-                lag_over_limit: None,
-            });
+        if share == 0.0 {
+            r.status = Status::Incomplete;
+            r.why = format!(
+                "{seen}: the Service is no longer counted, the gauge moved with other Services' changes; rerun"
+            );
+            return Ok(r);
         }
+        r.status = Status::Fail;
+        r.why =
+            format!("{seen}: {LOCAL_NOT_SEEN} (does its node name match the Node's? --hostname-override)");
+        // A kube-proxy that does not know its node counts a Service with a Ready endpoint on
+        // that node as without local endpoints: exactly this reading.
+        r.nodes.push(crate::diagnose::NodeJudgement {
+            node: n3.clone(),
+            status: Status::Fail,
+            hypotheses: vec![crate::diagnose::Hypothesis {
+                kind: crate::decision::RepairKind::HostnameOverride,
+                expected: Expected::Unknown {
+                    why: LOCAL_NOT_SEEN.into(),
+                },
+                consistent: true,
+            }],
+            lag_over_limit: None,
+        });
         return Ok(r);
     }
     r.status = Status::Pass;

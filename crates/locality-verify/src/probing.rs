@@ -11,14 +11,14 @@ use locality_model::proxy::{Destination, ProxyMode, Source};
 use locality_model::version::KubeVersion;
 
 use crate::cases::{Case, Client, Declared, Dial};
-use crate::cluster::Cluster;
 use crate::decision::RepairKind;
 use crate::diagnose::{Hypothesis, NodeDataPlane, NodeJudgement};
+use crate::env::Env;
 use crate::error::VerifyError;
 use crate::expect::{Expected, Query, for_route};
 use crate::fixture::{self, HOST_HTTP_PORT, HTTP_PORT, SERVICE_PORT};
 use crate::judge::{Status, judge, tries_for};
-use crate::options::VerifyOptions;
+use crate::ledger::Evidence;
 use crate::probe::{Probe, Try, dial};
 use crate::record::{CaseRecord, LagOverLimit, describe, record};
 use crate::roles::Roles;
@@ -89,15 +89,7 @@ pub(crate) fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, 
 /// Passing rounds a positive expectation needs after its first pass (docs/design.md §5.3).
 pub const CONFIRM_ROUNDS: usize = 2;
 
-pub(crate) struct Probing<'a> {
-    pub(crate) cluster: &'a Cluster,
-    pub(crate) ns: &'a str,
-    pub(crate) opts: &'a VerifyOptions,
-    pub(crate) roles: &'a Roles,
-    pub(crate) planes: &'a BTreeMap<String, NodeDataPlane>,
-}
-
-impl Probing<'_> {
+impl Env<'_> {
     /// One round: `n` tries, each its own dial, sent together (the API layer bounds how many
     /// requests are in flight).
     pub(crate) async fn round(&self, probe: &Probe, n: usize) -> Result<Vec<Try>, VerifyError> {
@@ -182,7 +174,7 @@ impl Probing<'_> {
 
 /// `N0`: every pod client dials each backend by pod IP.
 pub(crate) async fn pod_ip_case(
-    probing: &Probing<'_>,
+    env: &Env<'_>,
     c: &Case,
     clients: &Clients,
     state: &GroupState,
@@ -202,7 +194,7 @@ pub(crate) async fn pod_ip_case(
                 port: HTTP_PORT,
                 udp: false,
             };
-            let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
+            let (s, w, rounds, tries) = env.probe(&expected, &probe).await?;
             r.rounds += rounds;
             r.tries.extend(tries);
             if s != Status::Pass {
@@ -211,7 +203,7 @@ pub(crate) async fn pod_ip_case(
             }
         }
     }
-    r.expected = Some(declared_expectation(c, probing.roles));
+    r.expected = Some(declared_expectation(c, env.roles));
     r.reason = "pod-ip".into();
     r.status = status;
     r.why = if why.is_empty() {
@@ -245,7 +237,7 @@ pub(crate) fn node_config(
 
 /// A node's judgement, with the repair hypotheses checked against its tries when it failed.
 pub(crate) fn node_judgement(
-    probing: &Probing<'_>,
+    env: &Env<'_>,
     snap: &ClusterState,
     config: &MatrixConfig,
     q: Query<'_>,
@@ -266,7 +258,7 @@ pub(crate) fn node_judgement(
             RepairKind::HostnameOverride,
             crate::expect::for_route_as_unnamed_node(snap, config.clone(), q),
         );
-        if let Some(v) = probing
+        if let Some(v) = env
             .planes
             .get(q.node)
             .and_then(|p| p.version.as_deref())
@@ -289,7 +281,7 @@ pub(crate) fn node_judgement(
 /// `P`, `Pn`: a client on each sampled node, each judged against its own node (`P`: only the
 /// backend on its own node answers; `Pn`: nothing answers).
 pub(crate) async fn each_node_case(
-    probing: &Probing<'_>,
+    env: &Env<'_>,
     c: &Case,
     snap: &ClusterState,
     config: &MatrixConfig,
@@ -297,7 +289,7 @@ pub(crate) async fn each_node_case(
     lags: &BTreeMap<String, crate::lag::Measured>,
 ) -> Result<CaseRecord, VerifyError> {
     use crate::lag::Measured;
-    let ns = probing.ns;
+    let ns = env.ns;
     let group = c.setup.group;
     let svc_ip = cluster_ip(snap, ns, group);
     let mut r = record(c, None);
@@ -306,7 +298,7 @@ pub(crate) async fn each_node_case(
     let mut problems = Vec::new();
     let mut measured = Vec::new();
     let mut status = Status::Pass;
-    let limit_ms = probing.opts.max_proxy_lag.as_millis() as u64;
+    let limit_ms = env.opts.max_proxy_lag.as_millis() as u64;
     for (node, client) in &state.node_clients {
         // kube-proxy's lag on the node: reported under the limit, never judged over it.
         match lags.get(node) {
@@ -335,7 +327,7 @@ pub(crate) async fn each_node_case(
                 status = status.max(Status::Incomplete);
                 problems.push(format!(
                     "{node}: kube-proxy had not synced past the change within {:?}: not judged",
-                    probing.opts.proxy_lag_timeout
+                    env.opts.proxy_lag_timeout
                 ));
                 r.nodes.push(NodeJudgement {
                     node: node.clone(),
@@ -348,7 +340,7 @@ pub(crate) async fn each_node_case(
             Some(Measured::Unreadable(why)) => measured.push(format!("{node} not measured ({why})")),
             None => {}
         }
-        let config = node_config(config, probing.planes, node);
+        let config = node_config(config, env.planes, node);
         let q = Query {
             namespace: ns,
             service: group,
@@ -364,7 +356,7 @@ pub(crate) async fn each_node_case(
         let declared = if c.setup.daemonset {
             own_node_expectation(snap, ns, group, node)
         } else {
-            declared_expectation_in(c, probing.roles, config.data_plane.modes() == [ProxyMode::Ipvs])
+            declared_expectation_in(c, env.roles, config.data_plane.modes() == [ProxyMode::Ipvs])
         };
         expectations.insert(node.clone(), expected.clone());
         if expected != declared {
@@ -389,8 +381,8 @@ pub(crate) async fn each_node_case(
             port: SERVICE_PORT,
             udp: c.setup.udp,
         };
-        let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
-        r.nodes.push(node_judgement(probing, snap, &config, q, s, &tries));
+        let (s, w, rounds, tries) = env.probe(&expected, &probe).await?;
+        r.nodes.push(node_judgement(env, snap, &config, q, s, &tries));
         r.rounds += rounds;
         r.tries.extend(tries);
         if s != Status::Pass {
@@ -438,13 +430,14 @@ pub(crate) async fn each_node_case(
 
 /// A case with one client (a pod or a hostNetwork pod) dialling a cluster IP or a nodePort.
 pub(crate) async fn one_client_case(
-    probing: &Probing<'_>,
+    env: &Env<'_>,
     c: &Case,
     roles: &Roles,
     snap: &ClusterState,
     config: &MatrixConfig,
+    evidence: &mut Evidence,
 ) -> Result<CaseRecord, VerifyError> {
-    let ns = probing.ns;
+    let ns = env.ns;
     let group = c.setup.group;
     let (client, client_port, source, role) = match c.client {
         Client::Pod(role) => (fixture::client_name(role), HTTP_PORT, Source::Pod, role),
@@ -488,7 +481,7 @@ pub(crate) async fn one_client_case(
             )
         }
     };
-    let config = node_config(config, probing.planes, &model_node);
+    let config = node_config(config, env.planes, &model_node);
     let q = Query {
         namespace: ns,
         service: group,
@@ -519,12 +512,30 @@ pub(crate) async fn one_client_case(
             port,
             udp: c.setup.udp,
         };
-        let (s, w, rounds, tries) = probing.probe(&expected, &probe).await?;
-        r.nodes.push(node_judgement(probing, snap, &config, q, s, &tries));
-        r.status = s;
-        r.why = w;
+        let (s, w, rounds, tries) = env.probe(&expected, &probe).await?;
         r.rounds = rounds;
         r.tries = tries;
+        // A violation on a kube-proxy that has not programmed the case's Service yet is its
+        // lag, never judged (docs/design.md §5.3).
+        let prefix = format!("{group}-{}-lag", c.id.to_ascii_lowercase());
+        if s == Status::Fail
+            && let Some(u) = crate::lag::gate(env, &model_node, group, group, &prefix, evidence).await?
+        {
+            r.status = Status::Incomplete;
+            r.why = format!("{}; {w}", u.why);
+            if let Some(over) = u.over {
+                r.nodes.push(NodeJudgement {
+                    node: model_node.clone(),
+                    status: Status::Incomplete,
+                    hypotheses: Vec::new(),
+                    lag_over_limit: Some(over),
+                });
+            }
+        } else {
+            r.nodes.push(node_judgement(env, snap, &config, q, s, &r.tries));
+            r.status = s;
+            r.why = w;
+        }
     }
     r.expected = Some(expected);
     Ok(r)

@@ -420,42 +420,11 @@ pub(crate) async fn rollout_case(
     }
     // N1's kube-proxy must have programmed the Service before the first phase is judged:
     // a lag over the limit is never judged.
-    if let Some(since) = crate::lag::change_time(env, group, group).await? {
-        let m = crate::lag::measure(
-            env,
-            std::slice::from_ref(&n1),
-            &format!("{group}-lag"),
-            since,
-            opts.proxy_lag_timeout,
-            evidence,
-        )
-        .await?;
-        let limit_ms = opts.max_proxy_lag.as_millis() as u64;
-        match m.get(&n1) {
-            Some(m @ (crate::lag::Measured::Synced { .. } | crate::lag::Measured::NotSynced { .. }))
-                if m.proven_ms() > limit_ms =>
-            {
-                r.status = Status::Incomplete;
-                r.why = format!(
-                    "kube-proxy's lag over the limit: on {n1} it had still not programmed the Service {} ms after the change (limit {limit_ms} ms): not judged",
-                    m.proven_ms()
-                );
-                r.lag_over_limit = Some(crate::record::LagOverLimit {
-                    measured_ms: m.proven_ms(),
-                    limit_ms,
-                });
-                return Ok(r);
-            }
-            Some(crate::lag::Measured::NotSynced { .. }) => {
-                r.status = Status::Incomplete;
-                r.why = format!(
-                    "kube-proxy on {n1} had not programmed the Service within {:?}: not judged",
-                    opts.proxy_lag_timeout
-                );
-                return Ok(r);
-            }
-            _ => {}
-        }
+    if let Some(u) = crate::lag::gate(env, &n1, group, group, &format!("{group}-lag"), evidence).await? {
+        r.status = Status::Incomplete;
+        r.why = u.why;
+        r.lag_over_limit = u.over;
+        return Ok(r);
     }
     settle(cluster, ns, group, opts.settle).await?;
     let probe = ProbeLoop::new(&format!("{group}-loop-n1"), &n1, &format!("{ip}:{SERVICE_PORT}"));

@@ -14,7 +14,7 @@ use crate::env::{Env, settle, slices};
 use crate::fixture::{self, RUN_LABEL};
 use crate::judge::Status;
 use crate::ledger::{Evidence, Ledger};
-use crate::probing::{Probing, each_node_case, matrix_config, one_client_case, pod_ip_case};
+use crate::probing::{each_node_case, matrix_config, one_client_case, pod_ip_case};
 use crate::roles::{pick, sample};
 use crate::setup::{create_clients, create_group, not_executable};
 
@@ -371,20 +371,13 @@ async fn run_cases(
         };
         let snap = locality_live::snapshot(&read(ns), None).await?;
         let config = matrix_config(&snap, opts.proxy_mode);
-        let probing = Probing {
-            cluster,
-            ns,
-            opts,
-            roles,
-            planes: env.planes,
-        };
         for c in cases {
             let mut r = if !setup.service {
-                pod_ip_case(&probing, c, &clients, &state).await?
+                pod_ip_case(env, c, &clients, &state).await?
             } else if c.client == Client::EachNode {
-                each_node_case(&probing, c, &snap.state, &config, &state, &lags).await?
+                each_node_case(env, c, &snap.state, &config, &state, &lags).await?
             } else {
-                one_client_case(&probing, c, roles, &snap.state, &config).await?
+                one_client_case(env, c, roles, &snap.state, &config, evidence).await?
             };
             if let Some(note) = c.note {
                 r.why = format!("{}; {note}", r.why);

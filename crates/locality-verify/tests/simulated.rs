@@ -272,6 +272,42 @@ fn fault_matrix_a_kube_proxy_late_beyond_the_limit_is_held_naming_it_and_never_f
     }
 }
 
+/// `M` on a node whose kube-proxy is later than the whole lag timeout: its metric is still
+/// the old one because nothing was synced, which is lag (INCOMPLETE, a HOLD naming the node),
+/// never kube-proxy failing to count the Service (FAIL). The simulated clock runs slowly so
+/// that the lag outlasts every read.
+#[test]
+fn a_kube_proxy_later_than_every_read_is_held_for_lag_never_failed() {
+    let (o, _) = Sim {
+        profiles: vec![("node-c".into(), "stale-rules:60".into())],
+        only: vec!["M".into()],
+        speed: 5.0,
+        ..Sim::default()
+    }
+    .verify("m-late");
+    let m = o.cases.iter().find(|c| c.id == "M").expect("M ran");
+    assert_eq!(
+        m.client_node.as_deref(),
+        Some("node-c"),
+        "{}",
+        summary("m-late", &o)
+    );
+    assert_eq!(m.status, Status::Incomplete, "{}", summary("m-late", &o));
+    assert!(m.lag_over_limit.is_some(), "{}", summary("m-late", &o));
+    assert!(
+        o.lagging.iter().any(|l| l.node == "node-c"),
+        "{}",
+        summary("m-late", &o)
+    );
+    // The control probed through node-c is its lag too, not a broken environment.
+    assert!(
+        o.cases.iter().all(|c| c.status != Status::Fail),
+        "{}",
+        summary("m-late", &o)
+    );
+    assert_eq!(o.decision, Decision::Hold, "{}", summary("m-late", &o));
+}
+
 /// 20 seeds, each a full run on a conformant cluster: ACCEPT, and not one FAIL.
 #[test]
 fn fault_matrix_a_conformant_cluster_is_accepted_on_twenty_seeds() {
