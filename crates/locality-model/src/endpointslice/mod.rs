@@ -19,6 +19,7 @@ use std::hash::{BuildHasher, Hash};
 use crate::objects::{AddressType, EndpointSlice, IpFamily, Node};
 
 pub mod conditions;
+pub mod mirroring;
 mod reconciler;
 pub mod sliceinfo;
 pub mod topologycache;
