@@ -477,6 +477,7 @@ impl MetaW {
             creation_timestamp: self.creation_timestamp,
             deletion_timestamp: self.deletion_timestamp,
             origin,
+            defaulted: Vec::new(),
         }
     }
 }
@@ -990,6 +991,8 @@ pub(crate) struct ServiceSpecW {
     publish_not_ready_addresses: bool,
     #[serde(default, deserialize_with = "nullable")]
     load_balancer_source_ranges: Vec<String>,
+    #[serde(default)]
+    allocate_load_balancer_node_ports: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -1032,7 +1035,7 @@ struct IngressW {
 }
 
 pub(crate) fn build_service(
-    meta: m::ObjectMeta,
+    mut meta: m::ObjectMeta,
     spec: Option<ServiceSpecW>,
     status: Option<ServiceStatusW>,
 ) -> m::Service {
@@ -1052,6 +1055,26 @@ pub(crate) fn build_service(
             ClusterIpW::None_ => None,
         })
         .collect();
+    // `SetDefaults_Service` for what the model's types cannot leave unset (the rest is
+    // `locality_model::admission`), recorded the same way.
+    use locality_model::admission::record;
+    use locality_model::objects::DefaultedBy::Defaulting;
+    if spec.type_.is_none() {
+        record(&mut meta, "spec.type", "ClusterIP", Defaulting);
+    }
+    for (i, M(p)) in spec.ports.iter().enumerate() {
+        if p.protocol.is_none() {
+            record(&mut meta, format!("spec.ports[{i}].protocol"), "TCP", Defaulting);
+        }
+        if p.target_port.is_none() {
+            record(
+                &mut meta,
+                format!("spec.ports[{i}].targetPort"),
+                p.port.0.to_string(),
+                Defaulting,
+            );
+        }
+    }
     let ports = spec
         .ports
         .into_iter()
@@ -1093,6 +1116,7 @@ pub(crate) fn build_service(
         traffic_distribution: spec.traffic_distribution,
         publish_not_ready_addresses: spec.publish_not_ready_addresses,
         load_balancer_source_ranges: spec.load_balancer_source_ranges,
+        allocate_load_balancer_node_ports: spec.allocate_load_balancer_node_ports,
         load_balancer_ingress: status
             .load_balancer
             .0

@@ -152,13 +152,13 @@ fn choose_context(kubeconfig: &Kubeconfig, flag: Option<&str>) -> Result<String,
     Ok(context)
 }
 
-/// The user name of the context `opts` resolves to (`contexts[].context.user`), as kubectl
-/// would pick the context; `None` in-cluster or when the context names no user.
+/// The context `opts` resolves to (`contexts[].context`), as kubectl would pick it; `None`
+/// in-cluster.
 ///
 /// Only the kubeconfig's structure is parsed: no credential is read from it or elsewhere
 /// (no exec plugin or auth provider runs, no token or certificate file is opened) and
 /// nothing is written.
-pub(crate) fn context_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+fn chosen_context(opts: &LiveOptions) -> Result<Option<kube::config::Context>, LiveError> {
     let source = pick_source(
         opts.kubeconfig.as_deref(),
         std::env::var_os("KUBECONFIG").as_deref(),
@@ -176,11 +176,25 @@ pub(crate) fn context_user(opts: &LiveOptions) -> Result<Option<String>, LiveErr
         })?;
     Ok(kubeconfig
         .contexts
-        .iter()
+        .into_iter()
         .find(|c| c.name == context)
-        .and_then(|c| c.context.as_ref())
-        .and_then(|c| c.user.clone())
+        .and_then(|c| c.context))
+}
+
+/// The user name of the context `opts` resolves to (`contexts[].context.user`); `None`
+/// in-cluster or when the context names no user.
+pub(crate) fn context_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    Ok(chosen_context(opts)?
+        .and_then(|c| c.user)
         .filter(|u| !u.is_empty()))
+}
+
+/// The namespace of the context `opts` resolves to (`contexts[].context.namespace`); `None`
+/// in-cluster or when the context names none.
+pub(crate) fn context_namespace(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    Ok(chosen_context(opts)?
+        .and_then(|c| c.namespace)
+        .filter(|n| !n.is_empty()))
 }
 
 /// A kube [`Config`](kube::Config) plus what the user should be told about it.

@@ -192,6 +192,16 @@ pub fn kubeconfig_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> 
     config::context_user(opts)
 }
 
+/// The namespace (`contexts[].context.namespace`) of the kubeconfig context `opts` resolves
+/// to, as kubectl resolves it: where `kubectl apply -f` puts objects that name none. `None`
+/// in-cluster or when the context names none. Reads no credential, as [`kubeconfig_user`].
+///
+/// # Errors
+/// As [`kubeconfig_user`].
+pub fn kubeconfig_namespace(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    config::context_namespace(opts)
+}
+
 /// Takes a read-only snapshot of the cluster `opts` points at.
 ///
 /// `progress`, when given, is told after each page which kind is being listed and how many

@@ -94,6 +94,9 @@ pub struct Explanation {
     pub destination: Destination,
     /// The Service's settings that matter, in words.
     pub policy: Vec<String>,
+    /// What the cluster would have set on the Service and its EndpointSlices that the input
+    /// left out ([`crate::admission`]; empty for live objects), as `object: field: value (by)`.
+    pub defaulted: Vec<String>,
     /// `EndpointSlices` or `derived`.
     pub endpoint_source: crate::matrix::EndpointSource,
     /// Every endpoint of the port.
@@ -306,6 +309,24 @@ pub fn explain(
     if let Some(a) = &entry.info.hints_annotation {
         policy.push(format!("topology annotation: {a}"));
     }
+    let mut defaulted: Vec<String> = svc
+        .meta
+        .defaulted
+        .iter()
+        .map(|d| format!("Service {}: {d}", svc.meta.name))
+        .collect();
+    for slice in state.endpoint_slices.iter().filter(|s| {
+        s.meta.namespace == svc.meta.namespace && s.service_name() == Some(svc.meta.name.as_str())
+    }) {
+        defaulted.extend(
+            slice
+                .meta
+                .defaulted
+                .iter()
+                .filter(|d| d.field != "metadata.namespace")
+                .map(|d| format!("EndpointSlice {}: {d}", slice.meta.name)),
+        );
+    }
     let topology = cat
         .hint_decisions()
         .map(|d| hint_decision_text(d, &entry.endpoints, n.zone, n.name()))
@@ -329,6 +350,7 @@ pub fn explain(
         source,
         destination,
         policy,
+        defaulted,
         endpoint_source: entry.endpoint_source,
         endpoints,
         topology,

@@ -11,6 +11,7 @@
 //! `locality` (ingest, audit, explain, verify, the simulated cluster) calls this crate; it is
 //! the independent oracle.
 
+pub mod admission;
 pub mod endpointslice;
 pub mod explain;
 pub mod matrix;

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::endpointslice;
-use crate::objects::{ClusterState, EndpointSlice, Node, Pod, Service, ServiceType};
+use crate::objects::{ClusterState, EndpointSlice, Node, Pod, Service};
 use crate::proxy::verdict::{Reason, not_proxied};
 use crate::proxy::{
     CategorizeIndex, CategorizedEndpoints, CategorySignature, Destination, ProxyEndpoint, ProxyMode,
@@ -308,17 +308,22 @@ impl<'s> Matrix<'s> {
                     (d.slices, EndpointSource::Derived)
                 }
             };
+            // kube-proxy's informers never deliver slices labelled service-proxy-name or
+            // headless (the EndpointSlice controller copies the Service's labels onto them).
             let slice_refs: Vec<&EndpointSlice> = match observed {
                 Some(s) => s.clone(),
                 None => slices.iter().collect(),
-            };
+            }
+            .into_iter()
+            .filter(|s| s.meta.kube_proxy_exclusion().is_none())
+            .collect();
             let mut svc_ports: Vec<&crate::objects::ServicePort> = svc.ports.iter().collect();
             svc_ports.sort();
             for port in svc_ports {
                 for family in svc.families() {
                     let info = ServicePortInfo::new(svc, port, family, &default_proxy);
                     let endpoints = endpoints_for_port(slice_refs.iter().copied(), port, family);
-                    let destinations = destinations(svc, &info);
+                    let destinations = destinations(&info);
                     ports.push(PortEntry {
                         service: svc,
                         info,
@@ -636,9 +641,9 @@ fn combine(mut per_mode: Vec<(ProxyMode, Route)>) -> MatrixRoute {
 /// The destinations a service port has in a family (docs/design.md §4.1: routes for nodePort,
 /// loadBalancer and externalIP appear only when the Service has them; hostname-only and
 /// `ipMode: Proxy` ingresses go through the NodePort path).
-fn destinations(svc: &Service, info: &ServicePortInfo) -> Vec<Destination> {
+fn destinations(info: &ServicePortInfo) -> Vec<Destination> {
     let mut d = vec![Destination::ClusterIp];
-    if info.port.node_port != 0 && matches!(svc.type_, ServiceType::NodePort | ServiceType::LoadBalancer) {
+    if info.has_node_port {
         d.push(Destination::NodePort);
     }
     if !info.load_balancer_vips.is_empty() {

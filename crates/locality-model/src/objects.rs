@@ -23,6 +23,12 @@ pub const CONTROLLER_NAME: &str = "endpointslice-controller.k8s.io";
 pub const ANNOTATION_TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
 /// Deprecated annotation `service.kubernetes.io/topology-aware-hints`; wins when present.
 pub const ANNOTATION_TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
+/// Label naming the proxy that handles a Service (`service.kubernetes.io/service-proxy-name`):
+/// kube-proxy's informers exclude Services and EndpointSlices carrying it.
+pub const LABEL_SERVICE_PROXY_NAME: &str = "service.kubernetes.io/service-proxy-name";
+/// Label `service.kubernetes.io/headless`, set by the EndpointSlice controller on the slices of
+/// headless Services; kube-proxy's informers exclude Services and EndpointSlices carrying it.
+pub const LABEL_HEADLESS: &str = "service.kubernetes.io/headless";
 /// Control-plane role label; such nodes are excluded from `Auto` capacity.
 pub const LABEL_CONTROL_PLANE: &str = "node-role.kubernetes.io/control-plane";
 /// Legacy master role label; such nodes are excluded from `Auto` capacity.
@@ -71,6 +77,64 @@ pub struct ObjectMeta {
     pub deletion_timestamp: Option<String>,
     /// Where the object was read from.
     pub origin: Origin,
+    /// Fields the API server (or kubectl, for the namespace) would have set before anything
+    /// read the object, as set by [`crate::admission`]: empty for objects read from a live
+    /// cluster, which are stored that way already.
+    pub defaulted: Vec<Defaulted>,
+}
+
+/// One field set on admission: what a file left out and the cluster would have filled in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Defaulted {
+    /// The field's path, as in `kubectl explain` (`spec.ports[0].protocol`).
+    pub field: String,
+    /// The value set, or what is known of it (`allocated, number unknown`).
+    pub value: String,
+    /// Who sets it.
+    pub by: DefaultedBy,
+}
+
+/// Who fills in a field a file left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DefaultedBy {
+    /// The API server's defaulting (`SetDefaults_*`).
+    Defaulting,
+    /// The API server's allocators (cluster IPs, node ports, IP families).
+    Allocation,
+    /// kubectl, for `metadata.namespace` (`-n`, the context's namespace, else `default`).
+    Kubectl,
+}
+
+impl DefaultedBy {
+    /// How explain says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DefaultedBy::Defaulting => "defaulted by the API server",
+            DefaultedBy::Allocation => "allocated by the API server",
+            DefaultedBy::Kubectl => "set by kubectl",
+        }
+    }
+}
+
+impl std::fmt::Display for Defaulted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} ({})", self.field, self.value, self.by.as_str())
+    }
+}
+
+impl ObjectMeta {
+    /// Why kube-proxy's informers never deliver this object (a Service or an EndpointSlice),
+    /// if they do not: labelled [`LABEL_SERVICE_PROXY_NAME`] (another proxy handles it) or
+    /// [`LABEL_HEADLESS`] (`cmd/kube-proxy/app/server.go`, the label selector of its informer
+    /// factory, shared by both kinds).
+    pub fn kube_proxy_exclusion(&self) -> Option<ProxyExclusion> {
+        if let Some(name) = self.labels.get(LABEL_SERVICE_PROXY_NAME) {
+            return Some(ProxyExclusion::ServiceProxyName(name.clone()));
+        }
+        self.labels
+            .contains_key(LABEL_HEADLESS)
+            .then_some(ProxyExclusion::HeadlessLabel)
+    }
 }
 
 /// `metadata.ownerReferences[]`.
@@ -84,6 +148,15 @@ pub struct OwnerReference {
     pub uid: String,
     /// `controller: true`.
     pub controller: bool,
+}
+
+/// Why kube-proxy's informers never deliver an object (Service or EndpointSlice).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ProxyExclusion {
+    /// Labelled `service.kubernetes.io/service-proxy-name` (the value: the proxy named).
+    ServiceProxyName(String),
+    /// Labelled `service.kubernetes.io/headless`.
+    HeadlessLabel,
 }
 
 /// IP family of a Service or an EndpointSlice address type.
@@ -394,6 +467,9 @@ pub struct Service {
     pub load_balancer_source_ranges: Vec<String>,
     /// `status.loadBalancer.ingress`.
     pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+    /// `spec.allocateLoadBalancerNodePorts` (LoadBalancer only; `None` reads as `true`, the
+    /// API server's default).
+    pub allocate_load_balancer_node_ports: Option<bool>,
 }
 
 impl Service {
@@ -415,6 +491,18 @@ impl Service {
             f.push(IpFamily::IPv4);
         }
         f
+    }
+    /// Whether `port` has a NodePort: a number, or one the API server allocates (a NodePort
+    /// Service, or a LoadBalancer unless `allocateLoadBalancerNodePorts: false`), even when a
+    /// file does not say which.
+    pub fn has_node_port(&self, port: &ServicePort) -> bool {
+        match self.type_ {
+            ServiceType::NodePort => true,
+            ServiceType::LoadBalancer => {
+                port.node_port != 0 || self.allocate_load_balancer_node_ports != Some(false)
+            }
+            _ => false,
+        }
     }
     /// Effective internal traffic policy.
     pub fn itp(&self) -> TrafficPolicy {

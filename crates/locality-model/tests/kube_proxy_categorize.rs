@@ -64,6 +64,7 @@ fn svc(s: Svc) -> ServicePortInfo {
         load_balancer_vips: vec![],
         hints_annotation: None,
         not_proxied: None,
+        has_node_port: s.node_port != 0,
     }
 }
 

@@ -62,6 +62,12 @@ fn write_one(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
     };
     writeln!(out, "Traffic:  {source} → {}", e.destination.as_str())?;
     writeln!(out, "Policy:   {}", e.policy.join("; "))?;
+    if !e.defaulted.is_empty() {
+        writeln!(out, "Read as applied (the input left these out):")?;
+        for d in &e.defaulted {
+            writeln!(out, "  {d}")?;
+        }
+    }
     let source_name = match e.endpoint_source {
         locality_model::matrix::EndpointSource::EndpointSlices => "observed EndpointSlices",
         locality_model::matrix::EndpointSource::Derived => {

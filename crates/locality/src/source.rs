@@ -38,10 +38,12 @@ fn forced_mode(arg: Option<ProxyModeArg>) -> Option<DataPlane> {
 }
 
 /// Loads the state the command works on. `namespace` restricts a live listing (Nodes are
-/// always listed cluster-wide).
+/// always listed cluster-wide); `namespace_flag` is the user's `-n`, where objects from files
+/// that name no namespace land (else the kubeconfig context's, else `default`, as kubectl).
 pub fn load(
     args: &ModelArgs,
     namespace: Option<&str>,
+    namespace_flag: Option<&str>,
     ui: &Ui,
     progress: &Progress,
 ) -> Result<Loaded, CliError> {
@@ -49,7 +51,19 @@ pub fn load(
         return load_simulated(args, topology, ui, progress);
     }
     if !args.filenames.is_empty() {
-        let loaded = load_inputs(&args.filenames, ui)?;
+        let mut loaded = load_inputs(&args.filenames, ui)?;
+        // Read as if applied first (docs/semantics.md "Files are read as applied").
+        let namespace = match namespace_flag {
+            Some(ns) => ns.to_string(),
+            None => locality_live::kubeconfig_namespace(&LiveOptions::default())
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| "default".into()),
+        };
+        locality_model::admission::admit(
+            &mut loaded.state,
+            &locality_model::admission::AdmissionOptions { namespace },
+        );
         let versions = resolve_versions(
             &loaded.state,
             args.kube_version.as_deref(),

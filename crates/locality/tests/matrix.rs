@@ -367,3 +367,98 @@ fn completions_and_man_page_are_generated() {
     assert!(man.contains(".TH locality 1") && man.contains("matrix"), "{man}");
     locality().args(["completions", "tcsh"]).assert().code(2);
 }
+
+// ----- Files are read as applied (defaulting, allocation, namespace, informer filters) -----
+
+fn as_applied(extra: &[&str], kubeconfig: Option<&std::path::Path>) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/as-applied.yaml");
+    let mut args = vec!["matrix", "-f", path.to_str().unwrap(), "-o", "json"];
+    args.extend_from_slice(extra);
+    let mut cmd = locality();
+    // No kubeconfig of the machine's: a named one, or one that does not exist.
+    cmd.env(
+        "KUBECONFIG",
+        kubeconfig.map_or_else(|| PathBuf::from("/nonexistent/kubeconfig"), |p| p.to_path_buf()),
+    );
+    let out = cmd.args(&args).assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).expect("valid JSON")
+}
+
+fn namespaced_route<'a>(doc: &'a Value, ns: &str, name: &str, node: &str, dest: &str) -> &'a Value {
+    doc["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["namespace"] == ns && s["name"] == name)
+        .and_then(|s| s["nodes"].as_array().unwrap().iter().find(|n| n["node"] == node))
+        .and_then(|n| {
+            n["routes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["source"] == "pod" && r["destination"] == dest)
+        })
+        .unwrap_or_else(|| panic!("route {ns}/{name} {node} pod->{dest} in {doc}"))
+}
+
+/// `SetDefaults_EndpointPort` (pkg/apis/discovery/v1/defaults.go): a slice port without name
+/// or protocol is stored as `name: ""`, `protocol: TCP`, so kube-proxy matches it to the
+/// Service's unnamed port instead of skipping it.
+#[test]
+fn set_defaults_endpoint_port_an_unnamed_slice_port_is_used() {
+    let doc = as_applied(&[], None);
+    let r = namespaced_route(&doc, "default", "web", "n1", "clusterIP");
+    assert_eq!(r["verdict"], "deliver", "{r}");
+    let r = namespaced_route(&doc, "default", "web", "n2", "clusterIP");
+    assert_eq!(r["verdict"], "drop", "{r}");
+}
+
+/// The Service registry allocates a NodePort the file does not give: its routes exist.
+#[test]
+fn registry_allocation_a_node_port_service_without_node_port_keeps_its_routes() {
+    let doc = as_applied(&[], None);
+    let r = namespaced_route(&doc, "default", "web", "n2", "nodePort");
+    assert_eq!(r["verdict"], "deliver", "{r}");
+}
+
+/// kubectl's namespace for objects that name none: `-n`, else the context's, else `default`.
+#[test]
+fn kubectl_namespace_objects_without_one_land_in_n_then_the_context_then_default() {
+    let doc = as_applied(&["-n", "team-b"], None);
+    assert_eq!(
+        namespaced_route(&doc, "team-b", "web", "n1", "clusterIP")["verdict"],
+        "deliver"
+    );
+    let dir = std::env::temp_dir().join(format!("locality-as-applied-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("config");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u, namespace: team-a}\nclusters:\n- name: k\n  cluster: {server: https://127.0.0.1:1}\nusers:\n- name: u\n  user: {}\n",
+    )
+    .unwrap();
+    let doc = as_applied(&[], Some(&kubeconfig));
+    assert_eq!(
+        namespaced_route(&doc, "team-a", "web", "n1", "clusterIP")["verdict"],
+        "deliver"
+    );
+}
+
+/// kube-proxy's informers (cmd/kube-proxy/app/server.go) exclude Services and slices labelled
+/// `service.kubernetes.io/service-proxy-name` or `service.kubernetes.io/headless`.
+#[test]
+fn informer_filters_service_proxy_name_and_headless_labels_hide_objects_from_kube_proxy() {
+    let doc = as_applied(&[], None);
+    let r = namespaced_route(&doc, "shop", "mesh", "n1", "clusterIP");
+    assert_eq!(
+        (&r["verdict"], &r["reason"]),
+        (&"not-proxied".into(), &"service-proxy-name".into()),
+        "{r}"
+    );
+    let r = namespaced_route(&doc, "shop", "api", "n1", "clusterIP");
+    assert_eq!(
+        (&r["verdict"], &r["reason"]),
+        (&"reject".into(), &"no-endpoints".into()),
+        "{r}"
+    );
+}

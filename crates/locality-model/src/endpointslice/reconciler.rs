@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use crate::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AddressType, CONTROLLER_NAME, Endpoint,
-    EndpointPort, EndpointSlice, IpFamily, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, Labels, Node, ObjectMeta,
-    OwnerReference, Pod, Service, ServiceType, TargetPort,
+    EndpointPort, EndpointSlice, IpFamily, LABEL_HEADLESS, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, Labels,
+    Node, ObjectMeta, OwnerReference, Pod, Service, ServiceType, TargetPort,
 };
 use crate::version::ControlPlaneFeatures;
 
@@ -26,9 +26,6 @@ pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
 
 /// A pod that becomes an endpoint, with its node (if known).
 type Member<'a> = (&'a Pod, Option<&'a Node>);
-
-/// Label `service.kubernetes.io/headless`, set on the slices of headless Services.
-const LABEL_HEADLESS: &str = "service.kubernetes.io/headless";
 
 /// True when the Service asks for `topology-mode: Auto`.
 ///

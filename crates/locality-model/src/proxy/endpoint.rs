@@ -9,8 +9,8 @@ use std::fmt;
 use std::net::IpAddr;
 
 use crate::objects::{
-    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, IpFamily, Protocol, Service,
-    ServicePort, ServiceType, TrafficPolicy,
+    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, IpFamily, Protocol,
+    ProxyExclusion, Service, ServicePort, ServiceType, TrafficPolicy,
 };
 use crate::version::ProxyFeatures;
 
@@ -83,8 +83,11 @@ pub struct ServicePortInfo {
     pub load_balancer_vips: Vec<IpAddr>,
     /// The topology annotation value (deprecated key first), for kube-proxy < 1.31.
     pub hints_annotation: Option<String>,
-    /// Headless or ExternalName: kube-proxy writes no rules for it.
+    /// Headless, ExternalName or excluded by kube-proxy's informers: it writes no rules for it.
     pub not_proxied: Option<NotProxiedReason>,
+    /// The port has a NodePort ([`Service::has_node_port`]: a number, or one allocated whose
+    /// number a file does not give).
+    pub has_node_port: bool,
 }
 
 /// Why kube-proxy ignores a Service.
@@ -94,6 +97,10 @@ pub enum NotProxiedReason {
     Headless,
     /// `type: ExternalName`.
     ExternalName,
+    /// Labelled `service.kubernetes.io/service-proxy-name` (kube-proxy's informer filter).
+    ServiceProxyName,
+    /// Labelled `service.kubernetes.io/headless` (kube-proxy's informer filter).
+    HeadlessLabel,
 }
 
 impl ServicePortInfo {
@@ -126,7 +133,10 @@ impl ServicePortInfo {
         } else if svc.headless {
             Some(NotProxiedReason::Headless)
         } else {
-            None
+            svc.meta.kube_proxy_exclusion().map(|e| match e {
+                ProxyExclusion::ServiceProxyName(_) => NotProxiedReason::ServiceProxyName,
+                ProxyExclusion::HeadlessLabel => NotProxiedReason::HeadlessLabel,
+            })
         };
         ServicePortInfo {
             namespace: svc.meta.namespace.clone(),
@@ -144,12 +154,13 @@ impl ServicePortInfo {
             load_balancer_vips,
             hints_annotation,
             not_proxied,
+            has_node_port: svc.has_node_port(port),
         }
     }
 
     /// `ExternallyAccessible()`: a NodePort, a load balancer VIP or an external IP of this family.
     pub fn externally_accessible(&self) -> bool {
-        self.port.node_port != 0 || !self.load_balancer_vips.is_empty() || !self.external_ips.is_empty()
+        self.has_node_port || !self.load_balancer_vips.is_empty() || !self.external_ips.is_empty()
     }
 
     /// `UsesClusterEndpoints()`: "Even if the external traffic policy is Local, we need Cluster

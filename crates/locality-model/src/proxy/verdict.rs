@@ -172,6 +172,12 @@ pub enum Reason {
     Headless,
     /// ExternalName Service: a DNS alias.
     ExternalName,
+    /// Labelled `service.kubernetes.io/service-proxy-name`: kube-proxy's informers never
+    /// deliver it; the proxy named handles it (or nothing does).
+    ServiceProxyName,
+    /// Labelled `service.kubernetes.io/headless` though it has a cluster IP: kube-proxy's
+    /// informers never deliver it.
+    HeadlessLabel,
     /// Windows node (kube-proxy `kernelspace`, not modelled).
     WindowsNode,
 }
@@ -194,6 +200,8 @@ impl Reason {
             Reason::NftablesHostExternalDrop => "nftables-host-external-drop",
             Reason::Headless => "headless",
             Reason::ExternalName => "external-name",
+            Reason::ServiceProxyName => "service-proxy-name",
+            Reason::HeadlessLabel => "headless-label",
             Reason::WindowsNode => "windows-node",
         }
     }
@@ -291,6 +299,12 @@ pub fn not_proxied(source: Source, destination: Destination, reason: Reason) -> 
             "the Service is headless (clusterIP: None): kube-proxy writes no rules; clients reach pods directly"
         }
         Reason::ExternalName => "the Service is ExternalName: a DNS CNAME, kube-proxy writes no rules",
+        Reason::ServiceProxyName => {
+            "the Service is labelled service.kubernetes.io/service-proxy-name: kube-proxy's informers exclude it and write no rules; the proxy it names handles it, if one runs"
+        }
+        Reason::HeadlessLabel => {
+            "the Service is labelled service.kubernetes.io/headless: kube-proxy's informers exclude it and write no rules for its cluster IP"
+        }
         _ => "the node runs Windows: kube-proxy's kernelspace mode is not modelled",
     };
     Route {
@@ -312,6 +326,8 @@ pub fn not_proxied_reason(r: NotProxiedReason) -> Reason {
     match r {
         NotProxiedReason::Headless => Reason::Headless,
         NotProxiedReason::ExternalName => Reason::ExternalName,
+        NotProxiedReason::ServiceProxyName => Reason::ServiceProxyName,
+        NotProxiedReason::HeadlessLabel => Reason::HeadlessLabel,
     }
 }
 
@@ -624,10 +640,10 @@ fn rule_text(svc: &ServicePortInfo, q: RouteQuery, target: &str, comment: &str) 
         Destination::ExternalIp => svc.external_ips.first().copied(),
         Destination::NodePort => None,
     };
-    let port = if q.destination == Destination::NodePort {
-        svc.port.node_port
-    } else {
-        svc.port.port
+    let port = match q.destination {
+        Destination::NodePort if svc.port.node_port == 0 => "<allocated nodePort>".to_string(),
+        Destination::NodePort => svc.port.node_port.to_string(),
+        _ => svc.port.port.to_string(),
     };
     match q.mode {
         ProxyMode::Iptables => {

@@ -94,7 +94,7 @@ pub fn run(args: &AuditArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErro
     let progress = Progress::new(input_size(&args.model.filenames) > PROGRESS_THRESHOLD_BYTES, ui);
     let mut profile = Profile::from_env();
     // Live, every namespace is listed: clients in other namespaces count (-n filters the report).
-    let input = crate::source::load(&args.model, None, ui, &progress)?;
+    let input = crate::source::load(&args.model, None, args.namespace.as_deref(), ui, &progress)?;
     profile.phase("ingest");
     let code = run_on(&input, args, ui, &progress, &mut profile, out);
     crate::free_at_exit(input);

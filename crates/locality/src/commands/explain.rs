@@ -29,7 +29,13 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
     let progress = Progress::new(input_size(&args.model.filenames) > PROGRESS_THRESHOLD_BYTES, ui);
     // Live, only the Service's namespace is listed (and the Nodes).
     let service_ns = namespaced(&args.service, args.namespace.as_deref()).0;
-    let loaded = source::load(&args.model, Some(&service_ns), ui, &progress)?;
+    let loaded = source::load(
+        &args.model,
+        Some(&service_ns),
+        args.namespace.as_deref(),
+        ui,
+        &progress,
+    )?;
     progress.finish();
     let state = &loaded.state;
     let matrix = Matrix::new(state, loaded.config.clone());

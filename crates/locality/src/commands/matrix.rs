@@ -19,7 +19,13 @@ use crate::ui::Ui;
 pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
     let mut profile = Profile::from_env();
     let progress = Progress::new(input_size(&args.model.filenames) > PROGRESS_THRESHOLD_BYTES, ui);
-    let loaded = source::load(&args.model, args.namespace.as_deref(), ui, &progress)?;
+    let loaded = source::load(
+        &args.model,
+        args.namespace.as_deref(),
+        args.namespace.as_deref(),
+        ui,
+        &progress,
+    )?;
     progress.finish();
     profile.phase("ingest");
     let matrix = Matrix::new(&loaded.state, loaded.config.clone());
