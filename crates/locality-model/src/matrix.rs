@@ -13,10 +13,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::endpointslice;
 use crate::objects::{ClusterState, EndpointSlice, Node, Pod, Service};
+use crate::proxy::duplicates::{self, DuplicateEndpoint};
 use crate::proxy::verdict::{Reason, not_proxied};
 use crate::proxy::{
-    CategorizeIndex, CategorizedEndpoints, CategorySignature, Destination, ProxyEndpoint, ProxyMode,
-    ProxyNode, Route, RouteQuery, ServicePortInfo, Source, VerdictKind, endpoints_for_port, route,
+    CategorizeIndex, CategorizedEndpoints, CategorySignature, Confidence, Destination, ProxyEndpoint,
+    ProxyMode, ProxyNode, Route, RouteQuery, ServicePortInfo, Source, TraceStep, VerdictKind,
+    endpoints_for_port, route,
 };
 use crate::selector::service_selects;
 use crate::version::{ControlPlaneFeatures, KubeVersion, ProxyFeatures};
@@ -114,8 +116,12 @@ pub struct PortEntry<'s> {
     pub service: &'s Service,
     /// kube-proxy's view of the port (built with the default kube-proxy version).
     pub info: ServicePortInfo,
-    /// The endpoints kube-proxy would read, sorted by address.
+    /// The endpoints kube-proxy would read, sorted by address (one canonical copy of an
+    /// address found in several slices).
     pub endpoints: Vec<ProxyEndpoint>,
+    /// Addresses found in several slices with differing copies: which one kube-proxy keeps
+    /// depends on its version and node ([`crate::proxy::duplicates`]).
+    pub duplicates: Vec<DuplicateEndpoint>,
     /// Where they came from.
     pub endpoint_source: EndpointSource,
     /// Destinations this port has (clusterIP always, others when configured).
@@ -308,26 +314,32 @@ impl<'s> Matrix<'s> {
                     (d.slices, EndpointSource::Derived)
                 }
             };
-            // kube-proxy's informers never deliver slices labelled service-proxy-name or
-            // headless (the EndpointSlice controller copies the Service's labels onto them).
+            // kube-proxy's informers never deliver slices labelled headless (and, before 1.36,
+            // service-proxy-name; the EndpointSlice controller copies the Service's labels
+            // onto its slices). Judged at the default kube-proxy version.
             let slice_refs: Vec<&EndpointSlice> = match observed {
                 Some(s) => s.clone(),
                 None => slices.iter().collect(),
             }
             .into_iter()
-            .filter(|s| s.meta.kube_proxy_exclusion().is_none())
+            .filter(|s| {
+                s.meta
+                    .kube_proxy_exclusion(false, default_proxy.informer_filters_per_kind)
+                    .is_none()
+            })
             .collect();
             let mut svc_ports: Vec<&crate::objects::ServicePort> = svc.ports.iter().collect();
             svc_ports.sort();
             for port in svc_ports {
                 for family in svc.families() {
                     let info = ServicePortInfo::new(svc, port, family, &default_proxy);
-                    let endpoints = endpoints_for_port(slice_refs.iter().copied(), port, family);
+                    let read = endpoints_for_port(slice_refs.iter().copied(), port, family);
                     let destinations = destinations(&info);
                     ports.push(PortEntry {
                         service: svc,
                         info,
-                        endpoints,
+                        endpoints: read.endpoints,
+                        duplicates: read.duplicates,
                         endpoint_source: source,
                         destinations,
                     });
@@ -356,16 +368,80 @@ impl<'s> Matrix<'s> {
         entry: &'p PortEntry<'_>,
         proxy: &ProxyFeatures,
     ) -> (ServicePortInfo, CategorizeIndex<'p>) {
-        // The port info depends on kube-proxy's version only through ITP support.
-        let info = if *proxy == self.default_proxy {
-            entry.info.clone()
-        } else {
-            let port = &entry.info.port;
-            ServicePortInfo::new(entry.service, port, entry.info.family, proxy)
-        };
+        let info = self.info_for(entry, proxy);
         let endpoints: &'p [ProxyEndpoint] = &entry.endpoints;
         let idx = CategorizeIndex::new(endpoints, &info, proxy);
         (info, idx)
+    }
+
+    /// The port info at a kube-proxy version (it depends on it only through ITP support).
+    fn info_for(&self, entry: &PortEntry<'_>, proxy: &ProxyFeatures) -> ServicePortInfo {
+        if *proxy == self.default_proxy {
+            entry.info.clone()
+        } else {
+            ServicePortInfo::new(entry.service, &entry.info.port, entry.info.family, proxy)
+        }
+    }
+
+    /// The routes of one node of a port with duplicated addresses: the copies its kube-proxy
+    /// keeps, and, where Go's map order decides, every possible outcome (the route keeps the
+    /// canonical copy's, lists the others and drops to `inferred` when they differ).
+    fn routes_with_duplicates(
+        &self,
+        entry: &PortEntry<'_>,
+        proxy: &ProxyFeatures,
+        node: ProxyNode<'_>,
+        windows: bool,
+    ) -> NodeRoutes {
+        let info = self.info_for(entry, proxy);
+        let chosen: Vec<Vec<&ProxyEndpoint>> = entry
+            .duplicates
+            .iter()
+            .map(|d| duplicates::candidates(d, node.name, proxy))
+            .collect();
+        let mut endpoints = entry.endpoints.clone();
+        for (d, c) in entry.duplicates.iter().zip(&chosen) {
+            endpoints[d.index] = c[0].clone();
+        }
+        let evaluate = |endpoints: &[ProxyEndpoint]| {
+            let idx = CategorizeIndex::new(endpoints, &info, proxy);
+            let cat = idx.categorize(node).into_owned();
+            let routes = self.routes_of(entry, &info, &cat, windows);
+            (routes, cat)
+        };
+        let (mut routes, categorized) = evaluate(&endpoints);
+        for d in &entry.duplicates {
+            let note = TraceStep::new("duplicate", duplicates::describe(d, node.name, proxy));
+            for r in &mut routes {
+                r.route.trace.insert(0, note.clone());
+            }
+        }
+        // Where map order decides, one alternative copy at a time.
+        for (d, c) in entry.duplicates.iter().zip(&chosen) {
+            for alt in c.iter().skip(1) {
+                let mut other = endpoints.clone();
+                other[d.index] = (*alt).clone();
+                let (alt_routes, _) = evaluate(&other);
+                for (r, a) in routes.iter_mut().zip(alt_routes) {
+                    let same = a.route.verdict == r.route.verdict
+                        && a.route.reason == r.route.reason
+                        && a.route.endpoints == r.route.endpoints;
+                    if !same {
+                        r.route.confidence = Confidence::Inferred;
+                        r.route.trace.push(TraceStep::new(
+                            "possible-outcome",
+                            format!(
+                                "if kube-proxy keeps the copy of {alt} on {}: {} ({})",
+                                alt.node_name.as_deref().unwrap_or("no node"),
+                                a.route.verdict.as_str(),
+                                a.route.reason.as_str()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        NodeRoutes { routes, categorized }
     }
 
     /// The routes of one categorized node.
@@ -422,6 +498,13 @@ impl<'s> Matrix<'s> {
     pub fn node_routes(&self, port: usize, node: usize) -> NodeRoutes {
         let entry = &self.ports[port];
         let n = &self.nodes[node];
+        if !entry.duplicates.is_empty() {
+            let node = ProxyNode {
+                name: n.name(),
+                zone: n.zone,
+            };
+            return self.routes_with_duplicates(entry, &n.proxy, node, n.node.is_windows());
+        }
         let (info, idx) = self.index_for(entry, &n.proxy);
         self.routes_for(
             entry,
@@ -438,6 +521,16 @@ impl<'s> Matrix<'s> {
     /// Routes of every node (in [`Matrix::nodes`] order, restricted to `nodes` when given) for one port.
     pub fn port_routes(&self, port: usize, nodes: Option<&[usize]>) -> Vec<(usize, NodeRoutes)> {
         let entry = &self.ports[port];
+        if !entry.duplicates.is_empty() {
+            let every: Vec<usize> = match nodes {
+                Some(n) => n.to_vec(),
+                None => (0..self.nodes.len()).collect(),
+            };
+            return every
+                .into_iter()
+                .map(|i| (i, self.node_routes(port, i)))
+                .collect();
+        }
         let mut cache: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();
         let all: Vec<usize>;
         let which = match nodes {
@@ -493,6 +586,32 @@ impl<'s> Matrix<'s> {
             for &d in &entry.destinations {
                 counts.push((source, d, VerdictCounts::default()));
             }
+        }
+        if !entry.duplicates.is_empty() {
+            // Duplicated addresses make routes node-specific: every node on its own.
+            let mut blind = Vec::new();
+            for (i, r) in self.port_routes(port, None) {
+                for (c, route) in counts.iter_mut().zip(r.routes.iter()) {
+                    c.2.add(route, 1);
+                }
+                if r.routes
+                    .first()
+                    .is_some_and(|r| r.by_mode.is_none() && r.route.verdict == VerdictKind::Drop)
+                {
+                    blind.push(self.nodes[i].name().to_string());
+                }
+            }
+            let blind_count = blind.len();
+            return PortSummary {
+                port,
+                counts,
+                blind_nodes: if blind_count <= blind_limit {
+                    blind
+                } else {
+                    Vec::new()
+                },
+                blind_count,
+            };
         }
         // One (port info, index) per distinct kube-proxy behaviour among the nodes.
         let mut indexes: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();

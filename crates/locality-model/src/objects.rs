@@ -123,16 +123,18 @@ impl std::fmt::Display for Defaulted {
 }
 
 impl ObjectMeta {
-    /// Why kube-proxy's informers never deliver this object (a Service or an EndpointSlice),
-    /// if they do not: labelled [`LABEL_SERVICE_PROXY_NAME`] (another proxy handles it) or
-    /// [`LABEL_HEADLESS`] (`cmd/kube-proxy/app/server.go`, the label selector of its informer
-    /// factory, shared by both kinds).
-    pub fn kube_proxy_exclusion(&self) -> Option<ProxyExclusion> {
-        if let Some(name) = self.labels.get(LABEL_SERVICE_PROXY_NAME) {
+    /// Why kube-proxy's informers never deliver this object, if they do not
+    /// (`cmd/kube-proxy/app/server.go`, the label selector of its informer factory): labelled
+    /// [`LABEL_SERVICE_PROXY_NAME`] (another proxy handles it) or [`LABEL_HEADLESS`]. Before
+    /// 1.36 both labels exclude both kinds; from 1.36 (upstream PR #134623, `per_kind`) a
+    /// Service is excluded only by the first and an EndpointSlice only by the second.
+    pub fn kube_proxy_exclusion(&self, is_service: bool, per_kind: bool) -> Option<ProxyExclusion> {
+        if let Some(name) = self.labels.get(LABEL_SERVICE_PROXY_NAME)
+            && (is_service || !per_kind)
+        {
             return Some(ProxyExclusion::ServiceProxyName(name.clone()));
         }
-        self.labels
-            .contains_key(LABEL_HEADLESS)
+        (self.labels.contains_key(LABEL_HEADLESS) && (!is_service || !per_kind))
             .then_some(ProxyExclusion::HeadlessLabel)
     }
 }
@@ -702,4 +704,30 @@ pub struct ClusterState {
     pub workloads: Vec<Workload>,
     /// Namespaces.
     pub namespaces: Vec<Namespace>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// kube-proxy's informer label selectors (`cmd/kube-proxy/app/server.go`): both labels
+    /// exclude both kinds before 1.36; per kind from 1.36 (upstream PR #134623).
+    #[test]
+    fn informer_filters_by_kind_and_version() {
+        let meta = |key: &str| ObjectMeta {
+            labels: Labels::from([(key.to_string(), "x".to_string())]),
+            ..ObjectMeta::default()
+        };
+        let proxy_name = meta(LABEL_SERVICE_PROXY_NAME);
+        let headless = meta(LABEL_HEADLESS);
+        for per_kind in [false, true] {
+            assert!(proxy_name.kube_proxy_exclusion(true, per_kind).is_some());
+            assert!(headless.kube_proxy_exclusion(false, per_kind).is_some());
+        }
+        assert!(headless.kube_proxy_exclusion(true, false).is_some());
+        assert!(headless.kube_proxy_exclusion(true, true).is_none());
+        assert!(proxy_name.kube_proxy_exclusion(false, false).is_some());
+        assert!(proxy_name.kube_proxy_exclusion(false, true).is_none());
+        assert!(ObjectMeta::default().kube_proxy_exclusion(true, false).is_none());
+    }
 }

@@ -148,6 +148,14 @@ pub struct ProxyFeatures {
     pub hints_need_annotation: bool,
     /// `PreferSameTrafficDistribution`: node hints read (`forNodes`, on by default from 1.34).
     pub node_hints: bool,
+    /// One `IP:port` in several slices: a non-terminating copy wins (from 1.36, upstream PR
+    /// #135593); before, a copy on kube-proxy's own node wins (`endpointslicecache.go`
+    /// `addEndpoints`; see [`crate::proxy::duplicates`]).
+    pub duplicates_non_terminating_win: bool,
+    /// Its informers filter each kind on its own label only (from 1.36, upstream PR #134623):
+    /// Services on `service-proxy-name`, EndpointSlices on `headless`. Before, both labels
+    /// excluded both kinds (`cmd/kube-proxy/app/server.go`).
+    pub informer_filters_per_kind: bool,
 }
 
 impl ProxyFeatures {
@@ -160,6 +168,8 @@ impl ProxyFeatures {
             zone_hints: version.at_least(1, 24),
             hints_need_annotation: !version.at_least(1, 31),
             node_hints: version.at_least(1, 34),
+            duplicates_non_terminating_win: version.at_least(1, 36),
+            informer_filters_per_kind: version.at_least(1, 36),
         }
     }
 }

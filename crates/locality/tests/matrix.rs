@@ -462,3 +462,85 @@ fn informer_filters_service_proxy_name_and_headless_labels_hide_objects_from_kub
         "{r}"
     );
 }
+
+fn pod_cluster_ip(doc: &Value, ns: &str, name: &str, node: &str) -> (String, String) {
+    let r = namespaced_route(doc, ns, name, node, "clusterIP");
+    (
+        r["verdict"].as_str().unwrap().to_string(),
+        r["reason"].as_str().unwrap().to_string(),
+    )
+}
+
+/// `endpointslicecache.go` `addEndpoints`: one IP:port in two slices. Before 1.36 a copy on
+/// kube-proxy's own node wins (`!exists || isLocal`); from 1.36 (upstream PR #135593) a
+/// non-terminating copy wins (`!exists || !terminating`).
+#[test]
+fn endpointslice_cache_duplicates_follow_the_kube_proxy_version() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/duplicates.yaml");
+    let at = |v: &str| -> Value {
+        let out = run_ok(&[
+            "matrix",
+            "-f",
+            path.to_str().unwrap(),
+            "--kube-version",
+            v,
+            "--kube-proxy-version",
+            v,
+            "-o",
+            "json",
+        ]);
+        serde_json::from_str(&out).unwrap()
+    };
+    let old = at("1.35");
+    assert_eq!(
+        pod_cluster_ip(&old, "mon", "agent", "n1"),
+        ("deliver".into(), "local-serving-terminating".into())
+    );
+    let new = at("1.36");
+    assert_eq!(
+        pod_cluster_ip(&new, "mon", "agent", "n1"),
+        ("drop".into(), "no-local-endpoints".into())
+    );
+    // The node with the new pod delivers either way.
+    assert_eq!(pod_cluster_ip(&new, "mon", "agent", "n2").0, "deliver");
+}
+
+/// Any order of the input objects gives byte-identical `matrix -o json`, duplicated
+/// addresses included (where upstream's choice is undefined, every outcome is evaluated).
+#[test]
+fn matrix_json_does_not_depend_on_the_order_of_the_input() {
+    let text =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/duplicates.yaml"))
+            .unwrap();
+    let mut docs: Vec<String> = text.split("\n---\n").map(str::to_string).collect();
+    // A shipped example (pods and workloads, slices derived), to make the input larger.
+    let example = std::fs::read_to_string(example("telemetry-manifests.yaml")).unwrap();
+    docs.extend(example.split("\n---\n").map(str::to_string));
+    let dir = std::env::temp_dir().join(format!("locality-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut reference: Option<Vec<u8>> = None;
+    // A fixed LCG: 20 reproducible permutations (Fisher–Yates).
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for round in 0..20 {
+        for i in (1..docs.len()).rev() {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let j = (state >> 33) as usize % (i + 1);
+            docs.swap(i, j);
+        }
+        let file = dir.join(format!("input-{round}.yaml"));
+        std::fs::write(&file, docs.join("\n---\n")).unwrap();
+        let out = locality()
+            .args(["matrix", "-f", file.to_str().unwrap(), "-o", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        match &reference {
+            None => reference = Some(out),
+            Some(r) => assert!(*r == out, "permutation {round} changed the output"),
+        }
+    }
+}

@@ -133,10 +133,12 @@ impl ServicePortInfo {
         } else if svc.headless {
             Some(NotProxiedReason::Headless)
         } else {
-            svc.meta.kube_proxy_exclusion().map(|e| match e {
-                ProxyExclusion::ServiceProxyName(_) => NotProxiedReason::ServiceProxyName,
-                ProxyExclusion::HeadlessLabel => NotProxiedReason::HeadlessLabel,
-            })
+            svc.meta
+                .kube_proxy_exclusion(true, features.informer_filters_per_kind)
+                .map(|e| match e {
+                    ProxyExclusion::ServiceProxyName(_) => NotProxiedReason::ServiceProxyName,
+                    ProxyExclusion::HeadlessLabel => NotProxiedReason::HeadlessLabel,
+                })
         };
         ServicePortInfo {
             namespace: svc.meta.namespace.clone(),
@@ -180,18 +182,20 @@ impl ServicePortInfo {
 ///
 /// Only slices of the family's address type count; a slice port matches when its name and
 /// protocol equal the service port's and its number is set; entries without an address are
-/// ignored; only `addresses[0]` is used. When the same `IP:port` appears in several slices,
-/// the first one seen is kept unless a later one is not terminating ("non-terminating wins").
-/// The result is sorted by `IP:port` so that it does not depend on slice order. Hints are
-/// kept as written; whether kube-proxy reads them (by version) is decided in
-/// [`super::CategorizeIndex`].
+/// ignored; only `addresses[0]` is used. The result is sorted by `IP:port`.
+///
+/// When the same `IP:port` appears in several slices, kube-proxy keeps one copy, and which
+/// one depends on its version and on Go's map order (see [`super::duplicates`]): the endpoint
+/// list holds one canonical copy per address, chosen without regard to input order, and
+/// every address whose copies differ is listed in [`PortEndpoints::duplicates`] for the
+/// per-node resolution. Hints are kept as written; whether kube-proxy reads them (by
+/// version) is decided in [`super::CategorizeIndex`].
 pub fn endpoints_for_port<'a>(
     slices: impl IntoIterator<Item = &'a EndpointSlice>,
     port: &ServicePort,
     family: IpFamily,
-) -> Vec<ProxyEndpoint> {
-    let mut by_key: HashMap<(IpAddr, u16), ProxyEndpoint> = HashMap::new();
-    let mut order: Vec<(IpAddr, u16)> = Vec::new();
+) -> PortEndpoints {
+    let mut by_key: HashMap<(IpAddr, u16), Vec<ProxyEndpoint>> = HashMap::new();
     for slice in slices {
         if slice.address_type.family() != Some(family) {
             continue;
@@ -223,20 +227,34 @@ pub fn endpoints_for_port<'a>(
                 zone: ep.zone.clone(),
                 target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
             };
-            let key = (ip, number);
-            match by_key.get(&key) {
-                Some(_) if candidate.terminating => {}
-                Some(_) => {
-                    by_key.insert(key, candidate);
-                }
-                None => {
-                    order.push(key);
-                    by_key.insert(key, candidate);
-                }
-            }
+            by_key.entry((ip, number)).or_default().push(candidate);
         }
     }
-    let mut out: Vec<ProxyEndpoint> = order.into_iter().filter_map(|k| by_key.remove(&k)).collect();
-    out.sort_by_key(|e| (e.ip, e.port));
+    let mut keys: Vec<(IpAddr, u16)> = by_key.keys().copied().collect();
+    keys.sort_unstable();
+    let mut out = PortEndpoints::default();
+    for key in keys {
+        let mut copies = by_key.remove(&key).unwrap_or_default();
+        if copies.len() > 1 {
+            copies.sort_by(super::duplicates::canonical_order);
+            copies.dedup();
+        }
+        out.endpoints.push(copies[0].clone());
+        if copies.len() > 1 {
+            out.duplicates.push(super::duplicates::DuplicateEndpoint {
+                index: out.endpoints.len() - 1,
+                copies,
+            });
+        }
+    }
     out
+}
+
+/// The endpoints of one service port in one family, as [`endpoints_for_port`] reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PortEndpoints {
+    /// One copy per `IP:port`, sorted by address.
+    pub endpoints: Vec<ProxyEndpoint>,
+    /// Addresses found in several slices with copies that differ.
+    pub duplicates: Vec<super::duplicates::DuplicateEndpoint>,
 }

@@ -248,7 +248,7 @@ pub struct TraceStep {
 }
 
 impl TraceStep {
-    fn new(step: &'static str, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(step: &'static str, detail: impl Into<String>) -> Self {
         TraceStep {
             step,
             detail: detail.into(),
