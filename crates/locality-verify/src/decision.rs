@@ -118,6 +118,18 @@ pub struct Findings {
     pub incomplete: Vec<String>,
     /// `--only`: the cases selected (the run is partial).
     pub partial: Option<Vec<String>>,
+    /// `--max-nodes` left usable nodes unprobed (the run is partial).
+    pub sampled: Option<Sampled>,
+}
+
+/// `P` and `Pn` probed only some of the usable nodes (`--max-nodes`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sampled {
+    /// Nodes probed.
+    pub probed: usize,
+    /// Usable nodes (Ready, untainted, schedulable, Linux).
+    pub usable: usize,
 }
 
 /// A row's condition over [`Findings`].
@@ -233,6 +245,8 @@ pub struct Decided {
     pub advice: Vec<String>,
     /// The run was partial (`--only`): the cases it ran.
     pub partial: Option<Vec<String>>,
+    /// The run was partial (`--max-nodes`): how many usable nodes it probed.
+    pub sampled: Option<Sampled>,
 }
 
 fn rerun_cmd(ids: &[String]) -> String {
@@ -318,23 +332,40 @@ pub fn decide(f: &Findings) -> Decided {
             CORE.join(", ")
         ));
     }
+    if let Some(s) = &f.sampled {
+        advice.push(format!(
+            "partial run (--max-nodes): P and Pn probed {} of {} usable nodes; a fault on another node would not be seen: this is not a verdict on the cluster (drop --max-nodes for one)",
+            s.probed, s.usable
+        ));
+    }
     Decided {
         decision: row.decision,
         condition: row.when,
         rerun,
         advice,
         partial: f.partial.clone(),
+        sampled: f.sampled.clone(),
     }
 }
 
-/// How a decision is printed: `ACCEPT`, `ACCEPT (partial: …)`, with the simulated caveat.
-pub fn decision_line(decision: Decision, partial: Option<&[String]>, simulated: bool) -> String {
+/// How a decision is printed: `ACCEPT`, `PARTIAL ACCEPT (…)` for a run restricted to some
+/// cases or some nodes, with the simulated caveat.
+pub fn decision_line(
+    decision: Decision,
+    partial: Option<&[String]>,
+    sampled: Option<&Sampled>,
+    simulated: bool,
+) -> String {
     let mut s = decision.as_str().to_string();
+    let mut scope = Vec::new();
     if let Some(only) = partial {
-        s = format!(
-            "PARTIAL {s} (only {} ran: not a verdict on the cluster)",
-            only.join(", ")
-        );
+        scope.push(format!("only {} ran", only.join(", ")));
+    }
+    if let Some(n) = sampled {
+        scope.push(format!("{} of {} usable nodes probed", n.probed, n.usable));
+    }
+    if !scope.is_empty() {
+        s = format!("PARTIAL {s} ({}: not a verdict on the cluster)", scope.join("; "));
     }
     if simulated {
         s.push_str(" (simulated cluster: a self-test of locality, not evidence about any real data plane)");
@@ -517,10 +548,30 @@ mod tests {
         };
         let d = decide(&f);
         assert_eq!(d.decision, Decision::Accept);
-        let line = decision_line(d.decision, d.partial.as_deref(), false);
+        let line = decision_line(d.decision, d.partial.as_deref(), None, false);
         assert!(line.starts_with("PARTIAL ACCEPT"), "{line}");
         assert!(d.advice.iter().any(|a| a.contains("not a verdict")));
-        assert_eq!(decision_line(Decision::Accept, None, false), "ACCEPT");
+        assert_eq!(decision_line(Decision::Accept, None, None, false), "ACCEPT");
+    }
+
+    /// `--max-nodes` below the usable nodes: a fault on another node would not be seen, so
+    /// the decision is partial.
+    #[test]
+    fn a_sampled_run_is_partial() {
+        let f = Findings {
+            sampled: Some(Sampled {
+                probed: 10,
+                usable: 240,
+            }),
+            ..Findings::default()
+        };
+        let d = decide(&f);
+        let line = decision_line(d.decision, None, d.sampled.as_ref(), false);
+        assert!(
+            line.starts_with("PARTIAL ACCEPT (10 of 240 usable nodes probed"),
+            "{line}"
+        );
+        assert!(d.advice.iter().any(|a| a.contains("--max-nodes")));
     }
 
     #[test]

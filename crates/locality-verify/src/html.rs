@@ -395,6 +395,7 @@ mod tests {
             namespace: "locality-verify-t".into(),
             interrupted: false,
             partial: None,
+            sampled: None,
             repairs: Vec::new(),
             lagging: Vec::new(),
             planes: Default::default(),

@@ -218,8 +218,9 @@ impl Ledger {
             "runId": opts.run_id,
             "interrupted": outcome.interrupted,
             "counts": outcome.counts(),
-            "partial": outcome.partial.is_some(),
+            "partial": outcome.partial.is_some() || outcome.sampled.is_some(),
             "casesRun": outcome.partial,
+            "sampled": outcome.sampled,
             "repairs": outcome.repairs,
             "lagging": outcome.lagging,
             "dataPlanes": outcome.planes,
@@ -348,7 +349,7 @@ fn junit(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> 
     suite.add_property(Property::new("decision", decision_line));
     suite.add_property(Property::new(
         "partial",
-        if outcome.partial.is_some() {
+        if outcome.partial.is_some() || outcome.sampled.is_some() {
             "true"
         } else {
             "false"

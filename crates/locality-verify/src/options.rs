@@ -42,5 +42,5 @@ pub struct VerifyOptions {
     pub request_timeout: Duration,
 }
 
-/// The default of [`VerifyOptions::max_nodes`] (`--max-nodes`, docs/design.md §5.4 `P`).
+/// A `--max-nodes` for tests of small simulated clusters (the default is every usable node).
 pub const DEFAULT_MAX_NODES: usize = 10;

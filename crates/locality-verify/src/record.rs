@@ -82,6 +82,8 @@ pub struct VerifyOutcome {
     pub interrupted: bool,
     /// `--only`: the cases the run selected (the controls included); the decision is partial.
     pub partial: Option<Vec<String>>,
+    /// `--max-nodes`: how many usable nodes `P` and `Pn` probed; the decision is partial.
+    pub sampled: Option<crate::decision::Sampled>,
     /// The repairs the evidence supports (REPAIR).
     pub repairs: Vec<crate::decision::Repair>,
     /// Nodes whose kube-proxy lagged beyond the limit.
@@ -96,7 +98,12 @@ impl VerifyOutcome {
     /// The decision line: `PARTIAL` for an `--only` run, with the simulated-cluster caveat
     /// when it applies.
     pub fn decision_line(&self, simulated: bool) -> String {
-        crate::decision::decision_line(self.decision, self.partial.as_deref(), simulated)
+        crate::decision::decision_line(
+            self.decision,
+            self.partial.as_deref(),
+            self.sampled.as_ref(),
+            simulated,
+        )
     }
 
     /// How many cases ended in each status: `28 cases: 27 PASS, 1 FAIL, 0 INCOMPLETE, 0

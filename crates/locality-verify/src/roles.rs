@@ -46,6 +46,11 @@ impl Roles {
 }
 
 /// Why a node cannot take a role, if it cannot.
+/// How many nodes a run may use (Ready, untainted, schedulable, Linux).
+pub fn usable_count(nodes: &[Node]) -> usize {
+    nodes.iter().filter(|n| unusable(n).is_none()).count()
+}
+
 fn unusable(n: &Node) -> Option<String> {
     if n.ready != Some(true) {
         return Some("not Ready".into());

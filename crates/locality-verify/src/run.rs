@@ -199,7 +199,12 @@ pub async fn verify_watching(
         }
     }
     cases.sort_by_key(|r| CATALOGUE.iter().position(|c| c.id == r.id));
-    let findings = crate::diagnose::findings(&cases, partial(opts), kube, &planes);
+    let mut findings = crate::diagnose::findings(&cases, partial(opts), kube, &planes);
+    let usable = crate::roles::usable_count(&first.state.nodes);
+    findings.sampled = (sampled.len() < usable).then_some(crate::decision::Sampled {
+        probed: sampled.len(),
+        usable,
+    });
     let mut decided = decide(&findings);
     // A node whose kube-proxy could not be read is judged against the contract's outcomes
     // (the cluster-wide mode), its lag unmeasured: said, whatever the decision.
@@ -223,6 +228,7 @@ pub async fn verify_watching(
         namespace: ns,
         interrupted,
         partial: decided.partial,
+        sampled: decided.sampled,
         repairs: findings.repairs,
         lagging: findings.lagging,
         planes,

@@ -49,6 +49,7 @@ struct Sim {
     seed: u64,
     speed: f64,
     api_latency: Duration,
+    max_nodes: Option<usize>,
 }
 
 impl Default for Sim {
@@ -61,6 +62,7 @@ impl Default for Sim {
             seed: 1,
             speed: 50.0,
             api_latency: Duration::ZERO,
+            max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
         }
     }
 }
@@ -119,7 +121,7 @@ impl Sim {
             proxy_lag_timeout: Duration::from_secs(5),
             max_proxy_lag: Duration::from_secs(5),
             proxy_mode: None,
-            max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+            max_nodes: self.max_nodes,
             request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -306,6 +308,32 @@ fn a_kube_proxy_later_than_every_read_is_held_for_lag_never_failed() {
         summary("m-late", &o)
     );
     assert_eq!(o.decision, Decision::Hold, "{}", summary("m-late", &o));
+}
+
+/// `--max-nodes` below the usable nodes leaves nodes unprobed: never a plain ACCEPT.
+#[test]
+fn a_sampled_run_is_partial_never_a_plain_accept() {
+    let (o, evidence) = Sim {
+        max_nodes: Some(2),
+        only: vec!["P".into()],
+        ..Sim::default()
+    }
+    .verify("sampled");
+    let line = o.decision_line(false);
+    assert!(line.starts_with("PARTIAL "), "{line}");
+    assert!(line.contains("of 4 usable nodes probed"), "{line}");
+    let decision: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(evidence.join("decision.json")).unwrap()).unwrap();
+    assert_eq!(decision["partial"], true);
+    assert_eq!(decision["sampled"]["usable"], 4);
+    // Every usable node (the default): not partial on that account.
+    let (o, _) = Sim {
+        max_nodes: None,
+        only: vec!["P".into()],
+        ..Sim::default()
+    }
+    .verify("all-nodes");
+    assert!(o.sampled.is_none());
 }
 
 /// 20 seeds, each a full run on a conformant cluster: ACCEPT, and not one FAIL.

@@ -599,14 +599,16 @@ pub struct VerifyArgs {
     /// kube-proxy's proxy mode [default: read from the cluster].
     #[arg(long, value_enum)]
     pub proxy_mode: Option<ProxyModeArg>,
-    /// Case P samples at most this many nodes (every zone covered).
-    #[arg(long, value_name = "N", default_value_t = locality_verify::run::DEFAULT_MAX_NODES)]
-    pub max_nodes: usize,
+    /// P and Pn probe from at most this many nodes (every zone covered) instead of every
+    /// usable node: faster on large clusters, but the decision is then PARTIAL (a fault on a
+    /// node left out would not be seen) [default: every usable node].
+    #[arg(long, value_name = "N")]
+    pub max_nodes: Option<usize>,
     /// Rollout cases (E-a, E-b, H3): kube-proxy's allowed lag behind an EndpointSlice change,
     /// in seconds of the cluster's clock; a larger measured lag makes the case INCOMPLETE.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub max_proxy_lag: f64,
-    /// Case P probes from every usable node.
+    /// P and Pn probe from every usable node (the default; kept for scripts).
     #[arg(long, conflicts_with = "max_nodes")]
     pub all_nodes: bool,
     /// How long one API request may take, in seconds, before it is abandoned and retried

@@ -177,7 +177,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
                 ProxyModeArg::Unknown => None,
             })
             .or(sim_mode),
-        max_nodes: (!args.all_nodes).then_some(args.max_nodes),
+        max_nodes: args.max_nodes,
         request_timeout,
     };
     ui.note(&format!(
