@@ -88,11 +88,68 @@ pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
-        let text = e.to_string();
+        let text = scrub(&e.to_string());
         if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
         cur = e.source();
     }
     parts.join(": ")
+}
+
+/// An error text with no secret left in it. Parsers of kubeconfigs and of exec-plugin output
+/// render the input around an error (`7 |     client-key-data: …`, `1 | {"token": …}`):
+/// only the first line of each cause is kept (the message and its line and column), and in
+/// it every run of 20 or more characters that could be a token, key or certificate
+/// (base64, base64url, JWT) is replaced by `[redacted]`.
+pub(crate) fn scrub(text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    let secretish = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '-' | '_' | '.');
+    let mut out = String::with_capacity(first.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        // Paths and words are not secrets: a long run needs digits and letters both.
+        let mixed = run.chars().any(|c| c.is_ascii_digit()) && run.chars().any(|c| c.is_ascii_alphabetic());
+        if run.len() >= 20 && mixed && !run.contains('/') {
+            out.push_str("[redacted]");
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in first.chars() {
+        if secretish(c) {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod scrub_tests {
+    use super::scrub;
+
+    /// The exec plugin's output and the kubeconfig's key data never survive (the messages
+    /// kube renders for them, verbatim).
+    #[test]
+    fn rendered_inputs_and_token_like_runs_are_dropped() {
+        let exec = "failed to parse auth exec output: error: line 1 column 1: expected mapping start\n --> <input>:1:1\n  |\n1 | garbage token=SuperSecretTokenValue1234567890\n  | ^ expected mapping start";
+        assert_eq!(
+            scrub(exec),
+            "failed to parse auth exec output: error: line 1 column 1: expected mapping start"
+        );
+        let yaml = "failed to parse kubeconfig YAML: error: line 8 column 30: expected string scalar\n --> <input>:8:30\n7 |     client-key-data: SECRETKEYDATAabcdefghijklmnopqrstuvwxyz0123456789";
+        assert!(!scrub(yaml).contains("SECRETKEYDATA"));
+        assert_eq!(
+            scrub("bearer eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9.eyJzdWIiOiJ4In0.c2ln rejected"),
+            "bearer [redacted] rejected"
+        );
+        // Ordinary messages are kept.
+        let plain = "context \"kind-kind\" not found (known contexts: a, b) at /home/u/.kube/config";
+        assert_eq!(scrub(plain), plain);
+    }
 }

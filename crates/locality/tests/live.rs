@@ -108,3 +108,50 @@ fn missing_kubeconfig_is_a_usage_error() {
         .code(2)
         .stderr(predicate::str::contains("/nonexistent/kubeconfig"));
 }
+
+/// No secret reaches the terminal: an exec plugin's output that is not JSON, and a
+/// kubeconfig whose parse error sits next to its key data.
+#[test]
+fn errors_never_print_exec_output_or_key_data() {
+    let dir = TempDir::new("cli-secrets");
+    let plugin = dir.0.join("plugin.sh");
+    std::fs::write(
+        &plugin,
+        "#!/bin/sh\necho 'garbage token=SuperSecretTokenValue1234567890'\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&plugin)
+        .status()
+        .unwrap();
+    let exec = dir.0.join("exec-kubeconfig");
+    std::fs::write(
+        &exec,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: \"https://127.0.0.1:1\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: {}\n      interactiveMode: Never\n",
+            plugin.display()
+        ),
+    )
+    .unwrap();
+    let broken = dir.0.join("broken-kubeconfig");
+    std::fs::write(
+        &broken,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nusers:\n- name: u\n  user:\n    client-key-data: SECRETKEYDATAabcdefghijklmnopqrstuvwxyz0123456789\n    client-certificate-data: [unclosed\ncontexts: []\n",
+    )
+    .unwrap();
+    for (kc, secret) in [(&exec, "SuperSecretTokenValue"), (&broken, "SECRETKEYDATA")] {
+        let out = locality()
+            .args(["audit", "--kubeconfig", kc.to_str().unwrap()])
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .failure();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        assert!(
+            !stderr.contains(secret) && !stdout.contains(secret),
+            "{stderr}{stdout}"
+        );
+        assert!(stderr.contains("kubeconfig"), "{stderr}");
+    }
+}
