@@ -170,11 +170,31 @@ pub type Progress<'a> = &'a (dyn Fn(&str, usize) + Sync);
 pub async fn client(opts: &LiveOptions) -> Result<(kube::Client, Target), LiveError> {
     let resolved = config::resolve(opts).await?;
     let target = resolved.target;
-    let client = kube::Client::try_from(resolved.config).map_err(|e| LiveError::Kubeconfig {
-        source_name: target.kubeconfig.clone(),
-        message: error::chain(&e),
-    })?;
+    let client = build_client(resolved.config, CREDENTIAL_TIMEOUT)
+        .await
+        .map_err(|message| LiveError::Kubeconfig {
+            source_name: target.kubeconfig.clone(),
+            message,
+        })?;
     Ok((client, target))
+}
+
+/// How long building a client may take: it runs the context's credential plugin (`exec`)
+/// once, which kube-rs does synchronously and without a limit.
+pub const CREDENTIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Builds the client off the async thread, within `timeout`: a credential plugin that never
+/// exits is an error, not a hang. The plugin process is left to the OS when the CLI exits.
+async fn build_client(config: kube::Config, timeout: std::time::Duration) -> Result<kube::Client, String> {
+    let build = tokio::task::spawn_blocking(move || kube::Client::try_from(config));
+    match tokio::time::timeout(timeout, build).await {
+        Err(_) => Err(format!(
+            "the credential plugin (users[].user.exec) did not answer within {}s",
+            timeout.as_secs()
+        )),
+        Ok(Err(join)) => Err(format!("building the client failed: {join}")),
+        Ok(Ok(built)) => built.map_err(|e| error::chain(&e)),
+    }
 }
 
 /// The user name (`contexts[].context.user`) of the kubeconfig context `opts` resolves to,
@@ -354,7 +374,11 @@ pub fn snapshot_blocking(
         .enable_all()
         .build()
         .map_err(|e| LiveError::Runtime(e.to_string()))?;
-    runtime.block_on(snapshot(opts, progress))
+    let result = runtime.block_on(snapshot(opts, progress));
+    // A credential plugin abandoned by `build_client` may still hold a blocking thread:
+    // never wait for it.
+    runtime.shutdown_background();
+    result
 }
 
 /// One object by name (the namespace of `-n`), as a one-page [`fetch::Listed`].
@@ -410,5 +434,48 @@ mod tests {
             KubeVersion::parse_loose("v1.35.0+locality-simulated"),
             Some(KubeVersion::new(1, 35))
         );
+    }
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::*;
+
+    /// A credential plugin that never exits ends in an error naming it, in bounded time (the
+    /// runtime is shut down without waiting for the abandoned plugin, as `snapshot_blocking`
+    /// does).
+    #[test]
+    fn a_credential_plugin_that_never_answers_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("locality-hang-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plugin = dir.join("hang.sh");
+        std::fs::write(&plugin, "#!/bin/sh\nexec sleep 30\n").unwrap();
+        std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&plugin)
+            .status()
+            .unwrap();
+        let yaml = format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: \"https://127.0.0.1:1\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: {}\n      interactiveMode: Never\n",
+            plugin.display()
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let err = runtime.block_on(async {
+            let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                .await
+                .unwrap();
+            build_client(config, std::time::Duration::from_secs(1))
+                .await
+                .err()
+                .expect("an error")
+        });
+        runtime.shutdown_background();
+        assert!(err.contains("credential plugin"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
     }
 }
