@@ -282,12 +282,13 @@ pub fn behaviour(spec: &Value) -> PodBehaviour {
                 b.readiness = Some(ReadinessProbe {
                     handler,
                     initial_delay_seconds: probe["initialDelaySeconds"].as_u64().unwrap_or(0),
-                    period_seconds: probe["periodSeconds"].as_u64().unwrap_or(10).max(1),
+                    // 0 is unset (SetDefaults_Probe), as protobuf bodies send it.
+                    period_seconds: probe["periodSeconds"].as_u64().filter(|&n| n > 0).unwrap_or(10),
                     failure_threshold: probe["failureThreshold"]
                         .as_u64()
                         .and_then(|n| u32::try_from(n).ok())
-                        .unwrap_or(3)
-                        .max(1),
+                        .filter(|&n| n > 0)
+                        .unwrap_or(3),
                 });
             }
         }

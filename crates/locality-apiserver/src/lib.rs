@@ -29,6 +29,10 @@
 //! at once, as `kubectl delete --grace-period=0 --force`), `preconditions`, and
 //! `propagationPolicy` (`Orphan` keeps the dependents; `Foreground` runs as `Background`).
 //!
+//! Request bodies are JSON or, for create, update and delete, Kubernetes protobuf
+//! (`application/vnd.kubernetes.protobuf`, which kubectl 1.32+ sends from its typed commands;
+//! see the `protobuf` module docs); answers are JSON.
+//!
 //! `pods/proxy` reaches simulated agnhost `netexec` pods (see the `proxy` module docs:
 //! `/hostname`, `/healthz`, `/readyz`, `/clientip`, `/echo`, `/dial` with the real image's
 //! quirks); `pods/log` serves the logs of simulated one-shot `curl` pods (kube-proxy's
@@ -44,6 +48,7 @@ mod encode;
 mod faults;
 mod logs;
 mod patch;
+mod protobuf;
 mod proxy;
 mod resources;
 mod select;

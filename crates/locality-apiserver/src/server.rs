@@ -375,6 +375,7 @@ async fn resource(
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
     let want = want(headers, q);
+    let body = &crate::protobuf::json_body(method, headers, t.sub.as_deref(), t.r, body)?;
     if t.sub.as_deref() == Some("scale") && matches!(t.r.kind, Some(Kind::Deployment | Kind::ReplicaSet)) {
         return scale(shared, method, headers, &t, body);
     }
