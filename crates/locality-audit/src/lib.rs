@@ -194,6 +194,7 @@ fn summaries(
             endpoint_source: match e.endpoint_source {
                 locality_model::matrix::EndpointSource::EndpointSlices => "EndpointSlices",
                 locality_model::matrix::EndpointSource::Derived => "derived",
+                locality_model::matrix::EndpointSource::Mirrored => "mirrored",
             },
             nodes: m.nodes.len(),
             delivered: pod.deliver,

@@ -11,9 +11,10 @@
 //!   `kubectl get -o json|yaml` prints, mixed kinds allowed, `items` before or after
 //!   `kind`); a JSON array of objects; multi-document YAML (`---`).
 //! - **Kinds read**: Node, Pod, Service, EndpointSlice (`discovery.k8s.io/v1`, also
-//!   `v1beta1`), DaemonSet, Deployment, ReplicaSet, StatefulSet (`apps/v1`; the removed
-//!   `apps/v1beta1`, `apps/v1beta2` and `extensions/v1beta1` are refused with a clear
-//!   error), Namespace. Every other kind is counted in [`Loaded::skipped_kinds`].
+//!   `v1beta1`), Endpoints (`v1`; mirrored for selector-less Services), DaemonSet,
+//!   Deployment, ReplicaSet, StatefulSet (`apps/v1`; the removed `apps/v1beta1`,
+//!   `apps/v1beta2` and `extensions/v1beta1` are refused with a clear error), Namespace.
+//!   Every other kind is counted in [`Loaded::skipped_kinds`].
 //!
 //! YAML is read as kubectl reads it (YAML 1.1: `defaultMode: 0644` is 420, `yes`/`no` are
 //! booleans) with a budget ([`YamlLimits`]) that stops alias bombs but scales its linear
@@ -60,6 +61,7 @@ use std::hash::{Hash, Hasher};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use locality_model::endpointslice::mirroring::ANNOTATION_LEADER_ELECTION;
 use locality_model::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, ClusterState, ObjectMeta, Origin,
 };
@@ -80,8 +82,13 @@ pub use locate::locate;
 use object::{Ctx, Sink};
 
 /// The annotations ingest keeps (all others are skipped unread to save memory): the
-/// `Auto` topology mode and its deprecated predecessor, which the model reads.
-pub const KEPT_ANNOTATIONS: &[&str] = &[ANNOTATION_TOPOLOGY_MODE, ANNOTATION_TOPOLOGY_AWARE_HINTS];
+/// `Auto` topology mode and its deprecated predecessor, which the model reads, and the
+/// leader-election record, which keeps an Endpoints object from being mirrored.
+pub const KEPT_ANNOTATIONS: &[&str] = &[
+    ANNOTATION_TOPOLOGY_MODE,
+    ANNOTATION_TOPOLOGY_AWARE_HINTS,
+    ANNOTATION_LEADER_ELECTION,
+];
 
 /// Limits for YAML input. Linear limits (events, nodes, scalar bytes) scale with the size
 /// of each document, so a large `kubectl get -o yaml` dump passes; these cap what input
@@ -506,11 +513,14 @@ struct Dedup {
     /// Objects whose hash collided with a different object (practically never).
     overflow: Vec<(u8, u32)>,
     /// How many objects of each kind were checked already.
-    done: [usize; 9],
+    done: [usize; 10],
 }
 
-/// The object at `i` of the kind vector `code` (0 nodes, 1 pods, 2 services, 3 slices,
-/// 4 namespaces, 5 workloads) and its kind name.
+/// The kind vectors, by code: 0 nodes, 1 pods, 2 services, 3 slices, 4 namespaces,
+/// 5 workloads (keyed 5 to 8 by [`workload_code`]), 9 Endpoints.
+const KIND_CODES: [u8; 7] = [0, 1, 2, 3, 4, 5, 9];
+
+/// The object at `i` of the kind vector `code` ([`KIND_CODES`]) and its kind name.
 fn meta_at(state: &ClusterState, code: u8, i: usize) -> Option<(&ObjectMeta, &'static str)> {
     match code {
         0 => state.nodes.get(i).map(|o| (&o.meta, "Node")),
@@ -518,6 +528,7 @@ fn meta_at(state: &ClusterState, code: u8, i: usize) -> Option<(&ObjectMeta, &'s
         2 => state.services.get(i).map(|o| (&o.meta, "Service")),
         3 => state.endpoint_slices.get(i).map(|o| (&o.meta, "EndpointSlice")),
         4 => state.namespaces.get(i).map(|o| (&o.meta, "Namespace")),
+        9 => state.endpoints.get(i).map(|o| (&o.meta, "Endpoints")),
         _ => state.workloads.get(i).map(|w| (&w.meta, w.kind.as_str())),
     }
 }
@@ -529,6 +540,7 @@ fn kind_len(state: &ClusterState, code: u8) -> usize {
         2 => state.services.len(),
         3 => state.endpoint_slices.len(),
         4 => state.namespaces.len(),
+        9 => state.endpoints.len(),
         _ => state.workloads.len(),
     }
 }
@@ -552,7 +564,7 @@ fn name_hash(meta: &ObjectMeta) -> u64 {
 
 impl Dedup {
     fn check(&mut self, state: &ClusterState, file: &str, bytes: &[u8]) -> Result<(), IngestError> {
-        for code in 0u8..=5 {
+        for code in KIND_CODES {
             let get = |i: usize| meta_at(state, code, i);
             let len = kind_len(state, code);
             let start = self.done[code as usize];

@@ -2,8 +2,8 @@
 //!
 //! One code path serves JSON (`serde_json`) and YAML (`serde-saphyr`). An object is read
 //! key by key; once `kind` is known, `spec`/`status` (and an EndpointSlice's
-//! `addressType`/`endpoints`/`ports`) are deserialised straight into the lean wire type
-//! of that kind. Keys that arrive before `kind` are buffered ([`Buffer`]): for JSON as a
+//! `addressType`/`endpoints`/`ports`, an Endpoints' `subsets`) are deserialised straight into
+//! the lean wire type of that kind. Keys that arrive before `kind` are buffered ([`Buffer`]): for JSON as a
 //! borrowed `&RawValue` (a scan, no allocation; kubectl sorts keys, so an EndpointSlice's
 //! `endpoints` precede its `kind`), for YAML as a `serde_json::Value`. Items of a `List`
 //! go straight into the [`Sink`] as they are read: nothing is materialised twice.
@@ -20,8 +20,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::value::RawValue;
 
 use crate::wire::{
-    self, AddressTypeW, EndpointPortW, EndpointW, EndpointsSeed, MetaW, NodeSpecW, NodeStatusW, PodSpecW,
-    PodStatusW, ServiceSpecW, ServiceStatusW, WorkloadSpecW,
+    self, AddressTypeW, EndpointPortW, EndpointSubsetW, EndpointW, EndpointsSeed, MetaW, NodeSpecW,
+    NodeStatusW, PodSpecW, PodStatusW, ServiceSpecW, ServiceStatusW, WorkloadSpecW,
 };
 
 /// Objects read so far.
@@ -160,6 +160,7 @@ pub(crate) enum Kind {
     Pod,
     Service,
     EndpointSlice,
+    Endpoints,
     Workload(m::WorkloadKind),
     Namespace,
     List,
@@ -173,6 +174,7 @@ impl Kind {
             "Pod" => Kind::Pod,
             "Service" => Kind::Service,
             "EndpointSlice" => Kind::EndpointSlice,
+            "Endpoints" => Kind::Endpoints,
             "DaemonSet" => Kind::Workload(m::WorkloadKind::DaemonSet),
             "Deployment" => Kind::Workload(m::WorkloadKind::Deployment),
             "ReplicaSet" => Kind::Workload(m::WorkloadKind::ReplicaSet),
@@ -189,6 +191,7 @@ impl Kind {
             Kind::Node | Kind::Pod | Kind::Service => matches!(field, Field::Spec | Field::Status),
             Kind::Workload(_) => field == Field::Spec,
             Kind::EndpointSlice => matches!(field, Field::AddressType | Field::Endpoints | Field::Ports),
+            Kind::Endpoints => field == Field::Subsets,
             Kind::Namespace | Kind::List | Kind::Other => false,
         }
     }
@@ -196,7 +199,7 @@ impl Kind {
     /// apiVersions served for this kind; `Err` explains why another one is refused.
     fn check_api_version(self, kind: &str, api: &str) -> Result<(), String> {
         let ok: &[&str] = match self {
-            Kind::Node | Kind::Pod | Kind::Service | Kind::Namespace => &["v1"],
+            Kind::Node | Kind::Pod | Kind::Service | Kind::Endpoints | Kind::Namespace => &["v1"],
             Kind::EndpointSlice => &["discovery.k8s.io/v1", "discovery.k8s.io/v1beta1"],
             Kind::Workload(_) => &["apps/v1"],
             Kind::List | Kind::Other => return Ok(()),
@@ -226,6 +229,7 @@ pub(crate) enum Field {
     AddressType,
     Endpoints,
     Ports,
+    Subsets,
 }
 
 impl Field {
@@ -236,6 +240,7 @@ impl Field {
             Field::AddressType => "addressType",
             Field::Endpoints => "endpoints",
             Field::Ports => "ports",
+            Field::Subsets => "subsets",
         }
     }
 }
@@ -252,6 +257,7 @@ enum ObjKey {
     AddressType,
     Endpoints,
     Ports,
+    Subsets,
     #[serde(other)]
     Other,
 }
@@ -268,6 +274,7 @@ pub(crate) enum FieldValue<'de> {
     AddressType(Option<AddressTypeW>),
     Endpoints(Vec<EndpointW>),
     Ports(Vec<wire::M<EndpointPortW>>),
+    Subsets(Vec<wire::M<EndpointSubsetW>>),
     WorkloadSpec(Option<wire::M<WorkloadSpecW>>),
 }
 
@@ -298,6 +305,9 @@ impl<'de> DeserializeSeed<'de> for FieldSeed {
             (Kind::EndpointSlice, _) => {
                 FieldValue::Ports(wire::nullable::<D, Vec<wire::M<EndpointPortW>>>(d)?)
             }
+            (Kind::Endpoints, _) => {
+                FieldValue::Subsets(wire::nullable::<D, Vec<wire::M<EndpointSubsetW>>>(d)?)
+            }
             _ => FieldValue::WorkloadSpec(Deserialize::deserialize(d)?),
         })
     }
@@ -317,6 +327,7 @@ struct Parts<'de> {
     endpoints_unchecked: bool,
     endpoints: Vec<EndpointW>,
     ports: Vec<wire::M<EndpointPortW>>,
+    subsets: Vec<wire::M<EndpointSubsetW>>,
     wl_spec: Option<wire::WorkloadSpecW>,
 }
 
@@ -335,6 +346,7 @@ impl<'de> Parts<'de> {
                 self.endpoints = x;
             }
             FieldValue::Ports(x) => self.ports = x,
+            FieldValue::Subsets(x) => self.subsets = x,
             FieldValue::WorkloadSpec(x) => self.wl_spec = x.map(|m| m.0),
         }
     }
@@ -724,6 +736,7 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                 ObjKey::AddressType => Field::AddressType,
                 ObjKey::Endpoints => Field::Endpoints,
                 ObjKey::Ports => Field::Ports,
+                ObjKey::Subsets => Field::Subsets,
                 ObjKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -918,6 +931,10 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                     ports: parts.ports.into_iter().map(|p| p.0.into_model()).collect(),
                 });
             }
+            Kind::Endpoints => sink
+                .state
+                .endpoints
+                .push(wire::build_endpoints(meta, parts.subsets)),
             Kind::Workload(wk) => sink
                 .state
                 .workloads

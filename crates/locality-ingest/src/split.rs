@@ -255,6 +255,7 @@ fn check_frame(name: &str, text: &[u8], plan: &Plan) -> Option<ItemDefault> {
         && s.pods.is_empty()
         && s.services.is_empty()
         && s.endpoint_slices.is_empty()
+        && s.endpoints.is_empty()
         && s.workloads.is_empty()
         && s.namespaces.is_empty()
         && sink.skipped.is_empty()
@@ -458,6 +459,7 @@ fn shift_items(s: &mut ClusterState, by: u32) {
         .chain(s.pods.iter_mut().map(|o| &mut o.meta))
         .chain(s.services.iter_mut().map(|o| &mut o.meta))
         .chain(s.endpoint_slices.iter_mut().map(|o| &mut o.meta))
+        .chain(s.endpoints.iter_mut().map(|o| &mut o.meta))
         .chain(s.workloads.iter_mut().map(|o| &mut o.meta))
         .chain(s.namespaces.iter_mut().map(|o| &mut o.meta));
     for m in metas {
@@ -474,6 +476,7 @@ pub(crate) fn append(to: &mut Sink, from: Sink) {
     extend(&mut t.pods, f.pods);
     extend(&mut t.services, f.services);
     extend(&mut t.endpoint_slices, f.endpoint_slices);
+    extend(&mut t.endpoints, f.endpoints);
     extend(&mut t.workloads, f.workloads);
     extend(&mut t.namespaces, f.namespaces);
     for (k, v) in from.skipped {

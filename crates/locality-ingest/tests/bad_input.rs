@@ -347,6 +347,39 @@ fn endpoint_slice_without_address_type() {
 }
 
 #[test]
+fn endpoints_address_not_an_ip() {
+    let e = err(
+        "ep.yaml",
+        "apiVersion: v1\nkind: Endpoints\nmetadata: {name: db, namespace: n}\nsubsets:\n- addresses:\n  - ip: 10.0.0.300\n  ports: [{port: 5432}]\n",
+    );
+    check(
+        &e,
+        6,
+        9,
+        Some("subsets[0].addresses[0].ip"),
+        "invalid IP address \"10.0.0.300\"",
+        ErrorKind::Invalid,
+    );
+    assert_eq!(e.object(), Some("Endpoints n/db"));
+}
+
+#[test]
+fn endpoints_port_missing() {
+    let e = err(
+        "ep.json",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"db\",\"namespace\":\"n\"},\n\"subsets\":[{\"ports\":[{\"name\":\"sql\"}]}]}",
+    );
+    check(
+        &e,
+        2,
+        35,
+        Some("subsets[0].ports[0].port"),
+        "missing field `port`",
+        ErrorKind::Invalid,
+    );
+}
+
+#[test]
 fn invalid_pod_ip() {
     let e = err(
         "pod.json",

@@ -340,3 +340,50 @@ fn toleration_seconds_negative_null_and_absent() {
         .collect();
     assert_eq!(seconds, vec![Some(-1), None, None, Some(i64::MAX)]);
 }
+
+#[test]
+fn endpoints_core_v1() {
+    let yaml = "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: db\n  namespace: n\n  labels: {endpointslice.kubernetes.io/skip-mirror: \"false\"}\n  annotations: {control-plane.alpha.kubernetes.io/leader: \"{}\", other: dropped}\nsubsets:\n- addresses:\n  - ip: 10.0.0.1\n    nodeName: n1\n    hostname: db-0\n    targetRef: {kind: Pod, namespace: n, name: db-0, uid: u-1}\n  - {ip: 010.000.000.002}\n  notReadyAddresses:\n  - {ip: \"fd00::3\", nodeName: \"\"}\n  ports:\n  - {name: sql, port: 5432}\n  - {port: 53, protocol: UDP}\n- addresses: null\n  ports: null\n";
+    let l = load("ep.yaml", yaml);
+    let ep = &l.state.endpoints[0];
+    assert_eq!((ep.meta.namespace.as_str(), ep.meta.name.as_str()), ("n", "db"));
+    assert_eq!(ep.meta.labels["endpointslice.kubernetes.io/skip-mirror"], "false");
+    assert_eq!(
+        ep.meta.annotations.keys().collect::<Vec<_>>(),
+        ["control-plane.alpha.kubernetes.io/leader"],
+        "the leader-election annotation is kept, others dropped"
+    );
+    assert_eq!(ep.subsets.len(), 2);
+    let s = &ep.subsets[0];
+    let a = &s.addresses[0];
+    assert_eq!(a.ip, "10.0.0.1");
+    assert_eq!(a.node_name.as_deref(), Some("n1"));
+    assert_eq!(a.hostname.as_deref(), Some("db-0"));
+    assert_eq!(a.target_ref, Some(("Pod".into(), "n".into(), "db-0".into())));
+    assert_eq!(a.target_uid, "u-1");
+    assert_eq!(
+        s.addresses[1].ip, "010.000.000.002",
+        "legacy form kept as written"
+    );
+    assert_eq!(s.not_ready_addresses[0].ip, "fd00::3");
+    assert_eq!(s.not_ready_addresses[0].node_name, None);
+    assert_eq!((s.ports[0].name.as_str(), s.ports[0].port), ("sql", 5432));
+    assert_eq!(s.ports[0].protocol, Protocol::TCP, "protocol defaults to TCP");
+    assert_eq!(
+        (s.ports[1].name.as_str(), s.ports[1].protocol),
+        ("", Protocol::UDP)
+    );
+    assert!(ep.subsets[1].addresses.is_empty() && ep.subsets[1].ports.is_empty());
+    assert_eq!(locate(yaml.as_bytes(), &ep.meta.origin), Some((1, 1)));
+
+    // kubectl's key order puts `subsets` last; buffered when it comes before `kind`, and
+    // an EndpointsList's items default their kind.
+    let json = r#"{"kind":"EndpointsList","apiVersion":"v1","items":[
+        {"subsets":[{"addresses":[{"ip":"192.0.2.7"}],"ports":[{"port":80}]}],"metadata":{"name":"a","namespace":"n"}},
+        {"metadata":{"name":"b","namespace":"n"}}]}"#;
+    let l = load("eps.json", json);
+    assert_eq!(l.state.endpoints.len(), 2);
+    assert_eq!(l.state.endpoints[0].subsets[0].addresses[0].ip, "192.0.2.7");
+    assert!(l.state.endpoints[1].subsets.is_empty());
+    assert!(l.skipped_kinds.is_empty(), "{:?}", l.skipped_kinds);
+}

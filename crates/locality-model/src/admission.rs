@@ -71,6 +71,7 @@ pub fn admit(state: &mut ClusterState, opts: &AdmissionOptions) -> usize {
         .map(|p| &mut p.meta)
         .chain(state.services.iter_mut().map(|s| &mut s.meta))
         .chain(state.endpoint_slices.iter_mut().map(|s| &mut s.meta))
+        .chain(state.endpoints.iter_mut().map(|e| &mut e.meta))
         .chain(state.workloads.iter_mut().map(|w| &mut w.meta));
     for meta in metas {
         if meta.namespace.is_empty() {

@@ -2,8 +2,9 @@
 //! destination) and its verdict.
 //!
 //! [`Matrix::new`] does the per-cluster work once: nodes sorted and grouped, the Service
-//! ports with their endpoints (observed EndpointSlices, or derived from pods by the
-//! EndpointSlice controller model). Then [`Matrix::node_routes`] gives the full routes of one
+//! ports with their endpoints (observed EndpointSlices; else, for a selector-less Service,
+//! mirrored from its Endpoints object by the mirroring controller model; else derived from
+//! pods by the EndpointSlice controller model). Then [`Matrix::node_routes`] gives the full routes of one
 //! node (the `-o json` matrix, nodes × ports by nature), and [`Matrix::summary`] counts
 //! nodes per verdict in time proportional to endpoints + ports × zones: nodes that neither
 //! host an endpoint nor are named in a node hint categorize alike within a zone, so one
@@ -12,7 +13,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::endpointslice;
-use crate::objects::{ClusterState, EndpointSlice, Node, Pod, Service};
+use crate::endpointslice::mirroring::{self, NotMirrored, SkippedAddress};
+use crate::objects::{ClusterState, EndpointSlice, Endpoints, Node, Pod, Service};
 use crate::proxy::duplicates::{self, DuplicateEndpoint};
 use crate::proxy::verdict::{Reason, not_proxied};
 use crate::proxy::{
@@ -89,6 +91,10 @@ pub enum EndpointSource {
     /// Derived from pods by the EndpointSlice controller model.
     #[serde(rename = "derived")]
     Derived,
+    /// Mirrored from the Service's core/v1 Endpoints object by the EndpointSlice mirroring
+    /// controller model (a selector-less Service without observed slices).
+    #[serde(rename = "mirrored")]
+    Mirrored,
 }
 
 /// A node as the matrix sees it.
@@ -196,6 +202,22 @@ pub struct PortSummary {
 pub struct MatrixNotes {
     /// Controller events from derivation, per Service (`ns/name`).
     pub controller_events: Vec<(String, endpointslice::ControllerEvent)>,
+    /// What the mirroring controller model did with an Endpoints object, per Endpoints
+    /// (`ns/name`, that of its Service), when there is something to say: it was not mirrored
+    /// (other than because the Service has a selector), or addresses were left out.
+    pub mirroring: Vec<(String, MirroringNote)>,
+}
+
+/// What the EndpointSlice mirroring controller model did with one Endpoints object
+/// ([`mirroring::mirror`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MirroringNote {
+    /// Why it was not mirrored, if so: the Service then has no endpoints of its own.
+    pub not_mirrored: Option<NotMirrored>,
+    /// Addresses no mirrored slice carries, in the order the controller meets them.
+    pub skipped: Vec<SkippedAddress>,
+    /// The Warning Events the controller records on the Endpoints object.
+    pub events: Vec<endpointslice::ControllerEvent>,
 }
 
 /// The routing matrix of a cluster state.
@@ -281,6 +303,12 @@ impl<'s> Matrix<'s> {
                     .push(slice);
             }
         }
+        // Endpoints objects by namespace and name (that of their Service).
+        let endpoints_by_name: HashMap<(&str, &str), &Endpoints> = state
+            .endpoints
+            .iter()
+            .map(|e| ((e.meta.namespace.as_str(), e.meta.name.as_str()), e))
+            .collect();
         // Built on first use: dumps with observed slices never need it.
         let mut pods: Option<PodIndex<'s>> = None;
         let node_by_name: BTreeMap<&str, &Node> =
@@ -296,9 +324,17 @@ impl<'s> Matrix<'s> {
             let observed = slices_by_service
                 .get(&key)
                 .filter(|s| !s.is_empty() && !config.derive);
-            let (slices, source): (Vec<EndpointSlice>, EndpointSource) = match observed {
-                Some(_) => (Vec::new(), EndpointSource::EndpointSlices),
-                None => {
+            // Without observed slices of its own, a selector-less Service gets the slices the
+            // mirroring controller writes from its Endpoints object (`syncEndpoints`); a
+            // Service with a selector is the EndpointSlice controller's (derived below).
+            let mirrored = match (observed, endpoints_by_name.get(&key)) {
+                (None, Some(endpoints)) => mirror_endpoints(svc, endpoints, &mut notes),
+                _ => None,
+            };
+            let (slices, source): (Vec<EndpointSlice>, EndpointSource) = match (observed, mirrored) {
+                (Some(_), _) => (Vec::new(), EndpointSource::EndpointSlices),
+                (None, Some(slices)) => (slices, EndpointSource::Mirrored),
+                (None, None) => {
                     let selected = pods.get_or_insert_with(|| PodIndex::new(&state.pods)).select(svc);
                     let d = endpointslice::derive_endpoint_slices(
                         svc,
@@ -316,7 +352,8 @@ impl<'s> Matrix<'s> {
             };
             // kube-proxy's informers never deliver slices labelled headless (and, before 1.36,
             // service-proxy-name; the EndpointSlice controller copies the Service's labels
-            // onto its slices). Judged at the default kube-proxy version.
+            // onto its slices, the mirroring controller the Endpoints'). Judged at the default
+            // kube-proxy version.
             let slice_refs: Vec<&EndpointSlice> = match observed {
                 Some(s) => s.clone(),
                 None => slices.iter().collect(),
@@ -727,6 +764,33 @@ impl<'s> Matrix<'s> {
     fn group_of(&self, node: usize) -> usize {
         self.node_group[node]
     }
+}
+
+/// The slices the mirroring controller writes for `endpoints`, the Endpoints object of the
+/// same name as `svc`; `None` when it mirrors nothing ([`mirroring::should_mirror`]: skip-mirror
+/// label, leader-election annotation, a Service with a selector, or the Endpoints being
+/// deleted). What is worth saying goes to `notes`: why it is not mirrored (except for a
+/// selector, where the Endpoints controller owns the object and the slices come from pods),
+/// and the addresses left out and the Events recorded.
+fn mirror_endpoints(
+    svc: &Service,
+    endpoints: &Endpoints,
+    notes: &mut MatrixNotes,
+) -> Option<Vec<EndpointSlice>> {
+    if mirroring::should_mirror(Some(svc), endpoints) == Err(NotMirrored::ServiceHasSelector) {
+        return None;
+    }
+    let m = mirroring::mirror(svc, endpoints, mirroring::DEFAULT_MAX_ENDPOINTS_PER_SUBSET);
+    let note = MirroringNote {
+        not_mirrored: m.not_mirrored,
+        skipped: m.skipped,
+        events: m.events,
+    };
+    if note != MirroringNote::default() {
+        let name = format!("{}/{}", endpoints.meta.namespace, endpoints.meta.name);
+        notes.mirroring.push((name, note));
+    }
+    m.not_mirrored.is_none().then_some(m.slices)
 }
 
 /// Combines the routes of several modes: one route when they agree (keeping the lowest

@@ -623,6 +623,54 @@ impl EndpointSlice {
     }
 }
 
+/// A core/v1 Endpoints object, reduced to what the EndpointSlice mirroring controller reads
+/// ([`crate::endpointslice::mirroring`]): for a selector-less Service it is the source of the
+/// EndpointSlices kube-proxy reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Endpoints {
+    /// Metadata: name and namespace (those of the Service), labels and annotations.
+    pub meta: ObjectMeta,
+    /// `subsets`.
+    pub subsets: Vec<EndpointSubset>,
+}
+
+/// One `subsets[]` entry: addresses sharing a set of ports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointSubset {
+    /// `addresses` (ready).
+    pub addresses: Vec<EndpointAddress>,
+    /// `notReadyAddresses`.
+    pub not_ready_addresses: Vec<EndpointAddress>,
+    /// `ports`.
+    pub ports: Vec<EndpointsPort>,
+}
+
+/// One `addresses[]` / `notReadyAddresses[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointAddress {
+    /// `ip` as written (may be invalid or irregular text).
+    pub ip: String,
+    /// `hostname` (`None` or empty: unset).
+    pub hostname: Option<String>,
+    /// `nodeName`.
+    pub node_name: Option<String>,
+    /// `targetRef` as `(kind, namespace, name)`, like [`Endpoint::target_ref`].
+    pub target_ref: Option<(String, String, String)>,
+    /// `targetRef.uid` (empty when unknown); only used to tell addresses apart.
+    pub target_uid: String,
+}
+
+/// One `ports[]` entry of a subset.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EndpointsPort {
+    /// `name` (`""` when unnamed).
+    pub name: String,
+    /// `port`.
+    pub port: u16,
+    /// `protocol` (defaults to TCP).
+    pub protocol: Protocol,
+}
+
 /// A `metav1.LabelSelector` (`matchLabels` ANDed with `matchExpressions`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSelector {
@@ -700,6 +748,9 @@ pub struct ClusterState {
     pub services: Vec<Service>,
     /// EndpointSlices (observed; authoritative when present).
     pub endpoint_slices: Vec<EndpointSlice>,
+    /// core/v1 Endpoints (read for selector-less Services without observed slices, which
+    /// the mirroring controller would give slices).
+    pub endpoints: Vec<Endpoints>,
     /// DaemonSets, Deployments, ReplicaSets and StatefulSets.
     pub workloads: Vec<Workload>,
     /// Namespaces.

@@ -73,6 +73,9 @@ fn write_one(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
         locality_model::matrix::EndpointSource::Derived => {
             "EndpointSlices derived from pods (no slices in the input)"
         }
+        locality_model::matrix::EndpointSource::Mirrored => {
+            "EndpointSlices mirrored from the Endpoints object (selector-less Service)"
+        }
     };
     writeln!(out, "\n1. Endpoints ({}, {source_name}):", e.endpoints.len())?;
     if e.endpoints.is_empty() {

@@ -62,7 +62,7 @@ pub struct ServicePortDoc<'a> {
     pub traffic_distribution: Option<&'a str>,
     /// The topology annotation value (deprecated key first), null when unset.
     pub topology_mode: Option<&'a str>,
-    /// `EndpointSlices` or `derived`.
+    /// `EndpointSlices`, `derived` or `mirrored`.
     pub endpoint_source: &'static str,
     /// Nodes, sorted by name.
     pub nodes: Vec<NodeDoc<'a>>,
@@ -236,6 +236,7 @@ pub fn port_doc<'a>(m: &'a Matrix<'a>, port: usize, nodes: Option<&[usize]>) -> 
         endpoint_source: match entry.endpoint_source {
             locality_model::matrix::EndpointSource::EndpointSlices => "EndpointSlices",
             locality_model::matrix::EndpointSource::Derived => "derived",
+            locality_model::matrix::EndpointSource::Mirrored => "mirrored",
         },
         nodes,
     }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use locality_ingest::{LoadOptions, Loaded, load_paths};
+use locality_model::endpointslice::mirroring::{AddressSkip, DEFAULT_MAX_ENDPOINTS_PER_SUBSET};
 use locality_model::matrix::Matrix;
 use locality_model::objects::ClusterState;
 use locality_model::version::KubeVersion;
@@ -117,7 +118,8 @@ pub fn resolve_versions(
     })
 }
 
-/// Notes (with `-v`) the events the EndpointSlice controller model would record.
+/// Notes (with `-v`) the events the EndpointSlice controller model would record, and what
+/// the mirroring controller model did with Endpoints objects.
 pub fn report_controller_events(matrix: &Matrix<'_>, ui: &Ui) {
     for (service, event) in &matrix.notes.controller_events {
         ui.note(&format!(
@@ -126,5 +128,48 @@ pub fn report_controller_events(matrix: &Matrix<'_>, ui: &Ui) {
             event.reason,
             event.message
         ));
+    }
+    for (endpoints, note) in &matrix.notes.mirroring {
+        if let Some(why) = note.not_mirrored {
+            ui.note(&format!(
+                "EndpointSlice mirroring controller (model): Endpoints {endpoints} not mirrored: {why}"
+            ));
+        }
+        // Addresses left out, by reason: a count and the first few (there may be thousands).
+        for reason in [AddressSkip::InvalidIp, AddressSkip::OverMaxPerSubset] {
+            let ips: Vec<&str> = note
+                .skipped
+                .iter()
+                .filter(|s| s.reason == reason)
+                .map(|s| s.ip.as_str())
+                .collect();
+            if ips.is_empty() {
+                continue;
+            }
+            let why = match reason {
+                AddressSkip::InvalidIp => "not IP addresses".to_string(),
+                AddressSkip::OverMaxPerSubset => {
+                    format!("over the {DEFAULT_MAX_ENDPOINTS_PER_SUBSET} addresses mirrored per subset")
+                }
+            };
+            let more = if ips.len() > 3 {
+                format!(" and {} more", ips.len() - 3)
+            } else {
+                String::new()
+            };
+            ui.note(&format!(
+                "EndpointSlice mirroring controller (model): Endpoints {endpoints}: {} address(es) left out, {why}: {}{more}",
+                ips.len(),
+                ips[..ips.len().min(3)].join(", ")
+            ));
+        }
+        for event in &note.events {
+            ui.note(&format!(
+                "EndpointSlice mirroring controller (model) event on Endpoints {endpoints}: {} {}: {}",
+                event.event_type.as_str(),
+                event.reason,
+                event.message
+            ));
+        }
     }
 }

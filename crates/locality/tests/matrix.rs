@@ -544,3 +544,142 @@ fn matrix_json_does_not_depend_on_the_order_of_the_input() {
         }
     }
 }
+
+// ----- Endpoints mirroring (pkg/controller/endpointslicemirroring) -----
+
+mod endpoints_mirroring {
+    use super::*;
+
+    fn data() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mirroring.yaml")
+    }
+
+    /// `matrix -o json -v` on tests/data/mirroring.yaml: the document and stderr.
+    fn run() -> (Value, String) {
+        let out = locality()
+            .env("KUBECONFIG", "/nonexistent/kubeconfig")
+            .args(["matrix", "-f", data().to_str().unwrap(), "-o", "json", "-v"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let doc = serde_json::from_slice(&out.stdout).expect("valid JSON");
+        (doc, String::from_utf8(out.stderr).unwrap())
+    }
+
+    fn source<'a>(doc: &'a Value, name: &str) -> &'a Value {
+        let svc = doc["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name);
+        &svc.unwrap_or_else(|| panic!("service {name} in {doc}"))["endpointSource"]
+    }
+
+    /// Pod → clusterIP of `default/name` on `node`: verdict, endpoints, reason.
+    fn pod_route(doc: &Value, name: &str, node: &str) -> (String, Vec<String>, String) {
+        let r = namespaced_route(doc, "default", name, node, "clusterIP");
+        let endpoints = r["endpoints"].as_array().unwrap();
+        (
+            r["verdict"].as_str().unwrap().to_string(),
+            endpoints
+                .iter()
+                .map(|e| e.as_str().unwrap().to_string())
+                .collect(),
+            r["reason"].as_str().unwrap().to_string(),
+        )
+    }
+
+    /// The negative cases below mean something only if this file is mirrored at all.
+    fn assert_db_is_mirrored(doc: &Value) {
+        assert_eq!(source(doc, "db"), "mirrored", "{doc}");
+        assert_eq!(pod_route(doc, "db", "n1").0, "deliver", "{doc}");
+    }
+
+    /// A selector-less Service with only an Endpoints object: the mirrored slices carry the
+    /// ready address (ready) and the not-ready one (`ready: false`, unusable), both with
+    /// their nodeName; pods reach the ready address only.
+    #[test]
+    fn selectorless_service_routes_to_the_ready_addresses_of_its_endpoints() {
+        let (doc, _) = run();
+        assert_eq!(source(&doc, "db"), "mirrored");
+        for node in ["n1", "n2"] {
+            assert_eq!(
+                pod_route(&doc, "db", node),
+                (
+                    "deliver".into(),
+                    vec!["192.0.2.10:5432".to_string()],
+                    "cluster-ready".into()
+                ),
+                "{node}"
+            );
+        }
+        let text = String::from_utf8(
+            locality()
+                .env("KUBECONFIG", "/nonexistent/kubeconfig")
+                .args([
+                    "explain",
+                    "default/db",
+                    "--node",
+                    "n1",
+                    "-f",
+                    data().to_str().unwrap(),
+                ])
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone(),
+        )
+        .unwrap();
+        assert!(
+            text.contains("EndpointSlices mirrored from the Endpoints object (selector-less Service)"),
+            "{text}"
+        );
+        assert!(text.contains("192.0.2.10:5432 on n1 (local): ready"), "{text}");
+        assert!(text.contains("192.0.2.11:5432 on n2: unusable"), "{text}");
+    }
+
+    /// `endpointslice.kubernetes.io/skip-mirror: "true"`: no slices, so no endpoints; `-v`
+    /// says why.
+    #[test]
+    fn skip_mirror_label_leaves_the_service_without_endpoints() {
+        let (doc, stderr) = run();
+        assert_db_is_mirrored(&doc);
+        assert_eq!(
+            pod_route(&doc, "legacy", "n1"),
+            ("reject".into(), vec![], "no-endpoints".into())
+        );
+        assert_ne!(source(&doc, "legacy"), "mirrored");
+        assert!(
+            stderr.contains(
+                "Endpoints default/legacy not mirrored: the Endpoints is labelled endpointslice.kubernetes.io/skip-mirror=true"
+            ),
+            "{stderr}"
+        );
+    }
+
+    /// A Service with a selector: its slices come from its pods; a stray Endpoints of the
+    /// same name is not mirrored (the EndpointSlice controller owns the Service).
+    #[test]
+    fn stray_endpoints_of_a_service_with_a_selector_are_not_mirrored() {
+        let (doc, stderr) = run();
+        assert_db_is_mirrored(&doc);
+        assert_eq!(source(&doc, "web"), "derived");
+        for node in ["n1", "n2"] {
+            assert_eq!(
+                pod_route(&doc, "web", node),
+                (
+                    "deliver".into(),
+                    vec!["10.244.2.5:8080".to_string()],
+                    "cluster-ready".into()
+                ),
+                "{node}"
+            );
+        }
+        assert!(
+            !stderr.contains("default/web"),
+            "nothing to say about it: {stderr}"
+        );
+    }
+}

@@ -32,10 +32,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
+#[cfg(test)] // named by the tests (`use super::*`)
+use crate::objects::Protocol;
 use crate::objects::{
     AddressType, Endpoint, EndpointConditions, EndpointPort, EndpointSlice, LABEL_MANAGED_BY,
-    LABEL_SERVICE_NAME, ObjectMeta, OwnerReference, Protocol, Service,
+    LABEL_SERVICE_NAME, ObjectMeta, OwnerReference, Service,
 };
+// The input types live with the other objects (a `ClusterState` holds them); re-exported so
+// that `mirroring::Endpoints` and friends keep working.
+pub use crate::objects::{EndpointAddress, EndpointSubset, Endpoints, EndpointsPort};
 
 use super::{ControllerEvent, EventType};
 
@@ -57,52 +62,6 @@ pub const DEFAULT_MAX_ENDPOINTS_PER_SUBSET: usize = 1000;
 pub const EVENT_INVALID_IP_ADDRESS: &str = "InvalidIPAddress";
 /// Event reason for addresses over the per-subset limit (`events.go` `TooManyAddressesToMirror`).
 pub const EVENT_TOO_MANY_ADDRESSES: &str = "TooManyAddressesToMirror";
-
-/// A core/v1 Endpoints object, reduced to what the mirroring controller reads.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Endpoints {
-    /// Metadata: name and namespace (those of the Service), labels and annotations.
-    pub meta: ObjectMeta,
-    /// `subsets`.
-    pub subsets: Vec<EndpointSubset>,
-}
-
-/// One `subsets[]` entry: addresses sharing a set of ports.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EndpointSubset {
-    /// `addresses` (ready).
-    pub addresses: Vec<EndpointAddress>,
-    /// `notReadyAddresses`.
-    pub not_ready_addresses: Vec<EndpointAddress>,
-    /// `ports`.
-    pub ports: Vec<EndpointsPort>,
-}
-
-/// One `addresses[]` / `notReadyAddresses[]` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EndpointAddress {
-    /// `ip` as written (may be invalid or irregular text).
-    pub ip: String,
-    /// `hostname` (`None` or empty: unset).
-    pub hostname: Option<String>,
-    /// `nodeName`.
-    pub node_name: Option<String>,
-    /// `targetRef` as `(kind, namespace, name)`, like [`Endpoint::target_ref`].
-    pub target_ref: Option<(String, String, String)>,
-    /// `targetRef.uid` (empty when unknown); only used to tell addresses apart.
-    pub target_uid: String,
-}
-
-/// One `ports[]` entry of a subset.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct EndpointsPort {
-    /// `name` (`""` when unnamed).
-    pub name: String,
-    /// `port`.
-    pub port: u16,
-    /// `protocol` (defaults to TCP).
-    pub protocol: Protocol,
-}
 
 /// Why an Endpoints object gets no mirrored slices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
