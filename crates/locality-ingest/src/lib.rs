@@ -117,11 +117,42 @@ impl Default for YamlLimits {
 }
 
 /// Options for [`load_paths`] and [`load_bytes`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LoadOptions {
     /// Limits for YAML input.
     pub yaml: YamlLimits,
+    /// The most bytes read from one regular file ([`DEFAULT_MAX_FILE_SIZE`]).
+    pub max_file_size: u64,
+    /// The most bytes read from one stream: stdin, a FIFO or a device
+    /// ([`DEFAULT_MAX_STREAM_SIZE`]). A stream is never read to its end first: past the
+    /// limit it is an error naming the input.
+    pub max_stream_size: u64,
+}
+
+/// Default of [`LoadOptions::max_file_size`]: 256 GiB, generous (large files are mapped, not
+/// read into memory).
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 30;
+/// Default of [`LoadOptions::max_stream_size`]: 8 GiB (a stream is held in memory).
+pub const DEFAULT_MAX_STREAM_SIZE: u64 = 8 << 30;
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            yaml: YamlLimits::default(),
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            max_stream_size: DEFAULT_MAX_STREAM_SIZE,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// Both size limits set to `bytes` (`--max-input-size`).
+    pub fn with_max_input_size(mut self, bytes: u64) -> Self {
+        self.max_file_size = bytes;
+        self.max_stream_size = bytes;
+        self
+    }
 }
 
 /// The result of a load.
@@ -140,6 +171,20 @@ pub struct Loaded {
     pub files: Vec<String>,
 }
 
+impl Loaded {
+    /// True when no object of a kind the model reads was found.
+    pub fn is_empty(&self) -> bool {
+        let s = &self.state;
+        s.nodes.is_empty()
+            && s.pods.is_empty()
+            && s.services.is_empty()
+            && s.endpoint_slices.is_empty()
+            && s.workloads.is_empty()
+            && s.namespaces.is_empty()
+            && s.endpoints.is_empty()
+    }
+}
+
 /// Reads `paths` (files, directories recursively, `-` for stdin) into one state.
 ///
 /// Inputs are read one at a time (each into one buffer, released before the next).
@@ -147,6 +192,7 @@ pub struct Loaded {
 /// any bad input (see [`IngestError`]), and objects defined twice across all inputs.
 pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loaded, IngestError> {
     let mut files: Vec<PathBuf> = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
     for p in paths {
         let p = p.as_ref();
         if p.as_os_str() == "-" {
@@ -159,7 +205,7 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loa
         if meta.is_dir() {
             let before = files.len();
             let mut seen = HashSet::new();
-            walk(p, &mut files, &mut seen)?;
+            walk(p, &mut files, &mut seen, &mut skipped)?;
             if files.len() == before {
                 return Err(IngestError::file(
                     ErrorKind::Io,
@@ -172,33 +218,76 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loa
         }
     }
     let mut loader = Loader::new(opts);
+    loader.sink.warnings.extend(skipped);
     for f in &files {
         let name = f.display().to_string();
         let mut input = if f.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut buf)
-                .map_err(|e| IngestError::file(ErrorKind::Io, "-", format!("cannot read stdin: {e}")))?;
-            mmap::Input::from_vec(buf)
+            read_stream(std::io::stdin().lock(), "-", opts.max_stream_size)?
         } else {
-            open_input(f).map_err(|e| IngestError::file(ErrorKind::Io, &name, format!("cannot read: {e}")))?
+            open_input(f, &name, opts)?
         };
         loader.add_input(&name, &mut input)?;
     }
     Ok(loader.finish())
 }
 
-/// Maps a large regular file, reads anything else.
-fn open_input(path: &Path) -> std::io::Result<mmap::Input> {
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_file() && meta.len() >= mmap::MAP_THRESHOLD {
-        return mmap::Input::map(&file);
+/// Maps a large regular file, reads a smaller one, and reads anything else (a FIFO, a
+/// device) as a bounded stream.
+fn open_input(path: &Path, name: &str, opts: &LoadOptions) -> Result<mmap::Input, IngestError> {
+    let io = |e: std::io::Error| IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return read_stream(file, name, opts.max_stream_size);
+    }
+    if meta.len() > opts.max_file_size {
+        return Err(too_large(name, opts.max_file_size));
+    }
+    if meta.len() >= mmap::MAP_THRESHOLD {
+        return mmap::Input::map(&file).map_err(io);
     }
     let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
-    let mut file = file;
-    file.read_to_end(&mut buf)?;
+    // A file that grows while read is still bounded.
+    file.take(opts.max_file_size.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(io)?;
+    if buf.len() as u64 > opts.max_file_size {
+        return Err(too_large(name, opts.max_file_size));
+    }
+    Ok(mmap::Input::from_vec(buf))
+}
+
+fn too_large(name: &str, limit: u64) -> IngestError {
+    IngestError::file(
+        ErrorKind::Limit,
+        name,
+        format!("larger than the input limit of {limit} bytes (--max-input-size)"),
+    )
+}
+
+/// The first bytes a stream is checked with before more is read.
+const SNIFF: usize = 64 << 10;
+
+/// Reads a stream (stdin, a FIFO, a device) up to `limit` bytes. Binary data (a NUL byte in
+/// the first [`SNIFF`] bytes, as from `/dev/zero`) fails at once instead of after the limit:
+/// JSON and YAML are text.
+fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<mmap::Input, IngestError> {
+    let io = |e: std::io::Error| IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"));
+    let mut buf = Vec::new();
+    (&mut r).take(SNIFF as u64).read_to_end(&mut buf).map_err(io)?;
+    if let Some(at) = buf.iter().position(|b| *b == 0) {
+        return Err(IngestError::file(
+            ErrorKind::Encoding,
+            name,
+            format!("binary data (a NUL byte at offset {at}), not JSON or YAML"),
+        ));
+    }
+    r.take(limit.saturating_sub(buf.len() as u64).saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(io)?;
+    if buf.len() as u64 > limit {
+        return Err(too_large(name, limit));
+    }
     Ok(mmap::Input::from_vec(buf))
 }
 
@@ -212,7 +301,14 @@ pub fn load_bytes(name: &str, bytes: &[u8], opts: &LoadOptions) -> Result<Loaded
 }
 
 /// Collects input files under `dir` (sorted; symlinked directories visited once).
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), IngestError> {
+/// Special files (FIFOs, sockets, devices) are not read while walking: each is named in
+/// `skipped` (a warning); given explicitly with `-f`, they are read as bounded streams.
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
+    skipped: &mut Vec<String>,
+) -> Result<(), IngestError> {
     let shown = dir.display().to_string();
     let io =
         |e: std::io::Error| IngestError::file(ErrorKind::Io, &shown, format!("cannot read directory: {e}"));
@@ -231,13 +327,20 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Resu
         let Ok(meta) = std::fs::metadata(&path) else {
             continue; // dangling symlink
         };
-        if meta.is_dir() {
-            walk(&path, out, seen)?;
-        } else if path
+        let named_like_input = path
             .extension()
             .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "json" | "yaml" | "yml"))
-        {
+            .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "json" | "yaml" | "yml"));
+        if meta.is_dir() {
+            walk(&path, out, seen, skipped)?;
+        } else if !meta.is_file() {
+            if named_like_input {
+                skipped.push(format!(
+                    "skipped {}: not a regular file (a FIFO, socket or device); name it with -f to read it as a stream",
+                    path.display()
+                ));
+            }
+        } else if named_like_input {
             out.push(path);
         }
     }

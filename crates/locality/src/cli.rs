@@ -90,6 +90,9 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout: `locality man > locality.1`.
     Man,
+    /// Print locality's version and the Kubernetes releases its model knows (as
+    /// `kubectl version --client`; also `--version`).
+    Version,
     /// The embedded simulated cluster (a self-test and teaching aid, not a real cluster).
     #[command(subcommand)]
     Sim(SimCommand),
@@ -172,6 +175,18 @@ pub struct ModelArgs {
     /// Derive EndpointSlices from pods even where observed slices exist.
     #[arg(long)]
     pub derive: bool,
+    /// The most bytes read from one -f input (e.g. 512MiB, 20GB) [default: 8GiB for stdin,
+    /// FIFOs and devices, 256GiB for regular files].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_input_size: Option<u64>,
+}
+
+/// A size: a number of bytes, or with a unit (`512MiB`, `20GB`).
+fn parse_size(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|e| format!("{e} (a size such as 512MiB or 20GB)"))
 }
 
 /// Flags of `matrix`.

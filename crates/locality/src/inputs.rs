@@ -12,9 +12,31 @@ use locality_model::version::KubeVersion;
 use crate::error::CliError;
 use crate::ui::Ui;
 
-/// Loads every `-f` input into one cluster state; input errors exit 2.
-pub fn load_inputs(paths: &[PathBuf], ui: &Ui) -> Result<Loaded, CliError> {
-    let loaded = load_paths(paths, &LoadOptions::default()).map_err(|e| CliError::usage(e.to_string()))?;
+/// Loads every `-f` input into one cluster state; input errors exit 2, and so does input
+/// without a single object of a kind locality reads (an empty `List`, only ConfigMaps): the
+/// user almost certainly pointed at the wrong file.
+pub fn load_inputs(paths: &[PathBuf], max_input_size: Option<u64>, ui: &Ui) -> Result<Loaded, CliError> {
+    let mut opts = LoadOptions::default();
+    if let Some(max) = max_input_size {
+        opts = opts.with_max_input_size(max);
+    }
+    let loaded = load_paths(paths, &opts).map_err(|e| CliError::usage(e.to_string()))?;
+    if loaded.is_empty() {
+        let found = if loaded.skipped_kinds.is_empty() {
+            "no objects".to_string()
+        } else {
+            let kinds: Vec<String> = loaded
+                .skipped_kinds
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect();
+            format!("only {}", kinds.join(", "))
+        };
+        return Err(CliError::usage(format!(
+            "{}: {found}; locality reads Nodes, Pods, Services, EndpointSlices, workloads and Namespaces (a `kubectl get nodes,pods,services,endpointslices -A -o json` dump)",
+            loaded.files.join(", ")
+        )));
+    }
     if !loaded.skipped_kinds.is_empty() {
         let kinds: Vec<String> = loaded
             .skipped_kinds

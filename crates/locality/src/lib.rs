@@ -20,7 +20,7 @@ pub mod source;
 pub mod suggest;
 pub mod ui;
 
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
@@ -68,6 +68,14 @@ pub fn main(invocation: Invocation) -> ExitCode {
             clap_complete::generate(*shell, &mut command, name, &mut out);
             Ok(())
         }
+        Command::Version => writeln!(
+            out,
+            "locality {}\nKubernetes releases modelled: {}..={} (kube-proxy, EndpointSlice controller, API defaulting)",
+            env!("CARGO_PKG_VERSION"),
+            locality_model::version::KubeVersion::OLDEST,
+            locality_model::version::KubeVersion::NEWEST
+        )
+        .map_err(|e| CliError::runtime(format!("writing: {e}"))),
         Command::Man => clap_mangen::Man::new(Cli::command())
             .render(&mut out)
             .map_err(|e| CliError::runtime(format!("writing the man page: {e}"))),

@@ -51,7 +51,7 @@ pub fn load(
         return load_simulated(args, topology, ui, progress);
     }
     if !args.filenames.is_empty() {
-        let mut loaded = load_inputs(&args.filenames, ui)?;
+        let mut loaded = load_inputs(&args.filenames, args.max_input_size, ui)?;
         // Read as if applied first (docs/semantics.md "Files are read as applied").
         let namespace = match namespace_flag {
             Some(ns) => ns.to_string(),

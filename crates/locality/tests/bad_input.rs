@@ -38,6 +38,18 @@ const CASES: &[Case] = &[
     Case { name: "binary garbage", file: "g.json", content: b"\x00\x01\x02\xff\xfe garbage", expect: "g.json" },
     Case { name: "empty file", file: "empty.yaml", content: b"", expect: "empty.yaml" },
     Case {
+        name: "an empty List",
+        file: "none.json",
+        content: b"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[]}",
+        expect: "no objects",
+    },
+    Case {
+        name: "only kinds locality does not read",
+        file: "cm.yaml",
+        content: b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\ndata: {a: b}\n",
+        expect: "only 1 ConfigMap",
+    },
+    Case {
         name: "selector not a map",
         file: "sel.yaml",
         content: b"apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: n}\nspec:\n  selector: [app]\n  ports: [{port: 80}]\n",
@@ -108,4 +120,60 @@ fn empty_stdin_is_an_input_error() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("-"));
+}
+
+/// `-f /dev/zero`: an endless stream of bytes that are not JSON or YAML fails at once, not
+/// after reading it all.
+#[test]
+fn an_endless_binary_stream_fails_at_once() {
+    Command::cargo_bin("locality")
+        .unwrap()
+        .args(["matrix", "-f", "/dev/zero"])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/dev/zero").and(predicate::str::contains("binary data")));
+}
+
+/// A stream larger than `--max-input-size` is an error naming the input.
+#[test]
+fn a_stream_over_the_size_limit_is_an_error_naming_it() {
+    let big = format!("# {}\n", "x".repeat(4096));
+    Command::cargo_bin("locality")
+        .unwrap()
+        .args(["matrix", "--max-input-size", "1KiB", "-f", "-"])
+        .write_stdin(big)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "-: larger than the input limit of 1024 bytes",
+        ));
+}
+
+/// A FIFO named like an input inside a directory is skipped with a warning instead of
+/// blocking the walk forever.
+#[test]
+fn a_fifo_in_an_input_directory_is_skipped_with_a_warning() {
+    let dir = std::env::temp_dir().join(format!("locality-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.join("stuck.json"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    std::fs::write(
+        dir.join("node.yaml"),
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",
+    )
+    .unwrap();
+    Command::cargo_bin("locality")
+        .unwrap()
+        .args(["matrix", "-f", dir.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("stuck.json").and(predicate::str::contains("not a regular file")));
+    let _ = std::fs::remove_dir_all(&dir);
 }

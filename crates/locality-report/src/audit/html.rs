@@ -362,8 +362,12 @@ pub fn write_html(report: &AuditReport, grid: Option<&Grid>, out: &mut dyn Write
     let _ = writeln!(h, "<p class=\"muted\">{}</p>", escape(&context_line(report)));
     let _ = writeln!(
         h,
-        "<p class=\"totals\"><span>{} findings</span><span class=\"sev sev-error\">{} error</span> <span class=\"sev sev-warning\">{} warning</span> <span class=\"sev sev-info\">{} info</span></p>",
-        report.totals.findings, report.totals.error, report.totals.warning, report.totals.info
+        "<p class=\"totals\"><span>{} finding{}</span><span class=\"sev sev-error\">{} error</span> <span class=\"sev sev-warning\">{} warning</span> <span class=\"sev sev-info\">{} info</span></p>",
+        report.totals.findings,
+        if report.totals.findings == 1 { "" } else { "s" },
+        report.totals.error,
+        report.totals.warning,
+        report.totals.info
     );
     findings(&mut h, report);
     match grid {
