@@ -33,7 +33,7 @@ pub fn load_inputs(paths: &[PathBuf], max_input_size: Option<u64>, ui: &Ui) -> R
             format!("only {}", kinds.join(", "))
         };
         return Err(CliError::usage(format!(
-            "{}: {found}; locality reads Nodes, Pods, Services, EndpointSlices, workloads and Namespaces (a `kubectl get nodes,pods,services,endpointslices -A -o json` dump)",
+            "{}: {found}; locality reads Nodes, Pods, Services, EndpointSlices, Endpoints, workloads and Namespaces (a `kubectl get nodes,pods,services,endpointslices -A -o json` dump)",
             loaded.files.join(", ")
         )));
     }
