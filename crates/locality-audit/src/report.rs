@@ -222,7 +222,7 @@ pub struct ServiceSummary {
     pub traffic_distribution: Option<String>,
     /// The topology annotation value (deprecated key first), if set.
     pub topology_mode: Option<String>,
-    /// `EndpointSlices` or `derived`.
+    /// `EndpointSlices`, `derived` or `mirrored`.
     pub endpoint_source: &'static str,
     /// Number of nodes.
     pub nodes: usize,

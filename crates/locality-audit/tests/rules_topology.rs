@@ -376,3 +376,39 @@ fn loc018_not_for_explicit_cluster_policy_on_headless() {
     state.services[0].internal_traffic_policy = Some(TrafficPolicy::Cluster);
     none(&run(&state), RuleId::Loc018);
 }
+
+/// A selector-less Service asking for `topology-mode: Auto` whose slices are mirrored from an
+/// Endpoints object: the mirroring controller writes no hints, and LOC009 says so.
+#[test]
+fn loc009_names_mirroring_when_the_slices_are_mirrored() {
+    let mut state = zoned(None, &[]);
+    let svc = &mut state.services[0];
+    svc.selector = None;
+    svc.meta
+        .annotations
+        .insert(ANNOTATION_TOPOLOGY_MODE.into(), "Auto".into());
+    let node_names: Vec<String> = state.nodes.iter().map(|n| n.meta.name.clone()).collect();
+    let address = |i: usize| EndpointAddress {
+        ip: format!("10.9.0.{}", i + 1),
+        hostname: None,
+        node_name: Some(node_names[i].clone()),
+        target_ref: None,
+        target_uid: String::new(),
+    };
+    state.endpoints.push(Endpoints {
+        meta: meta("app", &state.services[0].meta.name.clone()),
+        subsets: vec![EndpointSubset {
+            addresses: (0..6).map(address).collect(),
+            not_ready_addresses: vec![],
+            ports: vec![EndpointsPort {
+                name: "http".into(),
+                port: 8080,
+                protocol: Protocol::TCP,
+            }],
+        }],
+    });
+    let r = run(&state);
+    let f = one(&r, RuleId::Loc009);
+    assert!(f.message.contains("mirrored"), "{}", f.message);
+    assert!(f.fix.contains("selector"), "{}", f.fix);
+}

@@ -528,6 +528,10 @@ fn loc020(ctx: &mut Ctx<'_, '_>, svc: &Service, entry: &PortEntry<'_>, ls: &Loca
         .nodes(picked)
         .slices(&slices)
         .message(msg)
-        .fix("set endpoints[].nodeName in the hand-made (or mirrored) EndpointSlices, or use the Cluster policy for this Service");
+        .fix(if entry.endpoint_source == EndpointSource::Mirrored {
+            "set subsets[].addresses[].nodeName in the Endpoints object (its slices are mirrored from it), or use the Cluster policy for this Service"
+        } else {
+            "set endpoints[].nodeName in the hand-made EndpointSlices, or use the Cluster policy for this Service"
+        });
     ctx.push(b);
 }

@@ -253,7 +253,17 @@ fn loc009(ctx: &mut Ctx<'_, '_>, v: &SvcView<'_, '_>) {
         .clone()
         .next()
         .is_some_and(|p| ctx.m.ports[p].endpoint_source == EndpointSource::Derived);
-    let reason: Option<String> = if !ctx.cp.topology_aware_hints {
+    let mirrored = v
+        .ports
+        .clone()
+        .next()
+        .is_some_and(|p| ctx.m.ports[p].endpoint_source == EndpointSource::Mirrored);
+    let reason: Option<String> = if mirrored {
+        Some(
+            "its EndpointSlices are mirrored from an Endpoints object (a selector-less Service), and the mirroring controller writes no hints"
+                .to_string(),
+        )
+    } else if !ctx.cp.topology_aware_hints {
         Some(format!(
             "the control plane ({}) does not enable TopologyAwareHints by default (1.24+)",
             ctx.cp.version
@@ -280,7 +290,9 @@ fn loc009(ctx: &mut Ctx<'_, '_>, v: &SvcView<'_, '_>) {
     };
     let (reason, fix) = match reason {
         Some(r) => {
-            let fix = if r.contains("Insufficient number of endpoints") || r.contains("overload threshold") {
+            let fix = if mirrored {
+                "give the Service a selector (so the EndpointSlice controller writes hinted slices), or write the hints yourself in EndpointSlices you manage"
+            } else if r.contains("Insufficient number of endpoints") || r.contains("overload threshold") {
                 "run more endpoints (at least one per zone, in proportion to the zones' CPU), or use trafficDistribution: PreferSameZone (no safeguards)"
             } else if r.contains("zone") || r.contains("Node information") {
                 "give every node a topology.kubernetes.io/zone label and allocatable CPU"
