@@ -16,7 +16,6 @@ use crate::endpointslice;
 use crate::endpointslice::mirroring::{self, NotMirrored, SkippedAddress};
 use crate::objects::{ClusterState, EndpointSlice, Endpoints, Node, Pod, Service};
 use crate::proxy::duplicates::{self, DuplicateEndpoint};
-use crate::proxy::verdict::{Reason, not_proxied};
 use crate::proxy::{
     CategorizeIndex, CategorizedEndpoints, CategorySignature, Confidence, Destination, ProxyEndpoint,
     ProxyMode, ProxyNode, Route, RouteQuery, ServicePortInfo, Source, TraceStep, VerdictKind,
@@ -494,7 +493,12 @@ impl<'s> Matrix<'s> {
         for source in Source::ALL {
             for &destination in &entry.destinations {
                 if windows {
-                    let route = not_proxied(source, destination, Reason::WindowsNode);
+                    let q = RouteQuery {
+                        source,
+                        destination,
+                        mode: ProxyMode::Iptables,
+                    };
+                    let route = crate::proxy::winkernel::route(info, cat, entry.endpoints.len(), q);
                     routes.push(MatrixRoute { route, by_mode: None });
                     continue;
                 }

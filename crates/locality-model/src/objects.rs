@@ -249,7 +249,8 @@ impl Node {
             .map(String::as_str)
             .filter(|z| !z.is_empty())
     }
-    /// True for nodes labelled `kubernetes.io/os=windows` (kube-proxy `kernelspace`, not modelled).
+    /// True for nodes labelled `kubernetes.io/os=windows` (kube-proxy `winkernel`, modelled with
+    /// inferred confidence: [`crate::proxy::winkernel`]).
     pub fn is_windows(&self) -> bool {
         self.meta.labels.get(LABEL_OS).is_some_and(|os| os == "windows")
     }

@@ -683,3 +683,27 @@ mod endpoints_mirroring {
         );
     }
 }
+
+/// Windows nodes run kube-proxy winkernel (`pkg/proxy/winkernel/proxier.go`): the same
+/// endpoint selection, inferred; since 1.27 (upstream PR #114407) no ClusterIP load balancer
+/// without a local endpoint under internalTrafficPolicy: Local — a drop, never "not proxied".
+#[test]
+fn winkernel_windows_nodes_are_modelled_with_inferred_confidence() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/windows.yaml");
+    let doc: Value =
+        serde_json::from_str(&run_ok(&["matrix", "-f", path.to_str().unwrap(), "-o", "json"])).unwrap();
+    let win = namespaced_route(&doc, "mon", "agent", "win", "clusterIP");
+    assert_eq!(
+        (&win["verdict"], &win["confidence"]),
+        (&"deliver".into(), &"inferred".into()),
+        "{win}"
+    );
+    let empty = namespaced_route(&doc, "mon", "agent", "win-empty", "clusterIP");
+    assert_eq!(
+        (&empty["verdict"], &empty["confidence"]),
+        (&"drop".into(), &"inferred".into()),
+        "{empty}"
+    );
+    let lin = namespaced_route(&doc, "mon", "agent", "lin", "clusterIP");
+    assert_eq!(lin["confidence"], "upstream-test", "{lin}");
+}

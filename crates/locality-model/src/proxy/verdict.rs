@@ -110,7 +110,7 @@ pub enum VerdictKind {
     Drop,
     /// Rejected: connection refused (TCP) or ICMP port unreachable (UDP).
     Reject,
-    /// kube-proxy writes no rule (headless, ExternalName, Windows node).
+    /// kube-proxy writes no rule (headless, ExternalName, excluded by its informers).
     NotProxied,
 }
 
@@ -178,8 +178,6 @@ pub enum Reason {
     /// Labelled `service.kubernetes.io/headless` though it has a cluster IP: kube-proxy's
     /// informers never deliver it.
     HeadlessLabel,
-    /// Windows node (kube-proxy `kernelspace`, not modelled).
-    WindowsNode,
 }
 
 impl Reason {
@@ -202,7 +200,6 @@ impl Reason {
             Reason::ExternalName => "external-name",
             Reason::ServiceProxyName => "service-proxy-name",
             Reason::HeadlessLabel => "headless-label",
-            Reason::WindowsNode => "windows-node",
         }
     }
 }
@@ -292,7 +289,8 @@ pub struct RouteQuery {
     pub mode: ProxyMode,
 }
 
-/// The verdict of a headless / ExternalName Service or of a Windows node.
+/// The verdict of a Service kube-proxy does not program (headless, ExternalName, excluded by
+/// its informers).
 pub fn not_proxied(source: Source, destination: Destination, reason: Reason) -> Route {
     let detail = match reason {
         Reason::Headless => {
@@ -305,7 +303,7 @@ pub fn not_proxied(source: Source, destination: Destination, reason: Reason) -> 
         Reason::HeadlessLabel => {
             "the Service is labelled service.kubernetes.io/headless: kube-proxy's informers exclude it and write no rules for its cluster IP"
         }
-        _ => "the node runs Windows: kube-proxy's kernelspace mode is not modelled",
+        _ => "kube-proxy writes no rules for this Service",
     };
     Route {
         source,
