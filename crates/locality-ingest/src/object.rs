@@ -245,7 +245,7 @@ impl Field {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(field_identifier, rename_all = "camelCase")]
 enum ObjKey {
     ApiVersion,
@@ -260,6 +260,25 @@ enum ObjKey {
     Subsets,
     #[serde(other)]
     Other,
+}
+
+impl ObjKey {
+    /// The JSON name, for errors (`None` for keys not read).
+    fn name(self) -> Option<&'static str> {
+        Some(match self {
+            ObjKey::ApiVersion => "apiVersion",
+            ObjKey::Kind => "kind",
+            ObjKey::Metadata => "metadata",
+            ObjKey::Items => "items",
+            ObjKey::Spec => "spec",
+            ObjKey::Status => "status",
+            ObjKey::AddressType => "addressType",
+            ObjKey::Endpoints => "endpoints",
+            ObjKey::Ports => "ports",
+            ObjKey::Subsets => "subsets",
+            ObjKey::Other => return None,
+        })
+    }
 }
 
 /// A decoded top-level field (transient: moved once into [`Parts`]).
@@ -677,7 +696,17 @@ impl<'de, B: Buffer<'de>> Visitor<'de> for ObjectSeed<'_, '_, '_, B> {
 
 impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
     fn read<A: MapAccess<'de>>(&self, map: &mut A, st: &mut ObjState<'de, B>) -> Result<(), A::Error> {
+        // A field given twice is ambiguous: the API server's strict decoding rejects it
+        // (`duplicate field "kind"`), and so does this reader, instead of keeping the last.
+        let mut seen: u16 = 0;
         while let Some(key) = map.next_key::<ObjKey>()? {
+            if let Some(name) = key.name() {
+                let bit = 1u16 << (key as u16);
+                if seen & bit != 0 {
+                    return Err(self.fail(name, format!("duplicate field {name:?}")));
+                }
+                seen |= bit;
+            }
             let field = match key {
                 ObjKey::ApiVersion => {
                     st.api_version = Some(map.next_value::<wire::Str<'de>>()?.0);

@@ -50,6 +50,12 @@ const CASES: &[Case] = &[
         expect: "only 1 ConfigMap",
     },
     Case {
+        name: "kind given twice",
+        file: "twice.json",
+        content: b"{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}",
+        expect: "duplicate field \"kind\"",
+    },
+    Case {
         name: "selector not a map",
         file: "sel.yaml",
         content: b"apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: n}\nspec:\n  selector: [app]\n  ports: [{port: 80}]\n",
