@@ -273,9 +273,10 @@ pub struct ExplainArgs {
     /// A client pod (NAME or NAMESPACE/NAME): its node is used.
     #[arg(long, value_name = "POD")]
     pub pod: Option<String>,
-    /// Where the connection starts.
-    #[arg(long, value_enum, default_value = "pod")]
-    pub source: SourceArg,
+    /// Where the connection starts [default: pod; host for a hostNetwork --pod, whose
+    /// traffic leaves from the node itself].
+    #[arg(long, value_enum)]
+    pub source: Option<SourceArg>,
     /// What the client connects to.
     #[arg(long = "dest", value_enum, default_value = "clusterIP")]
     pub destination: DestArg,

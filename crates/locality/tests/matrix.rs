@@ -707,3 +707,30 @@ fn winkernel_windows_nodes_are_modelled_with_inferred_confidence() {
     let lin = namespaced_route(&doc, "mon", "agent", "lin", "clusterIP");
     assert_eq!(lin["confidence"], "upstream-test", "{lin}");
 }
+
+/// `explain --pod` of a hostNetwork pod traces node-originated traffic (ITP still applies).
+#[test]
+fn explain_a_host_network_pod_traces_the_nodes_own_traffic() {
+    let dir = std::env::temp_dir().join(format!("locality-hostnet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("in.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n---\n\
+apiVersion: v1\nkind: Service\nmetadata: {name: agent, namespace: mon}\nspec:\n  clusterIP: 10.96.0.40\n  internalTrafficPolicy: Local\n  ports: [{name: http, port: 80, protocol: TCP}]\n---\n\
+apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: agent-1, namespace: mon, labels: {kubernetes.io/service-name: agent}}\naddressType: IPv4\nports: [{name: http, port: 8080, protocol: TCP}]\nendpoints:\n- addresses: [10.244.0.5]\n  nodeName: n1\n---\n\
+apiVersion: v1\nkind: Pod\nmetadata: {name: scraper, namespace: mon}\nspec:\n  nodeName: n2\n  hostNetwork: true\n  containers: [{name: c, image: x}]\n",
+    )
+    .unwrap();
+    let out = run_ok(&[
+        "explain",
+        "mon/agent",
+        "--pod",
+        "mon/scraper",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.contains("n2 itself (host network)"), "{out}");
+    assert!(out.contains("DROP"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -59,6 +59,8 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
         )));
     }
 
+    // A hostNetwork client pod sends from the node itself.
+    let mut host_network = false;
     let node_name = match (&args.node, &args.pod) {
         (Some(node), _) => node.clone(),
         (None, Some(pod)) => {
@@ -83,6 +85,7 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
                     "Pod {pns}/{pname} is not scheduled to a node"
                 )));
             }
+            host_network = p.spec.host_network;
             p.spec.node_name.clone()
         }
         (None, None) => return Err(CliError::usage("give --node NAME or --pod NAME")),
@@ -127,9 +130,17 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
         FamilyArg::IPv6 => IpFamily::IPv6,
     });
     let source = match args.source {
-        SourceArg::Pod => Source::Pod,
-        SourceArg::Host => Source::Host,
-        SourceArg::External => Source::External,
+        Some(SourceArg::Pod) => Source::Pod,
+        Some(SourceArg::Host) => Source::Host,
+        Some(SourceArg::External) => Source::External,
+        None if host_network => {
+            ui.note(&format!(
+                "{} is a hostNetwork pod: its traffic is the node's own (--source host)",
+                args.pod.as_deref().unwrap_or_default()
+            ));
+            Source::Host
+        }
+        None => Source::Pod,
     };
     let destination = match args.destination {
         DestArg::ClusterIp => Destination::ClusterIp,
