@@ -431,6 +431,14 @@ pub(crate) fn map_sim_error(t: &Target, name: &str, e: SimError) -> ApiError {
         ),
         SimError::Store(StoreError::Invalid(m)) => ApiError::invalid(r.kind_name, r.group, name, &m),
         SimError::Store(StoreError::Gone { .. }) => ApiError::gone(e.to_string()),
+        SimError::Store(StoreError::NamespaceTerminating(ns)) => ApiError::custom(
+            403,
+            "Forbidden",
+            format!(
+                "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                r.plural
+            ),
+        ),
         other => ApiError::invalid(r.kind_name, r.group, name, &other.to_string()),
     }
 }

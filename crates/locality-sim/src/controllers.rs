@@ -37,6 +37,8 @@ impl Engine {
     /// One pass of every simulated controller over the store's new events.
     pub(crate) fn reconcile(&mut self) {
         self.reconcile_pending = false;
+        // Terminating Namespaces whose last object is gone.
+        self.finish_namespaces();
         let events = match self.store.events_since(self.controller_cursor) {
             Ok(e) => e.to_vec(),
             Err(_) => Vec::new(),

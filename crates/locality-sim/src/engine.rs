@@ -298,8 +298,12 @@ impl Engine {
             if key.namespace.is_empty() {
                 return Err(StoreError::Invalid(format!("{key}: a namespace is required")).into());
             }
-            if self.store.get(&ns).is_none_or(|s| s.deletion.is_some()) {
-                return Err(StoreError::NotFound(ns).into());
+            match self.store.get(&ns) {
+                None => return Err(StoreError::NotFound(ns).into()),
+                Some(s) if s.deletion.is_some() => {
+                    return Err(StoreError::NamespaceTerminating(key.namespace.clone()).into());
+                }
+                Some(_) => {}
             }
         }
         match &mut object {
@@ -341,7 +345,8 @@ impl Engine {
     /// Pod, `Some(0)` removes it from the store at once (a force delete: the kubelet forgets it
     /// and frees its IPs), `Some(n)` starts a graceful deletion whose process is killed at
     /// most `n` s after SIGTERM (a later, shorter grace period shortens a pending one), `None`
-    /// uses the pod's `terminationGracePeriodSeconds`. Other kinds ignore the grace period.
+    /// uses the pod's `terminationGracePeriodSeconds`. A Namespace takes everything in it
+    /// along (`crate::namespaces`). Other kinds ignore the grace period.
     pub fn delete_with(
         &mut self,
         key: &ObjectKey,
@@ -350,6 +355,8 @@ impl Engine {
         if key.kind == Kind::Pod && grace_period_seconds == Some(0) {
             self.store.remove(key, self.now)?;
             self.forget_pod(key);
+        } else if key.kind == Kind::Namespace {
+            self.delete_namespace(key)?;
         } else if key.kind == Kind::Pod {
             self.store.mark_deleting(key, self.now)?;
             if let Some(grace) = grace_period_seconds {

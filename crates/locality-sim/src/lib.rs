@@ -33,6 +33,7 @@ pub mod engine;
 pub mod informer;
 pub mod kubelet;
 pub mod kubeproxy;
+mod namespaces;
 pub mod nodelifecycle;
 pub mod objects;
 pub mod rng;

@@ -86,6 +86,9 @@ pub enum StoreError {
     /// 422 Invalid.
     #[error("simulated API: invalid object: {0}")]
     Invalid(String),
+    /// 403 Forbidden: a create in a Namespace being deleted (NamespaceLifecycle admission).
+    #[error("simulated API: unable to create new content in namespace {0} because it is being terminated")]
+    NamespaceTerminating(String),
     /// 410 Gone (a watch from a compacted resourceVersion).
     #[error("simulated API: resourceVersion {given} is too old (oldest available is {oldest})")]
     Gone {

@@ -110,3 +110,52 @@ fn delete_without_a_grace_period_is_unchanged() {
     e.run_until(t0 + 21_000);
     assert!(e.get(&web_a()).is_none());
 }
+
+/// Deleting a Namespace (the namespace controller and NamespaceLifecycle admission): it is
+/// Terminating, refuses new content, its Service goes at once, its pods terminate gracefully,
+/// and it is removed once empty.
+#[test]
+fn deleting_a_namespace_deletes_its_contents_then_itself() {
+    let mut e = engine();
+    e.create(builders::namespace("shop")).unwrap();
+    let mut behaviour = netexec_behaviour(8080);
+    behaviour.shutdown_delay_seconds = 10;
+    behaviour.termination_grace_period_seconds = 30;
+    e.create(builders::pod(
+        "shop",
+        "cart",
+        labels(&[("app", "cart")]),
+        vec![container_port("http", 8080)],
+        Some("node-a"),
+        behaviour,
+    ))
+    .unwrap();
+    let svc = builders::service(
+        "shop",
+        "cart",
+        labels(&[("app", "cart")]),
+        80,
+        locality_model::objects::TargetPort::Number(8080),
+    );
+    e.create(Object::Service(svc)).unwrap();
+    e.run_for(10_000);
+    let ns = ObjectKey::new(Kind::Namespace, "", "shop");
+    e.delete(&ns).unwrap();
+    assert!(e.store().get(&ns).unwrap().deletion.is_some(), "Terminating");
+    assert!(e.get(&ObjectKey::new(Kind::Service, "shop", "cart")).is_none());
+    let pod = ObjectKey::new(Kind::Pod, "shop", "cart");
+    assert!(
+        e.store().get(&pod).unwrap().deletion.is_some(),
+        "the pod terminates gracefully"
+    );
+    let refused = e.create(builders::client_pod("shop", "late", "node-a"));
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|err| err.to_string().contains("being terminated")),
+        "{refused:?}"
+    );
+    e.run_for(60_000);
+    assert!(e.get(&pod).is_none(), "the pod is gone");
+    assert!(e.store().get(&ns).is_none(), "the namespace is gone once empty");
+}
