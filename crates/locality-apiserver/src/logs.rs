@@ -548,7 +548,8 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// (instants before the simulated epoch are 0).
 pub(crate) fn parse_rfc3339(s: &str) -> Option<Millis> {
     let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+    // ASCII only: every index below is then a character boundary (no slicing panic).
+    if !s.is_ascii() || b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
         return None;
     }
     let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
@@ -634,7 +635,21 @@ pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) ->
         )));
     }
     let now = sim.engine.now();
-    let mut since = q.get("sinceTime").and_then(parse_rfc3339);
+    // Invalid parameters are a 400 with a Status, as the API server's query decoding answers.
+    let mut since = match q.get("sinceTime") {
+        Some(t) => Some(
+            parse_rfc3339(t)
+                .ok_or_else(|| ApiError::bad_request(format!("sinceTime: {t:?} is not an RFC 3339 time")))?,
+        ),
+        None => None,
+    };
+    if let Some(s) = q.get("sinceSeconds")
+        && s.parse::<u64>().is_err()
+    {
+        return Err(ApiError::bad_request(format!(
+            "sinceSeconds: {s:?} is not a non-negative integer"
+        )));
+    }
     if let Some(s) = q.get("sinceSeconds").and_then(|s| s.parse::<u64>().ok()) {
         since = Some(since.unwrap_or(0).max(now.saturating_sub(s * 1000)));
     }

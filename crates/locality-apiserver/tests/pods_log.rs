@@ -177,6 +177,16 @@ fn probe_loops_log_responders_and_curl_codes() {
         "2025-01-01T00:00:00.000000000Z".len(),
         "{first_line}"
     );
+    // Bad parameters are a 400, never a panic: a non-ASCII sinceTime once sliced a `&str`
+    // inside a character.
+    for bad in [
+        "?sinceTime=2025-01-01T00:00:00%C3%A90:00",
+        "?sinceTime=yesterday",
+        "?sinceSeconds=-5",
+    ] {
+        let (code, body) = log(&r, "probe-a", bad);
+        assert_eq!(code, 400, "{bad}: {body}");
+    }
     let since = "2025-01-01T00:00:14Z";
     let filtered = log(&r, "probe-a", &format!("?timestamps=true&sinceTime={since}")).1;
     assert!(!filtered.is_empty());
