@@ -36,19 +36,8 @@ fn versioned_kubectl(version: &str) -> PathBuf {
     bin
 }
 
-fn run(bin: &PathBuf, r: &Running, args: &[&str]) -> Out {
-    let out = Command::new(bin)
-        .arg("--kubeconfig")
-        .arg(r.kubeconfig_path())
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run kubectl");
-    Out {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn run(bin: &std::path::Path, r: &Running, args: &[&str]) -> Out {
+    common::kubectl_bin(bin, r, args)
 }
 
 #[test]

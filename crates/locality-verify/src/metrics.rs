@@ -26,6 +26,7 @@ use crate::error::VerifyError;
 use crate::expect::{Expected, Query, for_route};
 use crate::fixture;
 use crate::judge::Status;
+use crate::lag::Unsynced;
 use crate::ledger::Evidence;
 use crate::probing::matrix_config;
 use crate::record::{CaseRecord, describe, record};
@@ -210,34 +211,42 @@ impl Reader<'_, '_> {
     }
 }
 
-/// What the case's Service contributes to the gauge: its drop once the Service is deleted and
-/// N3's kube-proxy has synced after the deletion. `Err`: why that could not be told.
+/// What the case's Service contributes to the gauge, once N3's kube-proxy has synced past the
+/// case's change (a late kube-proxy is lag, never a wrong count): its drop once the Service is
+/// deleted and N3 has synced after the deletion. `Err`: why that could not be told.
 async fn share_of_service(
     env: &Env<'_>,
     reader: &mut Reader<'_, '_>,
     case: &str,
     group: &str,
+    lag_prefix: &str,
     evidence: &mut Evidence,
-) -> Result<Result<f64, String>, VerifyError> {
+) -> Result<Result<f64, Unsynced>, VerifyError> {
+    let node = reader.node.clone();
+    if let Some(u) = crate::lag::gate(env, &node, group, group, lag_prefix, evidence).await? {
+        return Ok(Err(u));
+    }
+    let unknown = |why: String| Unsynced { why, over: None };
     let mut texts = Vec::new();
     let before = match reader.until(evidence, &mut texts, |_| true).await? {
         Ok(v) => v,
-        Err(why) => return Ok(Err(why)),
+        Err(why) => return Ok(Err(unknown(why))),
     };
     let Some(since) = reader.read_at else {
-        return Ok(Err("the metrics read has no time (the curl pod's end)".into()));
+        return Ok(Err(unknown(
+            "the metrics read has no time (the curl pod's end)".into(),
+        )));
     };
     let Env { cluster, ns, .. } = *env;
     cluster
         .delete(&format!("/api/v1/namespaces/{ns}/services/{group}"))
         .await?;
-    let node = reader.node.clone();
     if let Some(u) = crate::lag::gate_since(env, &node, since, "m-del", evidence).await? {
-        return Ok(Err(format!("after deleting the Service: {}", u.why)));
+        return Ok(Err(unknown(format!("after deleting the Service: {}", u.why))));
     }
     let after = match reader.until(evidence, &mut texts, |_| true).await? {
         Ok(v) => v,
-        Err(why) => return Ok(Err(why)),
+        Err(why) => return Ok(Err(unknown(why))),
     };
     if let Some(t) = texts.last() {
         evidence.case_file(case, "metrics-4-service-deleted.txt", t)?;
@@ -384,19 +393,14 @@ pub(crate) async fn metrics_case(
     let mode_name = mode.map_or("unknown mode", ProxyMode::as_str);
     if counted != want {
         // A kube-proxy that has not synced since the change is late, not wrong.
-        if let Some(u) = crate::lag::gate(env, &n3, group, group, "m-lag", evidence).await? {
-            r.status = Status::Incomplete;
-            r.why = u.why;
-            r.lag_over_limit = u.over;
-            return Ok(r);
-        }
         // The gauge counts every Service of the node: what this one contributes is told by
         // deleting it (other Services may have moved the gauge since the baseline).
-        let share = match share_of_service(env, &mut reader, c.id, group, evidence).await? {
+        let share = match share_of_service(env, &mut reader, c.id, group, "m-lag", evidence).await? {
             Ok(v) => v,
-            Err(why) => {
+            Err(u) => {
                 r.status = Status::Incomplete;
-                r.why = why;
+                r.why = u.why;
+                r.lag_over_limit = u.over;
                 return Ok(r);
             }
         };
@@ -447,17 +451,12 @@ pub(crate) async fn metrics_case(
         evidence.case_file(c.id, "metrics-3-local-endpoint.txt", t)?;
     }
     if local != baseline {
-        if let Some(u) = crate::lag::gate(env, &n3, group, group, "m-lag2", evidence).await? {
-            r.status = Status::Incomplete;
-            r.why = u.why;
-            r.lag_over_limit = u.over;
-            return Ok(r);
-        }
-        let share = match share_of_service(env, &mut reader, c.id, group, evidence).await? {
+        let share = match share_of_service(env, &mut reader, c.id, group, "m-lag2", evidence).await? {
             Ok(v) => v,
-            Err(why) => {
+            Err(u) => {
                 r.status = Status::Incomplete;
-                r.why = why;
+                r.why = u.why;
+                r.lag_over_limit = u.over;
                 return Ok(r);
             }
         };

@@ -38,11 +38,29 @@ fn matrix_json(file: &str, extra: &[&str]) -> Value {
 
 /// Finds the route of `node` for `source`→`destination` in the first service entry matching `name`.
 fn route<'a>(doc: &'a Value, name: &str, family: &str, node: &str, source: &str, dest: &str) -> &'a Value {
+    find_route(
+        doc,
+        |s| s["name"] == name && s["ipFamily"] == family,
+        node,
+        source,
+        dest,
+    )
+    .unwrap_or_else(|| panic!("route {name} {family} {node} {source}->{dest}"))
+}
+
+/// The route of `node` for `source`→`destination` in the first service entry `svc` accepts.
+fn find_route<'a>(
+    doc: &'a Value,
+    svc: impl Fn(&Value) -> bool,
+    node: &str,
+    source: &str,
+    dest: &str,
+) -> Option<&'a Value> {
     doc["services"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["name"] == name && s["ipFamily"] == family)
+        .find(|s| svc(s))
         .and_then(|s| s["nodes"].as_array().unwrap().iter().find(|n| n["node"] == node))
         .and_then(|n| {
             n["routes"]
@@ -51,7 +69,6 @@ fn route<'a>(doc: &'a Value, name: &str, family: &str, node: &str, source: &str,
                 .iter()
                 .find(|r| r["source"] == source && r["destination"] == dest)
         })
-        .unwrap_or_else(|| panic!("route {name} {family} {node} {source}->{dest}"))
 }
 
 #[test]
@@ -385,20 +402,14 @@ fn as_applied(extra: &[&str], kubeconfig: Option<&std::path::Path>) -> Value {
 }
 
 fn namespaced_route<'a>(doc: &'a Value, ns: &str, name: &str, node: &str, dest: &str) -> &'a Value {
-    doc["services"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["namespace"] == ns && s["name"] == name)
-        .and_then(|s| s["nodes"].as_array().unwrap().iter().find(|n| n["node"] == node))
-        .and_then(|n| {
-            n["routes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|r| r["source"] == "pod" && r["destination"] == dest)
-        })
-        .unwrap_or_else(|| panic!("route {ns}/{name} {node} pod->{dest} in {doc}"))
+    find_route(
+        doc,
+        |s| s["namespace"] == ns && s["name"] == name,
+        node,
+        "pod",
+        dest,
+    )
+    .unwrap_or_else(|| panic!("route {ns}/{name} {node} pod->{dest} in {doc}"))
 }
 
 /// `SetDefaults_EndpointPort` (pkg/apis/discovery/v1/defaults.go): a slice port without name

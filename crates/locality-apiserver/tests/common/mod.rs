@@ -60,7 +60,13 @@ pub struct Out {
 
 /// Runs the real kubectl against the server.
 pub fn kubectl(r: &Running, args: &[&str]) -> Out {
-    let out = Command::new("kubectl")
+    kubectl_bin(std::path::Path::new("kubectl"), r, args)
+}
+
+/// Runs the kubectl binary `bin` (e.g. a versioned `kubectl.1.32`) against the server.
+#[allow(dead_code)] // not every test binary that includes the kit runs other versions
+pub fn kubectl_bin(bin: &std::path::Path, r: &Running, args: &[&str]) -> Out {
+    let out = Command::new(bin)
         .arg("--kubeconfig")
         .arg(r.kubeconfig_path())
         .args(args)

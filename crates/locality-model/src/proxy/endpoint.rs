@@ -195,7 +195,8 @@ pub fn endpoints_for_port<'a>(
     port: &ServicePort,
     family: IpFamily,
 ) -> PortEndpoints {
-    let mut by_key: HashMap<(IpAddr, u16), Vec<ProxyEndpoint>> = HashMap::new();
+    // The first copy of an address, and any further ones (allocated only for duplicates).
+    let mut by_key: HashMap<(IpAddr, u16), (ProxyEndpoint, Vec<ProxyEndpoint>)> = HashMap::new();
     for slice in slices {
         if slice.address_type.family() != Some(family) {
             continue;
@@ -227,18 +228,29 @@ pub fn endpoints_for_port<'a>(
                 zone: ep.zone.clone(),
                 target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
             };
-            by_key.entry((ip, number)).or_default().push(candidate);
+            match by_key.entry((ip, number)) {
+                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().1.push(candidate),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert((candidate, Vec::new()));
+                }
+            }
         }
     }
     let mut keys: Vec<(IpAddr, u16)> = by_key.keys().copied().collect();
     keys.sort_unstable();
     let mut out = PortEndpoints::default();
     for key in keys {
-        let mut copies = by_key.remove(&key).unwrap_or_default();
-        if copies.len() > 1 {
-            copies.sort_by(super::duplicates::canonical_order);
-            copies.dedup();
+        let Some((first, more)) = by_key.remove(&key) else {
+            continue;
+        };
+        if more.is_empty() {
+            out.endpoints.push(first);
+            continue;
         }
+        let mut copies = more;
+        copies.push(first);
+        copies.sort_by(super::duplicates::canonical_order);
+        copies.dedup();
         out.endpoints.push(copies[0].clone());
         if copies.len() > 1 {
             out.duplicates.push(super::duplicates::DuplicateEndpoint {
