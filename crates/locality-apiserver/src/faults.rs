@@ -64,7 +64,8 @@ pub struct Faults {
     pub fail_first: u64,
     /// Fraction of creates answered `409 Conflict` (`Operation cannot be fulfilled on …`).
     pub conflict_on_create: f64,
-    /// Wall-clock delay added before every answer.
+    /// Wall-clock delay added to every request: half before it is handled, half before its
+    /// answer leaves (what the client reads is already that old).
     pub latency: Duration,
     /// Fraction of resource requests whose connection is closed without any answer.
     pub drop_rate: f64,

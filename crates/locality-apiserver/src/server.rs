@@ -225,8 +225,11 @@ async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Resp
         }
     }
     let faults = &shared.injector.faults;
-    if !faults.latency.is_zero() {
-        tokio::time::sleep(faults.latency).await;
+    // A round trip: half the latency on the way in, half on the way out (so what a client
+    // reads is already that old when it arrives, as over a real network).
+    let half = faults.latency / 2;
+    if !half.is_zero() {
+        tokio::time::sleep(half).await;
     }
     let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
     let watch = Query::parse(req.uri().query()).flag("watch");
@@ -257,7 +260,11 @@ async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Resp
             }
         }
     }
-    Ok(handle(shared, req).await)
+    let answer = handle(Arc::clone(&shared), req).await;
+    if !half.is_zero() {
+        tokio::time::sleep(half).await;
+    }
+    Ok(answer)
 }
 
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {

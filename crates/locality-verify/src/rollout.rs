@@ -130,6 +130,49 @@ fn phase_of(list: &Value, old: &str, new: &str) -> Phase {
     }
 }
 
+/// N1's phases as the polls of its EndpointSlices saw them, on the cluster's clock.
+///
+/// Each poll lists the slices between two stamps: the previous poll's (taken before the list
+/// was sent) and its own (taken after the answer). A transition is therefore placed no later
+/// than the stamp after the first poll that shows the new phase, and no earlier than the
+/// stamp before the last poll that showed the previous one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Timeline {
+    /// Per phase seen: the stamp after the first poll that showed it, and the phase.
+    pub(crate) transitions: Vec<(u128, Phase)>,
+    /// Per transition: the stamp before the last poll that showed the previous phase.
+    pub(crate) seen_before: Vec<u128>,
+    /// The newest stamp: taken before the next poll's list.
+    stamp: u128,
+    /// The stamp before the latest poll showing the current phase.
+    current_from: u128,
+}
+
+impl Timeline {
+    /// A timeline whose first poll follows the cluster time `start` (`None`: unknown, 0).
+    pub(crate) fn new(start: Option<u128>) -> Self {
+        let stamp = start.unwrap_or(0);
+        Timeline {
+            stamp,
+            current_from: stamp,
+            ..Timeline::default()
+        }
+    }
+
+    /// One poll that showed `phase`, stamped `after` it (`None`: the stamp could not be
+    /// read; the poll is not placed on the clock).
+    pub(crate) fn observe(&mut self, phase: Phase, after: Option<u128>) {
+        let Some(after) = after else { return };
+        let before = self.stamp;
+        if self.transitions.last().is_none_or(|(_, last)| *last != phase) {
+            self.transitions.push((after, phase));
+            self.seen_before.push(self.current_from);
+        }
+        self.current_from = before;
+        self.stamp = self.stamp.max(after);
+    }
+}
+
 /// The phases in the order a rollout goes through them.
 const ORDER: [Phase; 4] = [
     Phase::OldReady,
@@ -162,18 +205,16 @@ fn unobserved(
     })
 }
 
-/// The judgement over the timeline: (status, why, measured lag in ms). `seen_before[i]` is
-/// the cluster time of the last observation before `transitions[i]` (the transition happened
-/// somewhere in between).
+/// The judgement over the timeline: (status, why, measured lag in ms).
 pub(crate) fn judge_timeline(
     policy: Policy,
-    transitions: &[(u128, Phase)],
-    seen_before: &[u128],
+    timeline: &Timeline,
     tries: &[Try],
     old: &str,
     new: &str,
     lag_ms: u128,
 ) -> (Status, String, u128) {
+    let (transitions, seen_before) = (&timeline.transitions[..], &timeline.seen_before[..]);
     if transitions.is_empty() || tries.is_empty() {
         return (
             Status::Incomplete,
@@ -461,29 +502,20 @@ pub(crate) async fn rollout_case(
             None
         })
     };
-    // Each poll: the phase and the cluster's time after it; a transition is placed between
-    // the last poll that showed the previous phase and the first that shows the new one.
-    let mut transitions: Vec<(u128, Phase)> = Vec::new();
-    let mut seen_before: Vec<u128> = Vec::new();
-    let mut last_seen = 0u128;
-    let mut observe = async |transitions: &mut Vec<(u128, Phase)>,
-                             seen_before: &mut Vec<u128>|
-           -> Result<Phase, VerifyError> {
+    // Each poll is bracketed by the cluster's time before its list (the previous poll's
+    // stamp) and after it: a stall between the list and its stamp can never make a phase
+    // look longer than it was.
+    let mut timeline = Timeline::new(cluster_now().await?);
+    let mut observe = async |timeline: &mut Timeline| -> Result<Phase, VerifyError> {
         let list = slices(cluster, ns, group).await?;
         let p = phase_of(&list, &old, &new);
-        if let Some(now) = cluster_now().await? {
-            if transitions.last().is_none_or(|(_, last)| *last != p) {
-                transitions.push((now, p));
-                seen_before.push(last_seen);
-            }
-            last_seen = now;
-        }
+        timeline.observe(p, cluster_now().await?);
         Ok(p)
     };
     // A baseline of tries before the rollout.
     let until = tokio::time::Instant::now() + opts.settle;
-    while tokio::time::Instant::now() < until || transitions.is_empty() {
-        observe(&mut transitions, &mut seen_before).await?;
+    while tokio::time::Instant::now() < until || timeline.transitions.is_empty() {
+        observe(&mut timeline).await?;
         tokio::time::sleep(poll).await;
         if tokio::time::Instant::now() > until + opts.pod_ready_timeout {
             break;
@@ -493,7 +525,7 @@ pub(crate) async fn rollout_case(
     let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
     // Until the old pod is gone.
     loop {
-        observe(&mut transitions, &mut seen_before).await?;
+        observe(&mut timeline).await?;
         if cluster.get(&format!("{}/{old}", pods_path(ns))).await?.is_none() {
             break;
         }
@@ -513,7 +545,7 @@ pub(crate) async fn rollout_case(
     let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
     let mut after: Option<tokio::time::Instant> = None;
     loop {
-        let p = observe(&mut transitions, &mut seen_before).await?;
+        let p = observe(&mut timeline).await?;
         if p == Phase::NewReady && after.is_none() {
             after = Some(tokio::time::Instant::now() + opts.settle);
         }
@@ -545,8 +577,7 @@ pub(crate) async fn rollout_case(
         itp_local: c.setup.itp_local,
         ipvs,
     };
-    let (status, why, measured) =
-        judge_timeline(policy, &transitions, &seen_before, &tries, &old, &new, lag_ms);
+    let (status, why, measured) = judge_timeline(policy, &timeline, &tries, &old, &new, lag_ms);
     if status == Status::Incomplete && measured > lag_ms {
         r.lag_over_limit = Some(crate::record::LagOverLimit {
             measured_ms: measured as u64,
@@ -562,7 +593,8 @@ pub(crate) async fn rollout_case(
             &new,
         ));
     }
-    let timeline: Vec<Value> = transitions
+    let phases: Vec<Value> = timeline
+        .transitions
         .iter()
         .map(|(at, p)| json!({"atUnixMs": at.to_string(), "phase": p}))
         .collect();
@@ -571,7 +603,7 @@ pub(crate) async fn rollout_case(
         "timeline.json",
         &format!(
             "{}\n",
-            serde_json::to_string_pretty(&json!({"transitions": timeline})).unwrap_or_default()
+            serde_json::to_string_pretty(&json!({"transitions": phases})).unwrap_or_default()
         ),
     )?;
     r.status = status;
@@ -603,6 +635,14 @@ mod tests {
         }
     }
 
+    fn tl(transitions: &[(u128, Phase)], seen_before: &[u128]) -> Timeline {
+        Timeline {
+            transitions: transitions.to_vec(),
+            seen_before: seen_before.to_vec(),
+            ..Timeline::default()
+        }
+    }
+
     fn answer(who: &str) -> Seen {
         Seen::Answer {
             responder: who.into(),
@@ -630,8 +670,7 @@ mod tests {
         let transitions = [(0, Phase::OldReady), (10_000, Phase::NewReady)];
         let (s, why, _) = judge_timeline(
             LOCAL,
-            &transitions,
-            &[0, 5_000],
+            &tl(&transitions, &[0, 5_000]),
             &correct_e_a(),
             "old",
             "new",
@@ -641,8 +680,7 @@ mod tests {
         // Had the polls seen OldReady until 10 s, the drops would be a violation.
         let (s, _, _) = judge_timeline(
             LOCAL,
-            &transitions,
-            &[0, 10_000],
+            &tl(&transitions, &[0, 10_000]),
             &correct_e_a(),
             "old",
             "new",
@@ -661,8 +699,7 @@ mod tests {
         let tries: Vec<Try> = (0..120u128).map(|i| t(i * 100, Seen::Timeout)).collect();
         let (s, why, _) = judge_timeline(
             LOCAL,
-            &transitions,
-            &[0, 5_900, 8_900],
+            &tl(&transitions, &[0, 5_900, 8_900]),
             &tries,
             "old",
             "new",
@@ -692,8 +729,7 @@ mod tests {
             .collect();
         let (s, why, measured) = judge_timeline(
             LOCAL,
-            &transitions,
-            &[0, 5_900, 8_900],
+            &tl(&transitions, &[0, 5_900, 8_900]),
             &tries,
             "old",
             "new",
@@ -706,8 +742,7 @@ mod tests {
         remote[150].seen = answer("remote");
         let (s, _, _) = judge_timeline(
             LOCAL,
-            &transitions,
-            &[0, 5_900, 8_900],
+            &tl(&transitions, &[0, 5_900, 8_900]),
             &remote,
             "old",
             "new",
@@ -733,8 +768,7 @@ mod tests {
         };
         let (s, why, _) = judge_timeline(
             ipvs,
-            &transitions,
-            &[0, 5_900, 8_900],
+            &tl(&transitions, &[0, 5_900, 8_900]),
             &tries,
             "old",
             "new",
@@ -743,13 +777,49 @@ mod tests {
         assert_eq!(s, Status::Pass, "{why}");
         let (s, _, _) = judge_timeline(
             LOCAL,
-            &transitions,
-            &[0, 5_900, 8_900],
+            &tl(&transitions, &[0, 5_900, 8_900]),
             &tries,
             "old",
             "new",
             1_000,
         );
         assert_eq!(s, Status::Fail);
+    }
+
+    #[test]
+    fn a_stall_between_a_list_and_its_stamp_does_not_stretch_the_phase_it_showed() {
+        // The old backend answers until 6 s, N1 has no endpoint until 10 s, the new backend
+        // answers from 10 s. The fourth poll lists the slices at 9.5 s (NoLocal) but its stamp
+        // is read only at 20 s (the tool stalled in between); the fifth shows NewReady.
+        let mut timeline = Timeline::new(Some(0));
+        for (phase, after) in [
+            (Phase::OldReady, 1_000),
+            (Phase::OldReady, 5_000),
+            (Phase::NoLocal, 7_000),
+            (Phase::NoLocal, 20_000),
+            (Phase::NewReady, 21_000),
+        ] {
+            timeline.observe(phase, Some(after));
+        }
+        // NewReady began after the list that came after the 7 s stamp.
+        assert_eq!(timeline.seen_before.last(), Some(&7_000));
+        let tries: Vec<Try> = (0..250u128)
+            .map(|i| {
+                let ms = i * 100;
+                let seen = match ms {
+                    0..6_000 => answer("old"),
+                    6_000..10_000 => Seen::Timeout,
+                    _ => answer("new"),
+                };
+                t(ms, seen)
+            })
+            .collect();
+        let (s, why, _) = judge_timeline(LOCAL, &timeline, &tries, "old", "new", 1_000);
+        assert_ne!(s, Status::Fail, "{why}");
+        // A poll whose stamp could not be read is not placed on the clock.
+        let mut unstamped = Timeline::new(Some(0));
+        unstamped.observe(Phase::OldReady, Some(1_000));
+        unstamped.observe(Phase::NoLocal, None);
+        assert_eq!(unstamped.transitions, vec![(1_000, Phase::OldReady)]);
     }
 }
