@@ -506,7 +506,7 @@ pub(crate) async fn rollout_case(
     // stamp) and after it: a stall between the list and its stamp can never make a phase
     // look longer than it was.
     let mut timeline = Timeline::new(cluster_now().await?);
-    let mut observe = async |timeline: &mut Timeline| -> Result<Phase, VerifyError> {
+    let observe = async |timeline: &mut Timeline| -> Result<Phase, VerifyError> {
         let list = slices(cluster, ns, group).await?;
         let p = phase_of(&list, &old, &new);
         timeline.observe(p, cluster_now().await?);
