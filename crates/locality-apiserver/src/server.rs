@@ -224,13 +224,22 @@ async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Resp
             log.push((req.method().to_string(), req.uri().to_string()));
         }
     }
-    let faults = &shared.injector.faults;
     // A round trip: half the latency on the way in, half on the way out (so what a client
     // reads is already that old when it arrives, as over a real network).
-    let half = faults.latency / 2;
+    let half = shared.injector.faults.latency / 2;
     if !half.is_zero() {
         tokio::time::sleep(half).await;
     }
+    let answer = faulted(shared, req).await;
+    if !half.is_zero() {
+        tokio::time::sleep(half).await;
+    }
+    answer
+}
+
+/// The injected fault's answer, else [`handle`]'s.
+async fn faulted(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
+    let faults = &shared.injector.faults;
     let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
     let watch = Query::parse(req.uri().query()).flag("watch");
     if let Some(verb) = crate::faults::classify(req.method(), &segs, watch) {
@@ -260,11 +269,7 @@ async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Resp
             }
         }
     }
-    let answer = handle(Arc::clone(&shared), req).await;
-    if !half.is_zero() {
-        tokio::time::sleep(half).await;
-    }
-    Ok(answer)
+    Ok(handle(Arc::clone(&shared), req).await)
 }
 
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {

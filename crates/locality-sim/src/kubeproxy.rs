@@ -58,6 +58,10 @@ pub enum Fault {
     },
     /// kube-proxy's node name differs from the Node's: nothing is local, no zone is known.
     HostnameMismatch,
+    /// Never falls back to serving-terminating endpoints (KEP-1669), as kube-proxy before
+    /// 1.26 or with `ProxyTerminatingEndpoints=false`, or a replacement that lacks it: a
+    /// Local Service whose only local endpoint is terminating drops.
+    NoTerminatingFallback,
     /// Loses `fraction` of connections at random (seeded).
     Lossy {
         /// Fraction in `[0, 1]`.
@@ -92,7 +96,7 @@ impl Default for DataPlaneProfile {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown simulated data-plane profile {0:?}: expected kube-proxy[:iptables|nftables|ipvs], \
-     ignores-local-policy, stale-rules[:SECONDS], hostname-mismatch, lossy[:FRACTION] or other[:NAME]"
+     ignores-local-policy, stale-rules[:SECONDS], hostname-mismatch, no-terminating-fallback, lossy[:FRACTION] or other[:NAME]"
 )]
 pub struct ProfileError(pub String);
 
@@ -100,7 +104,7 @@ impl FromStr for DataPlaneProfile {
     type Err = ProfileError;
 
     /// `kube-proxy`, `kube-proxy:nftables`, `ipvs`, `ignores-local-policy`, `stale-rules:5`,
-    /// `hostname-mismatch`, `lossy:0.3`, `other:cilium`. A fault may name a mode after a `+`:
+    /// `hostname-mismatch`, `no-terminating-fallback`, `lossy:0.3`, `other:cilium`. A fault may name a mode after a `+`:
     /// `stale-rules:5+nftables`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ProfileError(s.to_string());
@@ -125,6 +129,7 @@ impl FromStr for DataPlaneProfile {
             ("iptables" | "nftables" | "ipvs", None) => profile.mode = parse_mode(name)?,
             ("ignores-local-policy", None) => profile.fault = Some(Fault::IgnoresLocalPolicy),
             ("hostname-mismatch", None) => profile.fault = Some(Fault::HostnameMismatch),
+            ("no-terminating-fallback", None) => profile.fault = Some(Fault::NoTerminatingFallback),
             ("stale-rules", a) => {
                 let secs: f64 = a.map_or(Ok(10.0), str::parse).map_err(|_| err())?;
                 if !(secs.is_finite() && secs >= 0.0) {
@@ -164,6 +169,7 @@ impl fmt::Display for DataPlaneProfile {
             None => return write!(f, "kube-proxy:{}", self.mode.as_str()),
             Some(Fault::IgnoresLocalPolicy) => f.write_str("ignores-local-policy")?,
             Some(Fault::HostnameMismatch) => f.write_str("hostname-mismatch")?,
+            Some(Fault::NoTerminatingFallback) => f.write_str("no-terminating-fallback")?,
             Some(Fault::StaleRules { late_ms }) => write!(f, "stale-rules:{}", *late_ms as f64 / 1000.0)?,
             Some(Fault::Lossy { fraction }) => write!(f, "lossy:{fraction}")?,
             Some(Fault::Other { name }) => write!(f, "other:{name}")?,
@@ -843,7 +849,8 @@ impl SimKubeProxy {
         uses_local: bool,
         hints_allowed: bool,
     ) -> Sets {
-        let fallback = self.features.terminating_fallback;
+        let fallback = self.features.terminating_fallback
+            && !matches!(self.profile.fault, Some(Fault::NoTerminatingFallback));
         let has_any = !index.ready.is_empty() || (fallback && !index.serving_terminating.is_empty());
         let cluster_set = || {
             let hinted = if hints_allowed { self.hinted(index) } else { None };

@@ -112,6 +112,10 @@ pub struct Setup {
     /// A client on each sampled node without a backend of the group ([`Client::EachNode`]
     /// without a DaemonSet).
     pub each_node: bool,
+    /// The DaemonSet's pods serve a long shutdown delay ([`crate::fixture::TERMINATING_DELAY_S`]);
+    /// once Ready they are orphaned and deleted, and the probes run while every endpoint is
+    /// serving-terminating (`Pt`).
+    pub terminating: bool,
 }
 
 /// The outcome a case declares.
@@ -189,6 +193,7 @@ const fn setup(group: &'static str) -> Setup {
         rollout: false,
         readyz: false,
         each_node: false,
+        terminating: false,
     }
 }
 
@@ -314,6 +319,24 @@ pub const CATALOGUE: &[Case] = &[
         client: Client::EachNode,
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
+        note: None,
+    },
+    Case {
+        id: "Pt",
+        control: false,
+        description: "internalTrafficPolicy: Local, a DaemonSet backend on every node, every pod deleted but still serving its shutdown delay; a client on each sampled node",
+        guarantee: "with internalTrafficPolicy: Local and only serving-terminating endpoints on the client's node, kube-proxy falls back to them (KEP-1669, GA in 1.28): every client is served by the terminating backend on its own node, and only by it. A node without the fallback drops every try",
+        docs: "https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/#terminating",
+        setup: Setup {
+            itp_local: true,
+            backends: NONE,
+            daemonset: true,
+            terminating: true,
+            ..setup("pt")
+        },
+        client: Client::EachNode,
+        dial: Dial::ClusterIp,
+        declared: Declared::OwnNode,
         note: None,
     },
     Case {

@@ -53,7 +53,7 @@ impl Decision {
 /// The cases an ACCEPT needs executed and PASS besides the controls: per node with and
 /// without a local endpoint (`P`, `Pn`, `C1`), the Local policy's own guarantees (`B1`, `C`,
 /// `D1`, `D2`) and a Service without endpoints (`F`).
-pub const CORE: &[&str] = &["P", "Pn", "C1", "B1", "C", "D1", "D2", "F"];
+pub const CORE: &[&str] = &["P", "Pt", "Pn", "C1", "B1", "C", "D1", "D2", "F"];
 
 /// A bounded repair the evidence supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

@@ -196,12 +196,23 @@ pub fn backend(ns: &str, run: &str, setup: &Setup, role: Role, node: &str, ready
     )
 }
 
+/// `Pt`'s shutdown delay (s of the cluster's clock): the window in which every endpoint is
+/// serving-terminating, long enough for the lag check and a probe from every node; the tool
+/// force-deletes the pods once probed.
+pub const TERMINATING_DELAY_S: u64 = 1800;
+
 /// A DaemonSet backend of `setup`'s group: the DaemonSet controller places one pod on every
 /// Linux node that fits (untainted; the tool adds no toleration), pinning each with the same
 /// `matchFields: metadata.name` affinity the tool uses.
 pub fn daemonset(ns: &str, run: &str, setup: &Setup) -> Value {
     let mut spec = netexec_spec(&backend_netexec(setup, true));
     spec["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
+    if setup.terminating {
+        spec["terminationGracePeriodSeconds"] = json!(TERMINATING_DELAY_S + 30);
+        if let Some(args) = spec["containers"][0]["args"].as_array_mut() {
+            args.push(json!(format!("--delay-shutdown={TERMINATING_DELAY_S}")));
+        }
+    }
     json!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",

@@ -55,6 +55,12 @@ pub(crate) async fn change_time(
         .into_iter()
         .collect();
     for p in pods["items"].as_array().into_iter().flatten() {
+        // A deletion: `deletionTimestamp` is the request's time plus the grace period, in
+        // whole seconds (the request came at most 1 s after that minus the grace).
+        if let Some(at) = p["metadata"]["deletionTimestamp"].as_str().and_then(unix_ms) {
+            let grace = p["metadata"]["deletionGracePeriodSeconds"].as_u64().unwrap_or(0);
+            times.push((at + 1000).saturating_sub(u128::from(grace) * 1000));
+        }
         for c in p["status"]["conditions"].as_array().into_iter().flatten() {
             if c["type"] == "Ready"
                 && let Some(t) = c["lastTransitionTime"].as_str().and_then(unix_ms)

@@ -63,8 +63,15 @@ pub(crate) fn declared_expectation(case: &Case, present: &Roles) -> Expected {
 }
 
 /// `OwnNode` for a client on `node`: delivered by the Ready pods of the group's workload on
-/// that node, as read back.
-pub(crate) fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, node: &str) -> Expected {
+/// that node, as read back; with `terminating` (`Pt`), by those being deleted (still Ready:
+/// serving their shutdown delay).
+pub(crate) fn own_node_expectation(
+    state: &ClusterState,
+    ns: &str,
+    group: &str,
+    node: &str,
+    terminating: bool,
+) -> Expected {
     let mut pods: Vec<String> = state
         .pods
         .iter()
@@ -72,7 +79,7 @@ pub(crate) fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, 
             p.meta.namespace == ns
                 && p.spec.node_name == node
                 && p.ready
-                && p.meta.deletion_timestamp.is_none()
+                && p.meta.deletion_timestamp.is_some() == terminating
                 && p.meta.labels.get("app").map(String::as_str) == Some(group)
         })
         .map(|p| p.meta.name.clone())
@@ -80,7 +87,10 @@ pub(crate) fn own_node_expectation(state: &ClusterState, ns: &str, group: &str, 
     pods.sort();
     if pods.is_empty() {
         return Expected::Unknown {
-            why: format!("no Ready pod of {group} on {node} in the state read back"),
+            why: format!(
+                "no {}Ready pod of {group} on {node} in the state read back",
+                if terminating { "terminating, " } else { "" }
+            ),
         };
     }
     Expected::Deliver { pods }
@@ -354,7 +364,7 @@ pub(crate) async fn each_node_case(
             reasons.push(reason);
         }
         let declared = if c.setup.daemonset {
-            own_node_expectation(snap, ns, group, node)
+            own_node_expectation(snap, ns, group, node, c.setup.terminating)
         } else {
             declared_expectation_in(c, env.roles, config.data_plane.modes() == [ProxyMode::Ipvs])
         };
@@ -426,6 +436,35 @@ pub(crate) async fn each_node_case(
         problems.join("; ")
     } + &lag_note;
     Ok(r)
+}
+
+/// `Pt`, once probed: the tries only count if every endpoint was still serving-terminating
+/// after them (else the shutdown window closed during the probes: INCOMPLETE); then the pods
+/// are force-deleted (grace 0) so the namespace goes without waiting for their delay.
+pub(crate) async fn close_terminating_window(
+    env: &Env<'_>,
+    setup: &crate::cases::Setup,
+    state: &GroupState,
+    r: &mut CaseRecord,
+) -> Result<(), VerifyError> {
+    let (cluster, ns, group) = (env.cluster, env.ns, setup.group);
+    let list = crate::env::slices(cluster, ns, group).await?;
+    if !crate::setup::all_serving_terminating(&list, state.terminating.len()) {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the backends' shutdown window closed during the probes (not every endpoint was still serving-terminating after them), not judged: {}",
+            r.why
+        );
+    }
+    for name in &state.terminating {
+        cluster
+            .delete(&format!(
+                "{}/{name}?gracePeriodSeconds=0",
+                crate::env::pods_path(ns)
+            ))
+            .await?;
+    }
+    Ok(())
 }
 
 /// A case with one client (a pod or a hostNetwork pod) dialling a cluster IP or a nodePort.

@@ -32,10 +32,24 @@ use crate::logs::{ProbeLoop, rate};
 use crate::probe::{Seen, Try};
 use crate::record::{CaseRecord, record};
 
-/// agnhost's `--delay-shutdown` of the old backend (s).
-pub const DELAY_SHUTDOWN_S: u64 = 3;
-/// The backends' grace period (s), above [`DELAY_SHUTDOWN_S`].
-pub const GRACE_S: u64 = 10;
+/// agnhost's `--delay-shutdown` of the old backend (s): an upper bound. The phase it makes
+/// (serving-terminating with tcpSocket readiness, no serving endpoint with `/readyz`) lasts
+/// until the tool has seen it settled for `2 × band` plus [`SETTLED_MARGIN_MS`] (then it
+/// deletes the old pod with grace 0), so what a data plane does in it is judged strictly,
+/// never excused as lag, however slowly the EndpointSlices can be polled: a data plane
+/// without the serving-terminating fallback cannot pass `E-a`.
+pub const DELAY_SHUTDOWN_S: u64 = 600;
+
+/// The backends' grace period (s): 10 s above [`DELAY_SHUTDOWN_S`].
+pub const GRACE_S: u64 = DELAY_SHUTDOWN_S + 10;
+
+/// How long past both bands the phase under test is held once seen (ms of the cluster's
+/// clock): at ≥ 10 tries per second, 15 tries judged strictly.
+const SETTLED_MARGIN_MS: u128 = 1_500;
+
+/// The fewest tries a case's phase under test must hold once settled (at 10 tries per
+/// second: one second).
+const MIN_SETTLED_TRIES: usize = 10;
 
 /// N1's endpoints as a slice shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -51,13 +65,39 @@ pub enum Phase {
     NewReady,
 }
 
-/// The rollout's traffic policy and the client node's proxy mode.
+/// The rollout's traffic policy, the client node's proxy mode and the phase the case tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Policy {
     /// `internalTrafficPolicy: Local` (else PreferSameNode).
     pub(crate) itp_local: bool,
     /// The client node's kube-proxy is in ipvs mode.
     pub(crate) ipvs: bool,
+    /// The phase the case exists for (`E-a`, `H3`: serving-terminating; `E-b`: no serving
+    /// endpoint): a PASS needs [`MIN_SETTLED_TRIES`] in it once settled (past the band after
+    /// its first sighting, before the band ahead of its end). `None`: none required.
+    pub(crate) tested: Option<Phase>,
+}
+
+/// The tries sent while `phase` surely held and kube-proxy had had the band to program it:
+/// from the stamp after its first sighting plus the band to the stamp before its last
+/// sighting minus the band.
+fn settled_tries(timeline: &Timeline, phase: Phase, tries: &[Try], lag_ms: u128) -> (usize, u128) {
+    let Some(i) = timeline.transitions.iter().position(|(_, p)| *p == phase) else {
+        return (0, 0);
+    };
+    let from = timeline.transitions[i].0;
+    let to = match timeline.seen_before.get(i + 1) {
+        Some(b) => *b,
+        // Never left: until the last try.
+        None => tries.last().map_or(from, |t| t.sent_ms),
+    };
+    let certain = to.saturating_sub(from);
+    let (lo, hi) = (from + lag_ms, to.saturating_sub(lag_ms));
+    let n = tries
+        .iter()
+        .filter(|t| lo <= t.sent_ms && t.sent_ms <= hi)
+        .count();
+    (n, certain)
 }
 
 /// What a try may show in a phase.
@@ -156,6 +196,15 @@ impl Timeline {
             stamp,
             current_from: stamp,
             ..Timeline::default()
+        }
+    }
+
+    /// How long `phase`, the current one, has surely held (ms): from the stamp after its
+    /// first sighting to the stamp before its latest. 0 when it is not the current phase.
+    pub(crate) fn held_ms(&self, phase: Phase) -> u128 {
+        match self.transitions.last() {
+            Some((at, p)) if *p == phase => self.current_from.saturating_sub(*at),
+            _ => 0,
         }
     }
 
@@ -355,6 +404,21 @@ pub(crate) fn judge_timeline(
             measured,
         );
     }
+    if let Some(phase) = policy.tested {
+        let (n, certain) = settled_tries(timeline, phase, tries, lag_ms);
+        if n < MIN_SETTLED_TRIES {
+            return (
+                Status::Incomplete,
+                format!(
+                    "the phase under test, {phase:?}, was not observed settled: {n} tries in it \
+                     past the band (certain for {certain} ms, the band takes {} ms; the \
+                     EndpointSlice polls were too slow), not judged: {summary}",
+                    2 * lag_ms
+                ),
+                measured,
+            );
+        }
+    }
     (Status::Pass, summary, measured)
 }
 
@@ -521,18 +585,33 @@ pub(crate) async fn rollout_case(
             break;
         }
     }
+    let tested = if !c.setup.itp_local || !c.setup.readyz {
+        Phase::OldServingTerminating
+    } else {
+        Phase::NoLocal
+    };
+    let lag_ms = opts.max_proxy_lag.as_millis();
     cluster.delete(&format!("{}/{old}", pods_path(ns))).await?;
-    let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
+    // The old pod serves its shutdown delay until the phase under test has been seen settled
+    // long enough; then it is deleted at once (grace 0).
+    let mut ended = false;
+    let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout + Duration::from_secs(GRACE_S);
     // Until the old pod is gone.
     loop {
         observe(&mut timeline).await?;
+        if !ended && timeline.held_ms(tested) >= 2 * lag_ms + SETTLED_MARGIN_MS {
+            cluster
+                .delete(&format!("{}/{old}?gracePeriodSeconds=0", pods_path(ns)))
+                .await?;
+            ended = true;
+        }
         if cluster.get(&format!("{}/{old}", pods_path(ns))).await?.is_none() {
             break;
         }
         if tokio::time::Instant::now() > deadline {
             r.status = Status::Incomplete;
             r.why = format!(
-                "the old backend {old} did not go within {:?}",
+                "the old backend {old} did not go within its grace period ({GRACE_S} s) and {:?}",
                 opts.pod_ready_timeout
             );
             return Ok(r);
@@ -566,7 +645,6 @@ pub(crate) async fn rollout_case(
     let _ = cluster
         .delete(&format!("{}/{}", pods_path(ns), probe.client))
         .await;
-    let lag_ms = opts.max_proxy_lag.as_millis();
     // The client node's mode, as its kube-proxy reported it.
     let ipvs = env
         .planes
@@ -576,6 +654,7 @@ pub(crate) async fn rollout_case(
     let policy = Policy {
         itp_local: c.setup.itp_local,
         ipvs,
+        tested: Some(tested),
     };
     let (status, why, measured) = judge_timeline(policy, &timeline, &tries, &old, &new, lag_ms);
     if status == Status::Incomplete && measured > lag_ms {
@@ -620,6 +699,7 @@ mod tests {
     const LOCAL: Policy = Policy {
         itp_local: true,
         ipvs: false,
+        tested: None,
     };
 
     fn t(ms: u128, seen: Seen) -> Try {
@@ -765,6 +845,7 @@ mod tests {
         let ipvs = Policy {
             itp_local: true,
             ipvs: true,
+            tested: None,
         };
         let (s, why, _) = judge_timeline(
             ipvs,
@@ -821,5 +902,51 @@ mod tests {
         unstamped.observe(Phase::OldReady, Some(1_000));
         unstamped.observe(Phase::NoLocal, None);
         assert_eq!(unstamped.transitions, vec![(1_000, Phase::OldReady)]);
+    }
+
+    #[test]
+    fn the_phase_under_test_must_be_seen_settled() {
+        // E-a: old answers until 5 s, serving-terminating until 25 s (old still answers),
+        // no local endpoint until 28 s, the new backend after. Polls every 500 ms.
+        let e_a = Policy {
+            tested: Some(Phase::OldServingTerminating),
+            ..LOCAL
+        };
+        let phase = |ms: u128| match ms {
+            0..5_000 => Phase::OldReady,
+            5_000..25_000 => Phase::OldServingTerminating,
+            25_000..28_000 => Phase::NoLocal,
+            _ => Phase::NewReady,
+        };
+        let timeline = |poll: u128| {
+            let mut tl = Timeline::new(Some(0));
+            for k in 1..(40_000 / poll) {
+                tl.observe(phase(k * poll - poll / 2), Some(k * poll));
+            }
+            tl
+        };
+        let tries = |fallback: bool| -> Vec<Try> {
+            (0..400u128)
+                .map(|i| {
+                    let ms = i * 100;
+                    let seen = match phase(ms) {
+                        Phase::OldReady => answer("old"),
+                        Phase::OldServingTerminating if fallback => answer("old"),
+                        Phase::OldServingTerminating | Phase::NoLocal => Seen::Timeout,
+                        Phase::NewReady => answer("new"),
+                    };
+                    t(ms, seen)
+                })
+                .collect()
+        };
+        let (s, why, _) = judge_timeline(e_a, &timeline(500), &tries(true), "old", "new", 5_000);
+        assert_eq!(s, Status::Pass, "{why}");
+        // A data plane without the fallback drops while the old pod still serves.
+        let (s, why, _) = judge_timeline(e_a, &timeline(500), &tries(false), "old", "new", 5_000);
+        assert_eq!(s, Status::Fail, "{why}");
+        // Polls too slow to see the phase settled: not judged, never a PASS.
+        let (s, why, _) = judge_timeline(e_a, &timeline(8_000), &tries(true), "old", "new", 5_000);
+        assert_eq!(s, Status::Incomplete, "{why}");
+        assert!(why.contains("OldServingTerminating"), "{why}");
     }
 }

@@ -327,7 +327,7 @@ async fn run_cases(
         // Pn: every probed node's kube-proxy must have synced past the group's change, read
         // as soon as the backends are Ready (before the settle).
         let mut lags = BTreeMap::new();
-        if setup.each_node
+        if (setup.each_node || setup.terminating)
             && let Some(since) = crate::lag::change_time(env, group, group).await?
         {
             let nodes: Vec<String> = state.node_clients.iter().map(|(n, _)| n.clone()).collect();
@@ -387,6 +387,9 @@ async fn run_cases(
             };
             if let Some(note) = c.note {
                 r.why = format!("{}; {note}", r.why);
+            }
+            if setup.terminating {
+                crate::probing::close_terminating_window(env, &setup, &state, &mut r).await?;
             }
             evidence.case(&r, &slices_now, &snap.state)?;
             on_case(&r);

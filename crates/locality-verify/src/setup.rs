@@ -284,6 +284,13 @@ pub(crate) async fn create_group(
             opts.pod_ready_timeout
         )));
     };
+    let mut terminating = Vec::new();
+    if setup.terminating {
+        match start_terminating(env, group).await? {
+            Ok(names) => terminating = names,
+            Err(why) => return Ok(Err(why)),
+        }
+    }
     if setup.delete_backends {
         for (name, _) in &pods {
             cluster.delete(&format!("{}/{name}", pods_path(ns))).await?;
@@ -306,7 +313,72 @@ pub(crate) async fn create_group(
         pods,
         ips,
         node_clients,
+        terminating,
     }))
+}
+
+/// `Pt`: orphans the DaemonSet's pods and deletes them, so each serves its shutdown delay;
+/// waits until the group's slices show every one serving-terminating.
+async fn start_terminating(env: &Env<'_>, group: &str) -> Result<Result<Vec<String>, String>, VerifyError> {
+    let Env {
+        opts, cluster, ns, ..
+    } = *env;
+    cluster
+        .delete(&format!(
+            "/apis/apps/v1/namespaces/{ns}/daemonsets/{group}?propagationPolicy=Orphan"
+        ))
+        .await?;
+    let names = group_pods(cluster, ns, group).await?;
+    for name in &names {
+        cluster.delete(&format!("{}/{name}", pods_path(ns))).await?;
+    }
+    let all = cluster
+        .wait_for(opts.pod_ready_timeout, Duration::from_millis(200), || async {
+            let list = crate::env::slices(cluster, ns, group).await?;
+            Ok(all_serving_terminating(&list, names.len()).then_some(()))
+        })
+        .await?;
+    Ok(match all {
+        Some(()) => Ok(names),
+        None => Err(format!(
+            "the {} deleted backends were not all serving-terminating within {:?}",
+            names.len(),
+            opts.pod_ready_timeout
+        )),
+    })
+}
+
+/// The names of the group's pods (label `app=<group>`).
+pub(crate) async fn group_pods(cluster: &Cluster, ns: &str, group: &str) -> Result<Vec<String>, VerifyError> {
+    let pods = cluster
+        .get(&format!("{}?labelSelector=app%3D{group}", pods_path(ns)))
+        .await?
+        .unwrap_or(Value::Null);
+    Ok(pods["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_string))
+        .collect())
+}
+
+/// Whether the slice list shows `n` endpoints (`n` > 0), each serving and terminating, none
+/// ready.
+pub(crate) fn all_serving_terminating(list: &Value, n: usize) -> bool {
+    let endpoints: Vec<&Value> = list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["endpoints"].as_array().into_iter().flatten())
+        .collect();
+    n > 0
+        && endpoints.len() == n
+        && endpoints.iter().all(|e| {
+            let c = &e["conditions"];
+            c["serving"] == Value::Bool(true)
+                && c["terminating"] == Value::Bool(true)
+                && c["ready"] != Value::Bool(true)
+        })
 }
 
 /// What a setup group created.
@@ -317,6 +389,8 @@ pub(crate) struct GroupState {
     pub(crate) ips: BTreeMap<String, String>,
     /// `P`: (sampled node, its client pod).
     pub(crate) node_clients: Vec<(String, String)>,
+    /// `Pt`: the DaemonSet pods deleted, serving their shutdown delay.
+    pub(crate) terminating: Vec<String>,
 }
 
 #[cfg(test)]

@@ -194,6 +194,18 @@ fn fault_matrix_a_node_ignoring_the_local_policy_is_never_accepted() {
     }
 }
 
+/// A node whose data plane never falls back to serving-terminating endpoints (KEP-1669) is
+/// caught wherever it is: `Pt` probes every node while its only local endpoint terminates.
+#[test]
+fn fault_matrix_a_node_without_the_terminating_fallback_is_never_accepted() {
+    for ((name, o), node) in on_each_node("no-terminating-fallback").into_iter().zip(NODES) {
+        assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
+        let pt = o.cases.iter().find(|c| c.id == "Pt").unwrap();
+        assert_eq!(pt.status, Status::Fail, "{}", summary(&name, &o));
+        assert!(pt.why.contains(node), "{}: {}", node, pt.why);
+    }
+}
+
 #[test]
 fn fault_matrix_a_hostname_mismatch_is_a_repair_naming_the_node() {
     for ((name, o), node) in on_each_node("hostname-mismatch").into_iter().zip(NODES) {
