@@ -506,6 +506,7 @@ impl<'a, 's> Ctx<'a, 's> {
                 message: String::new(),
                 fix: String::new(),
                 docs_url: rule.docs_url(),
+                suppression: None,
             },
         }
     }

@@ -26,6 +26,7 @@ pub mod rule;
 mod rules;
 pub mod schedule;
 mod shape;
+pub mod suppress;
 
 use std::collections::HashMap;
 
@@ -99,17 +100,9 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
         ))
     });
     findings.dedup();
-    let mut totals = Totals {
-        findings: findings.len(),
-        ..Totals::default()
-    };
+    let suppress_notes = suppress::apply(state, &mut findings);
     let mut per_service: HashMap<(&str, &str), usize> = HashMap::new();
-    for f in &findings {
-        match f.severity {
-            Severity::Error => totals.error += 1,
-            Severity::Warning => totals.warning += 1,
-            Severity::Info => totals.info += 1,
-        }
+    for f in findings.iter().filter(|f| f.suppression.is_none()) {
         *per_service
             .entry((f.service.namespace.as_str(), f.service.name.as_str()))
             .or_default() += 1;
@@ -121,13 +114,14 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
         DataPlane::Unknown => ("unknown", None, None),
     };
     let mut all_notes = notes;
+    all_notes.extend(suppress_notes);
     if assumed {
         all_notes.push(format!(
             "the input has no Nodes: audited on an assumed cluster of {} nodes; workloads' pods are spread one per node, zones interleaved",
             m.nodes.len()
         ));
     }
-    AuditReport {
+    let mut report = AuditReport {
         api_version: AuditReport::API_VERSION,
         kind: AuditReport::KIND,
         kubernetes_version: m.config.kube_version.to_string(),
@@ -143,11 +137,13 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
         client_node_count: ctx.clients_sorted.len(),
         rules: rules_run,
         skipped_rules: skipped.into_iter().filter(|s| options.selects(s.rule)).collect(),
-        totals,
+        totals: Totals::default(),
         findings,
         services,
         notes: all_notes,
-    }
+    };
+    report.recount();
+    report
 }
 
 fn summaries(

@@ -172,6 +172,10 @@ pub struct Finding {
     pub fix: String,
     /// The kubernetes.io page that states the guarantee.
     pub docs_url: &'static str,
+    /// Set when the finding is accepted on purpose (`locality.dev/ignore`): counted apart,
+    /// never failing `--fail-on`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppression: Option<crate::suppress::Suppression>,
 }
 
 /// A rule that did not run, and why.
@@ -262,11 +266,14 @@ pub struct AssumedShape {
     pub zones: Vec<String>,
 }
 
-/// Counts of findings per severity.
+/// Counts of findings per severity; suppressed findings are counted apart, in `suppressed`
+/// only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Totals {
-    /// Number of findings.
+    /// Number of findings not suppressed.
     pub findings: usize,
+    /// Number of suppressed findings.
+    pub suppressed: usize,
     /// Findings of severity error.
     pub error: usize,
     /// Findings of severity warning.
@@ -318,13 +325,42 @@ impl AuditReport {
     /// `kind` of the document.
     pub const KIND: &'static str = "AuditReport";
 
-    /// The most severe finding's severity, `None` without findings.
-    pub fn max_severity(&self) -> Option<Severity> {
-        self.findings.iter().map(|f| f.severity).min()
+    /// Recounts [`AuditReport::totals`] from the findings (after a caller filtered them).
+    pub fn recount(&mut self) {
+        let mut totals = Totals::default();
+        for f in &self.findings {
+            if f.suppression.is_some() {
+                totals.suppressed += 1;
+                continue;
+            }
+            totals.findings += 1;
+            match f.severity {
+                Severity::Error => totals.error += 1,
+                Severity::Warning => totals.warning += 1,
+                Severity::Info => totals.info += 1,
+            }
+        }
+        self.totals = totals;
     }
 
-    /// True when a finding at or above `threshold` exists (`--fail-on`: exit code 3).
+    /// The findings suppressed on purpose.
+    pub fn suppressed(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.suppression.is_some())
+    }
+
+    /// The findings not suppressed.
+    pub fn active(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.suppression.is_none())
+    }
+
+    /// The most severe unsuppressed finding's severity, `None` without one.
+    pub fn max_severity(&self) -> Option<Severity> {
+        self.active().map(|f| f.severity).min()
+    }
+
+    /// True when an unsuppressed finding at or above `threshold` exists (`--fail-on`: exit
+    /// code 3).
     pub fn fails_on(&self, threshold: Severity) -> bool {
-        self.findings.iter().any(|f| f.severity.at_least(threshold))
+        self.active().any(|f| f.severity.at_least(threshold))
     }
 }

@@ -82,12 +82,15 @@ pub use locate::locate;
 use object::{Ctx, Sink};
 
 /// The annotations ingest keeps (all others are skipped unread to save memory): the
-/// `Auto` topology mode and its deprecated predecessor, which the model reads, and the
-/// leader-election record, which keeps an Endpoints object from being mirrored.
+/// `Auto` topology mode and its deprecated predecessor, which the model reads, the
+/// leader-election record, which keeps an Endpoints object from being mirrored, and the
+/// audit's suppressions (`locality.dev/ignore` and its reason).
 pub const KEPT_ANNOTATIONS: &[&str] = &[
     ANNOTATION_TOPOLOGY_MODE,
     ANNOTATION_TOPOLOGY_AWARE_HINTS,
     ANNOTATION_LEADER_ELECTION,
+    locality_model::objects::ANNOTATION_LOCALITY_IGNORE,
+    locality_model::objects::ANNOTATION_LOCALITY_IGNORE_REASON,
 ];
 
 /// Limits for YAML input. Linear limits (events, nodes, scalar bytes) scale with the size

@@ -632,3 +632,126 @@ fn bad_inputs_exit_2_with_file_line_column() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+// ---------------------------------------------------------------- suppressions
+
+/// `telemetry-30-nodes.json` with `locality.dev/ignore` annotations: on the Service
+/// (`service`), and on a Namespace object added for its namespace (`namespace`).
+fn annotated_telemetry(tag: &str, service: Option<&str>, namespace: Option<&str>) -> PathBuf {
+    let text = std::fs::read_to_string(examples().join("telemetry-30-nodes.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let items = doc["items"].as_array_mut().unwrap();
+    if let Some(rules) = service {
+        let svc = items
+            .iter_mut()
+            .find(|i| i["kind"] == "Service" && i["metadata"]["name"] == "otel-agent")
+            .unwrap();
+        svc["metadata"]["annotations"] = serde_json::json!({
+            "locality.dev/ignore": rules,
+            "locality.dev/ignore-reason": "node agent; callers tolerate short outages"
+        });
+    }
+    if let Some(rules) = namespace {
+        items.push(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "telemetry", "annotations": {"locality.dev/ignore": rules}}
+        }));
+    }
+    let dir = temp_dir(tag);
+    let path = dir.join("telemetry.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    path
+}
+
+fn audit_exit(path: &Path, extra: &[&str]) -> (i32, String) {
+    let out = locality()
+        .arg("audit")
+        .arg("-f")
+        .arg(path)
+        .args(extra)
+        .output()
+        .unwrap();
+    // Words only: the table wraps at 80 columns.
+    let text = String::from_utf8_lossy(&out.stdout);
+    (
+        out.status.code().unwrap_or(-1),
+        text.split_whitespace().collect::<Vec<_>>().join(" "),
+    )
+}
+
+#[test]
+fn suppressed_findings_are_kept_marked_and_never_fail_the_run() {
+    // LOC003 and LOC004 accepted on the Service; the two LOC001 errors stay open.
+    let path = annotated_telemetry("suppress-service", Some("LOC003, LOC004"), None);
+    let (code, table) = audit_exit(&path, &["--fail-on", "warning"]);
+    assert_eq!(code, 3, "{table}");
+    assert!(
+        table.contains("2 findings (2 errors, 0 warnings, 0 info), 2 suppressed"),
+        "{table}"
+    );
+    assert!(table.contains("SUPPRESSED (2)"), "{table}");
+    assert!(
+        table.contains("Service telemetry/otel-agent annotation locality.dev/ignore: node agent"),
+        "{table}"
+    );
+    let (_, json) = audit_exit(&path, &["-o", "json"]);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["totals"]["suppressed"], 2);
+    assert_eq!(doc["totals"]["findings"], 2);
+    let kinds: Vec<(&str, bool)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["suppression"].is_object()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("LOC001", false),
+            ("LOC001", false),
+            ("LOC003", true),
+            ("LOC004", true)
+        ]
+    );
+    // SARIF: every result is there; the suppressed ones say so, with the reason.
+    let (_, sarif) = audit_exit(&path, &["-o", "sarif"]);
+    let doc: Value = serde_json::from_str(&sarif).unwrap();
+    assert_valid_sarif(&sarif_validator(), &doc, "suppressed SARIF");
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    let suppressed: Vec<&Value> = results
+        .iter()
+        .filter_map(|r| r["suppressions"].as_array())
+        .flatten()
+        .collect();
+    assert_eq!(suppressed.len(), 2, "{sarif}");
+    for s in suppressed {
+        assert_eq!(s["kind"], "inSource");
+        assert!(
+            s["justification"]
+                .as_str()
+                .unwrap()
+                .starts_with("node agent; callers tolerate short outages"),
+            "{s}"
+        );
+    }
+    // The Namespace accepts every rule: nothing open, the run passes even --fail-on info.
+    let all = annotated_telemetry("suppress-namespace", Some("LOC003,LOC004"), Some("*"));
+    let (code, table) = audit_exit(&all, &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{table}");
+    assert!(table.contains("No findings."), "{table}");
+    assert!(
+        table.contains("Namespace telemetry annotation locality.dev/ignore (no reason given)"),
+        "{table}"
+    );
+}
+
+#[test]
+fn an_ignore_annotation_naming_no_rule_is_noted() {
+    let path = annotated_telemetry("suppress-typo", Some("LOC04"), None);
+    let (code, table) = audit_exit(&path, &[]);
+    assert_eq!(code, 0, "{table}");
+    assert!(table.contains("names no rule: LOC04"), "{table}");
+    assert!(!table.contains("SUPPRESSED"), "{table}");
+}

@@ -21,6 +21,11 @@ pub const LABEL_MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
 pub const CONTROLLER_NAME: &str = "endpointslice-controller.k8s.io";
 /// Annotation `service.kubernetes.io/topology-mode` (current key for `Auto`).
 pub const ANNOTATION_TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
+/// Annotation `locality.dev/ignore` (this tool's own): the audit rules a Service or
+/// Namespace accepts on purpose (`"LOC004,LOC011"` or `"*"`).
+pub const ANNOTATION_LOCALITY_IGNORE: &str = "locality.dev/ignore";
+/// Annotation `locality.dev/ignore-reason` (this tool's own): why.
+pub const ANNOTATION_LOCALITY_IGNORE_REASON: &str = "locality.dev/ignore-reason";
 /// Deprecated annotation `service.kubernetes.io/topology-aware-hints`; wins when present.
 pub const ANNOTATION_TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
 /// Label naming the proxy that handles a Service (`service.kubernetes.io/service-proxy-name`):

@@ -153,7 +153,7 @@ impl Grid {
             });
         }
         let mut worst: HashMap<(&str, &str), Severity> = HashMap::new();
-        for f in &report.findings {
+        for f in report.active() {
             let e = worst
                 .entry((f.service.namespace.as_str(), f.service.name.as_str()))
                 .or_insert(f.severity);
@@ -461,15 +461,11 @@ fn finding_html(h: &mut String, f: &Finding) {
 
 fn findings(h: &mut String, report: &AuditReport) {
     let _ = writeln!(h, "<h2>Findings</h2>");
-    if report.findings.is_empty() {
+    if report.active().next().is_none() {
         let _ = writeln!(h, "<p>No findings.</p>");
     }
     for severity in Severity::ALL {
-        let list: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .collect();
+        let list: Vec<&Finding> = report.active().filter(|f| f.severity == severity).collect();
         if list.is_empty() {
             continue;
         }
@@ -483,6 +479,18 @@ fn findings(h: &mut String, report: &AuditReport) {
             finding_html(h, f);
         }
         let _ = writeln!(h, "</details>");
+    }
+    let suppressed = super::suppressed_lines(report);
+    if !suppressed.is_empty() {
+        let _ = writeln!(
+            h,
+            "<details>\n<summary><b>Suppressed ({})</b></summary>\n<ul>",
+            suppressed.len()
+        );
+        for l in &suppressed {
+            let _ = writeln!(h, "<li>{}</li>", escape(l));
+        }
+        let _ = writeln!(h, "</ul>\n</details>");
     }
 }
 

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use locality_audit::{AuditReport, Severity};
+use locality_audit::{AuditReport, Finding, Severity};
 
 use super::{
     context_line, is_notable, nodes_text, object_text, policy_text, port_family_text, port_text,
@@ -45,11 +45,12 @@ pub fn write_markdown(report: &AuditReport, out: &mut dyn Write) -> io::Result<(
     let _ = writeln!(md, "# Locality audit\n");
     let _ = writeln!(md, "**{}**  ", escape(&totals_text(report)));
     let _ = writeln!(md, "{}", escape(&context_line(report)));
-    if !report.findings.is_empty() {
+    let active: Vec<&Finding> = report.active().collect();
+    if !active.is_empty() {
         let _ = writeln!(md, "\n## Findings\n");
         let _ = writeln!(md, "| Severity | Rule | Service | Port | Nodes | Finding |");
         let _ = writeln!(md, "|---|---|---|---|---:|---|");
-        for (i, f) in report.findings.iter().enumerate() {
+        for (i, f) in active.iter().enumerate() {
             let _ = writeln!(
                 md,
                 "| {} | [{}]({}) | {} | {} | {} | [{}](#finding-{}) |",
@@ -63,7 +64,7 @@ pub fn write_markdown(report: &AuditReport, out: &mut dyn Write) -> io::Result<(
                 i + 1
             );
         }
-        for (i, f) in report.findings.iter().enumerate() {
+        for (i, f) in active.iter().enumerate() {
             let target = port_family_text(f);
             let _ = writeln!(
                 md,
@@ -99,6 +100,13 @@ pub fn write_markdown(report: &AuditReport, out: &mut dyn Write) -> io::Result<(
         }
     } else {
         let _ = writeln!(md, "\nNo findings.");
+    }
+    let suppressed = super::suppressed_lines(report);
+    if !suppressed.is_empty() {
+        let _ = writeln!(md, "\n## Suppressed ({})\n", suppressed.len());
+        for l in &suppressed {
+            let _ = writeln!(md, "- {}", escape(l));
+        }
     }
     let notable: Vec<_> = report.services.iter().filter(|s| is_notable(s)).collect();
     let _ = writeln!(md, "\n## Services\n");

@@ -104,9 +104,9 @@ pub(crate) fn context_line(r: &AuditReport) -> String {
     s
 }
 
-/// `2 findings (1 error, 1 warning, 0 info)`.
+/// `2 findings (1 error, 1 warning, 0 info)`, then `, 1 suppressed` when some are.
 pub(crate) fn totals_text(r: &AuditReport) -> String {
-    format!(
+    let mut s = format!(
         "{} finding{} ({} error{}, {} warning{}, {} info)",
         r.totals.findings,
         if r.totals.findings == 1 { "" } else { "s" },
@@ -115,7 +115,36 @@ pub(crate) fn totals_text(r: &AuditReport) -> String {
         r.totals.warning,
         if r.totals.warning == 1 { "" } else { "s" },
         r.totals.info
-    )
+    );
+    if r.totals.suppressed > 0 {
+        s.push_str(&format!(", {} suppressed", r.totals.suppressed));
+    }
+    s
+}
+
+/// One line per suppressed finding: `LOC004 default/web (port http/TCP): Service
+/// default/web annotation locality.dev/ignore: node agent` (the reason when given).
+pub(crate) fn suppressed_lines(r: &AuditReport) -> Vec<String> {
+    r.suppressed()
+        .filter_map(|f| {
+            let s = f.suppression.as_ref()?;
+            let target = port_family_text(f);
+            Some(format!(
+                "{} {}{}: {}{}",
+                f.rule.as_str(),
+                service_text(f),
+                if target.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {target}")
+                },
+                s.source,
+                s.justification
+                    .as_ref()
+                    .map_or_else(|| " (no reason given)".to_string(), |j| format!(": {j}"))
+            ))
+        })
+        .collect()
 }
 
 /// `ERRORS`, `WARNINGS`, `INFO`.

@@ -19,7 +19,7 @@ use locality_audit::{AuditReport, Finding, ObjectRef, RuleId, Severity, SourceLo
 use serde_sarif::sarif::{
     ArtifactLocation, Location, LogicalLocation, Message, MultiformatMessageString, PhysicalLocation,
     PropertyBag, Region, ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultLevel,
-    Run, Sarif, Tool, ToolComponent,
+    Run, Sarif, Suppression, Tool, ToolComponent,
 };
 
 use super::{nodes_text, object_text, port_family_text, service_text};
@@ -322,6 +322,18 @@ fn result(f: &Finding, locations: &Locations) -> SarifResult {
         .build();
     if !related.is_empty() {
         r.related_locations = Some(related);
+    }
+    if let Some(s) = &f.suppression {
+        let mut sup = Suppression::builder()
+            .kind(match s.kind {
+                locality_audit::suppress::SuppressionKind::InSource => "inSource",
+            })
+            .build();
+        sup.justification = Some(match &s.justification {
+            Some(j) => format!("{j} ({})", s.source),
+            None => s.source.clone(),
+        });
+        r.suppressions = Some(vec![sup]);
     }
     r
 }

@@ -29,11 +29,7 @@ pub fn write_table(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> 
         let _ = writeln!(text, "{l}");
     }
     for severity in Severity::ALL {
-        let findings: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .collect();
+        let findings: Vec<&Finding> = report.active().filter(|f| f.severity == severity).collect();
         if findings.is_empty() {
             continue;
         }
@@ -59,8 +55,18 @@ pub fn write_table(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> 
             finding(&mut text, f);
         }
     }
-    if report.findings.is_empty() {
+    if report.active().next().is_none() {
         let _ = writeln!(text, "\nNo findings.");
+    }
+    let suppressed = super::suppressed_lines(report);
+    if !suppressed.is_empty() {
+        let heading = format!("SUPPRESSED ({})", suppressed.len());
+        let _ = writeln!(text, "\n{heading}\n{}", "─".repeat(heading.chars().count()));
+        for l in &suppressed {
+            for w in wrap(l, WIDTH, "  ", "    ") {
+                let _ = writeln!(text, "{w}");
+            }
+        }
     }
     services(&mut text, report);
     if !report.skipped_rules.is_empty() {

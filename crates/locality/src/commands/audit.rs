@@ -119,11 +119,7 @@ fn restrict_namespace(
     }
     report.findings.retain(|f| f.service.namespace == namespace);
     report.services.retain(|s| s.service.namespace == namespace);
-    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
-    report.totals.error = count(Severity::Error);
-    report.totals.warning = count(Severity::Warning);
-    report.totals.info = count(Severity::Info);
-    report.totals.findings = report.findings.len();
+    report.recount();
     Ok(())
 }
 
@@ -244,7 +240,7 @@ pub fn run_on(
     });
     match threshold {
         Some(t) if report.fails_on(t) => {
-            let n = report.findings.iter().filter(|f| f.severity.at_least(t)).count();
+            let n = report.active().filter(|f| f.severity.at_least(t)).count();
             if !ui.quiet {
                 eprintln!("locality audit: {n} finding(s) at or above {t} (--fail-on {t}): exit code 3");
             }
