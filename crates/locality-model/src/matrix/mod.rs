@@ -391,15 +391,17 @@ impl<'s> Matrix<'s> {
         windows: bool,
     ) -> NodeRoutes {
         let info = self.info_for(entry, proxy);
-        let chosen: Vec<Vec<&ProxyEndpoint>> = entry
-            .duplicates
-            .iter()
-            .map(|d| duplicates::candidates(d, node.name, proxy))
-            .collect();
-        let mut endpoints = entry.endpoints.clone();
-        for (d, c) in entry.duplicates.iter().zip(&chosen) {
-            endpoints[d.index] = c[0].clone();
-        }
+        // One map order decides every duplicated address at once: only the combinations some
+        // order of the slices gives, the by-name order's first (duplicates::combinations).
+        let combos = duplicates::combinations(&entry.duplicates, node.name, proxy);
+        let with = |combo: &[usize]| {
+            let mut endpoints = entry.endpoints.clone();
+            for (d, &i) in entry.duplicates.iter().zip(combo) {
+                endpoints[d.index] = d.copies[i].clone();
+            }
+            endpoints
+        };
+        let endpoints = with(&combos[0]);
         let evaluate = |endpoints: &[ProxyEndpoint]| {
             let idx = CategorizeIndex::new(endpoints, &info, proxy);
             let cat = idx.categorize(node).into_owned();
@@ -413,28 +415,37 @@ impl<'s> Matrix<'s> {
                 r.route.trace.insert(0, note.clone());
             }
         }
-        // Where map order decides, one alternative copy at a time.
-        for (d, c) in entry.duplicates.iter().zip(&chosen) {
-            for alt in c.iter().skip(1) {
-                let mut other = endpoints.clone();
-                other[d.index] = (*alt).clone();
-                let (alt_routes, _) = evaluate(&other);
-                for (r, a) in routes.iter_mut().zip(alt_routes) {
-                    let same = a.route.verdict == r.route.verdict
-                        && a.route.reason == r.route.reason
-                        && a.route.endpoints == r.route.endpoints;
-                    if !same {
-                        r.route.confidence = Confidence::Inferred;
-                        r.route.trace.push(TraceStep::new(
-                            "possible-outcome",
-                            format!(
-                                "if kube-proxy keeps the copy of {alt} on {}: {} ({})",
-                                alt.node_name.as_deref().unwrap_or("no node"),
-                                a.route.verdict.as_str(),
-                                a.route.reason.as_str()
-                            ),
-                        ));
-                    }
+        // Where map order decides, every other combination some order gives.
+        for combo in combos.iter().skip(1) {
+            let (alt_routes, _) = evaluate(&with(combo));
+            let kept: Vec<String> = entry
+                .duplicates
+                .iter()
+                .zip(combo.iter().zip(&combos[0]))
+                .filter(|(_, (i, base))| i != base)
+                .map(|(d, (&i, _))| {
+                    let alt = &d.copies[i];
+                    format!("{alt} on {}", alt.node_name.as_deref().unwrap_or("no node"))
+                })
+                .collect();
+            for (r, a) in routes.iter_mut().zip(alt_routes) {
+                // The hint mode applied is part of the outcome too (the same endpoints can be
+                // reached with or without it).
+                let same = a.route.verdict == r.route.verdict
+                    && a.route.reason == r.route.reason
+                    && a.route.endpoints == r.route.endpoints
+                    && a.route.topology == r.route.topology;
+                if !same {
+                    r.route.confidence = Confidence::Inferred;
+                    r.route.trace.push(TraceStep::new(
+                        "possible-outcome",
+                        format!(
+                            "if kube-proxy keeps the copy of {}: {} ({})",
+                            kept.join(" and "),
+                            a.route.verdict.as_str(),
+                            a.route.reason.as_str()
+                        ),
+                    ));
                 }
             }
         }

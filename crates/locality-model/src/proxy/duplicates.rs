@@ -13,6 +13,12 @@
 //! therefore answers with the copies kube-proxy *may* keep ([`candidates`]): one when the rule
 //! decides, several when map order does; callers evaluate each and report every possible
 //! outcome.
+//!
+//! One map order decides every duplicated address of a port at once, so the copies kept for
+//! different addresses are not independent: [`combinations`] walks the slices involved in
+//! every order and yields only the combinations some order produces, the one of the slices
+//! walked by name first (found by the randomized differential test, issue #10: choosing each
+//! address's canonical copy on its own could report an outcome no map order gives).
 
 use std::cmp::Ordering;
 
@@ -26,6 +32,88 @@ pub struct DuplicateEndpoint {
     pub index: usize,
     /// Every distinct copy, in [`canonical_order`] (at least two).
     pub copies: Vec<ProxyEndpoint>,
+    /// For each copy, the names of the slices holding it (sorted).
+    pub slices: Vec<Vec<String>>,
+}
+
+/// The most slices [`combinations`] walks in every order (6! = 720 orders); past it, each
+/// address's copies are varied one at a time around the by-name order's combination.
+pub const MAX_ORDERED_SLICES: usize = 6;
+
+/// Which copy of `dup` kube-proxy keeps when it walks the slices in `order`
+/// (`endpointslicecache.go` `addEndpoints`: a copy met later overwrites the kept one only when
+/// `isLocal`, before 1.36, or `!terminating`, from 1.36). An index into `dup.copies`.
+fn kept_in_order(dup: &DuplicateEndpoint, order: &[&str], node: &str, features: &ProxyFeatures) -> usize {
+    let mut kept: Option<usize> = None;
+    for slice in order {
+        for (i, copy) in dup.copies.iter().enumerate() {
+            if !dup.slices[i].iter().any(|s| s == slice) {
+                continue;
+            }
+            let overwrite = if features.duplicates_non_terminating_win {
+                !copy.terminating
+            } else {
+                copy.is_local(node)
+            };
+            if kept.is_none() || overwrite {
+                kept = Some(i);
+            }
+        }
+    }
+    kept.unwrap_or(0)
+}
+
+/// The combinations of copies (one index into `copies` per entry of `dups`) kube-proxy on
+/// `node` may keep, distinct, the first being the one of the slices walked in name order.
+pub fn combinations(dups: &[DuplicateEndpoint], node: &str, features: &ProxyFeatures) -> Vec<Vec<usize>> {
+    let mut slices: Vec<&str> = dups
+        .iter()
+        .flat_map(|d| d.slices.iter().flatten().map(String::as_str))
+        .collect();
+    slices.sort_unstable();
+    slices.dedup();
+    let of_order = |order: &[&str]| -> Vec<usize> {
+        dups.iter()
+            .map(|d| kept_in_order(d, order, node, features))
+            .collect()
+    };
+    let mut out = vec![of_order(&slices)];
+    if slices.len() <= MAX_ORDERED_SLICES {
+        let mut order = slices.clone();
+        permute(&mut order, 0, &mut |o| {
+            let c = of_order(o);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        });
+    } else {
+        // Too many orders: each address's possible copies, one at a time.
+        let base = out[0].clone();
+        for (k, d) in dups.iter().enumerate() {
+            for alt in candidates(d, node, features) {
+                let i = d.copies.iter().position(|c| c == alt).unwrap_or(0);
+                let mut c = base.clone();
+                c[k] = i;
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Calls `f` with every permutation of `items[k..]` (recursive swaps).
+fn permute<'a>(items: &mut Vec<&'a str>, k: usize, f: &mut impl FnMut(&[&'a str])) {
+    if k + 1 >= items.len() {
+        f(items);
+        return;
+    }
+    for i in k..items.len() {
+        items.swap(k, i);
+        permute(items, k + 1, f);
+        items.swap(k, i);
+    }
 }
 
 /// A total order of copies that does not depend on input order: non-terminating first, then
@@ -112,7 +200,12 @@ mod tests {
     fn dup(copies: Vec<ProxyEndpoint>) -> DuplicateEndpoint {
         let mut copies = copies;
         copies.sort_by(canonical_order);
-        DuplicateEndpoint { index: 0, copies }
+        let slices = (0..copies.len()).map(|i| vec![format!("s{i}")]).collect();
+        DuplicateEndpoint {
+            index: 0,
+            copies,
+            slices,
+        }
     }
 
     /// Before PR #135593 (`!exists || isLocal`): a local copy wins, even a terminating one.
@@ -149,5 +242,47 @@ mod tests {
         let b = dup(vec![copy("c", false), copy("a", true), copy("b", false)]);
         assert_eq!(a, b);
         assert!(!a.copies[0].terminating);
+    }
+
+    /// Two addresses duplicated across the same slices: one map order decides both, so the
+    /// combinations are only those some order of the slices gives (issue #10). Before 1.36 on
+    /// a node with no copy, the first slice met wins for both addresses: (a, a) or (b, b),
+    /// never (a, b).
+    #[test]
+    fn one_map_order_decides_every_duplicated_address() {
+        let mk = |ip: &str, node: &str, ready: bool, slice: &str| {
+            let mut c = copy(node, false);
+            c.ip = ip.parse().unwrap();
+            c.ready = ready;
+            (c, slice.to_string())
+        };
+        let dup_of = |pairs: Vec<(ProxyEndpoint, String)>| {
+            let mut pairs = pairs;
+            pairs.sort_by(|a, b| canonical_order(&a.0, &b.0));
+            DuplicateEndpoint {
+                index: 0,
+                copies: pairs.iter().map(|p| p.0.clone()).collect(),
+                slices: pairs.iter().map(|p| vec![p.1.clone()]).collect(),
+            }
+        };
+        // Address 1: ready in slice y, not ready in x. Address 2: ready in x, not ready in y.
+        let d1 = dup_of(vec![
+            mk("10.0.0.1", "a", true, "y"),
+            mk("10.0.0.1", "b", false, "x"),
+        ]);
+        let d2 = dup_of(vec![
+            mk("10.0.0.2", "a", true, "x"),
+            mk("10.0.0.2", "b", false, "y"),
+        ]);
+        let f = ProxyFeatures::at(KubeVersion::new(1, 35));
+        let combos = combinations(&[d1.clone(), d2.clone()], "z", &f);
+        let ready: Vec<(bool, bool)> = combos
+            .iter()
+            .map(|c| (d1.copies[c[0]].ready, d2.copies[c[1]].ready))
+            .collect();
+        // Walking x first keeps x's copies (1 not ready, 2 ready); y first the others.
+        assert_eq!(ready, vec![(false, true), (true, false)]);
+        // Each copy on its own would allow (true, true): no order gives both ready copies.
+        assert!(!ready.contains(&(true, true)));
     }
 }

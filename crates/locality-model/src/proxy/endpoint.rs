@@ -195,8 +195,11 @@ pub fn endpoints_for_port<'a>(
     port: &ServicePort,
     family: IpFamily,
 ) -> PortEndpoints {
-    // The first copy of an address, and any further ones (allocated only for duplicates).
-    let mut by_key: HashMap<(IpAddr, u16), (ProxyEndpoint, Vec<ProxyEndpoint>)> = HashMap::new();
+    // The first copy of an address, and any further ones (allocated only for duplicates),
+    // each with the position of its slice in `names`.
+    type Copies = (ProxyEndpoint, usize, Vec<(ProxyEndpoint, usize)>);
+    let mut by_key: HashMap<(IpAddr, u16), Copies> = HashMap::new();
+    let mut names: Vec<&str> = Vec::new();
     for slice in slices {
         if slice.address_type.family() != Some(family) {
             continue;
@@ -211,6 +214,8 @@ pub fn endpoints_for_port<'a>(
         }) else {
             continue;
         };
+        let at = names.len();
+        names.push(&slice.meta.name);
         for ep in &slice.endpoints {
             let Some(ip) = ep.addresses.first().copied() else {
                 continue;
@@ -229,9 +234,9 @@ pub fn endpoints_for_port<'a>(
                 target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
             };
             match by_key.entry((ip, number)) {
-                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().1.push(candidate),
+                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().2.push((candidate, at)),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((candidate, Vec::new()));
+                    e.insert((candidate, at, Vec::new()));
                 }
             }
         }
@@ -240,22 +245,38 @@ pub fn endpoints_for_port<'a>(
     keys.sort_unstable();
     let mut out = PortEndpoints::default();
     for key in keys {
-        let Some((first, more)) = by_key.remove(&key) else {
+        let Some((first, first_at, more)) = by_key.remove(&key) else {
             continue;
         };
         if more.is_empty() {
             out.endpoints.push(first);
             continue;
         }
-        let mut copies = more;
-        copies.push(first);
-        copies.sort_by(super::duplicates::canonical_order);
-        copies.dedup();
+        let mut read = more;
+        read.push((first, first_at));
+        read.sort_by(|a, b| super::duplicates::canonical_order(&a.0, &b.0));
+        // Identical copies are one copy, found in several slices.
+        let mut copies: Vec<ProxyEndpoint> = Vec::new();
+        let mut in_slices: Vec<Vec<String>> = Vec::new();
+        for (copy, at) in read {
+            if copies.last() != Some(&copy) {
+                copies.push(copy);
+                in_slices.push(Vec::new());
+            }
+            if let Some(list) = in_slices.last_mut() {
+                list.push(names[at].to_string());
+            }
+        }
+        for list in &mut in_slices {
+            list.sort();
+            list.dedup();
+        }
         out.endpoints.push(copies[0].clone());
         if copies.len() > 1 {
             out.duplicates.push(super::duplicates::DuplicateEndpoint {
                 index: out.endpoints.len() - 1,
                 copies,
+                slices: in_slices,
             });
         }
     }
