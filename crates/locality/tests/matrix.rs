@@ -745,3 +745,8 @@ apiVersion: v1\nkind: Pod\nmetadata: {name: scraper, namespace: mon}\nspec:\n  n
     assert!(out.contains("DROP"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ----- Randomized differential test against an upstream-derived oracle (issue #10) -----
+
+#[path = "oracle/differential.rs"]
+mod differential;
