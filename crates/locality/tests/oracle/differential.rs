@@ -484,3 +484,61 @@ fn differential_pod_to_cluster_ip_agrees_with_the_upstream_derived_oracle() {
         );
     }
 }
+
+/// The two disagreements the generator found, pinned as fixed inputs (both fixed in
+/// locality-model, `proxy/duplicates.rs` `combinations` and `matrix` `routes_with_duplicates`):
+/// - `corr`: two addresses duplicated across slices `x` and `y`, the ready copy of each in a
+///   different slice. One map order decides both, so kube-proxy before 1.36 keeps one ready
+///   endpoint, never both (the model used to report both).
+/// - `hint`: one address twice on a remote node, one copy with node hints, one without: map
+///   order decides whether PreferSameNode applies (same endpoints): the route is `inferred`.
+#[test]
+fn differential_regressions_one_map_order_and_hint_modes() {
+    let ep = |ip: &str, node: &str, ready: bool, hint: Option<&str>| {
+        let mut e = json!({ "addresses": [ip], "nodeName": node, "conditions": { "ready": ready } });
+        if let Some(h) = hint {
+            e["hints"] = json!({ "forNodes": [{ "name": h }] });
+        }
+        e
+    };
+    let slice = |name: &str, svc: &str, eps: Vec<Value>| {
+        json!({
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": { "name": name, "labels": { "kubernetes.io/service-name": svc } },
+            "addressType": "IPv4", "ports": [{ "port": 8080 }], "endpoints": eps
+        })
+    };
+    let svc = |name: &str, ip: &str| {
+        json!({ "apiVersion": "v1", "kind": "Service", "metadata": { "name": name },
+                "spec": { "clusterIP": ip, "ports": [{ "port": 80 }] } })
+    };
+    let node = |name: &str| json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": name } });
+    let doc = json!({ "apiVersion": "v1", "kind": "List", "items": [
+        node("a"), node("b"), node("z"),
+        svc("corr", "10.96.0.10"),
+        slice("x", "corr", vec![ep("10.244.0.1", "a", false, None), ep("10.244.0.2", "a", true, None)]),
+        slice("y", "corr", vec![ep("10.244.0.1", "b", true, None), ep("10.244.0.2", "b", false, None)]),
+        svc("hint", "10.96.0.11"),
+        slice("h1", "hint", vec![ep("10.244.1.2", "gone", true, Some("z")), ep("10.244.1.3", "b", true, None)]),
+        slice("h2", "hint", vec![ep("10.244.1.3", "b", true, Some("z"))]),
+    ]});
+    let dir = std::env::temp_dir().join(format!("locality-differential-pinned-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("pinned.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    for version in VERSIONS {
+        let tool = run_tool(&file, version);
+        let oracle = run_oracle(std::slice::from_ref(&file), version);
+        if let Err(report) = compare(&tool, &oracle[file.to_str().unwrap()]) {
+            panic!("kube-proxy {version}, file {}:\n  {report}", file.display());
+        }
+        if version == "1.35" {
+            let routes = tool_routes(&tool);
+            let (corr, conf) = &routes["default/corr//TCP/80/IPv4"]["z"];
+            assert_eq!(corr["endpoints"].as_array().unwrap().len(), 1, "{corr}");
+            assert_eq!(conf, "inferred");
+            assert_eq!(routes["default/hint//TCP/80/IPv4"]["z"].1, "inferred");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
