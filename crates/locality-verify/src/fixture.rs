@@ -199,7 +199,7 @@ pub fn backend(ns: &str, run: &str, setup: &Setup, role: Role, node: &str, ready
 /// `Pt`'s shutdown delay (s of the cluster's clock): the window in which every endpoint is
 /// serving-terminating, long enough for the lag check and a probe from every node; the tool
 /// force-deletes the pods once probed.
-pub const TERMINATING_DELAY_S: u64 = 1800;
+pub const TERMINATING_DELAY_S: u64 = 3600;
 
 /// A DaemonSet backend of `setup`'s group: the DaemonSet controller places one pod on every
 /// Linux node that fits (untainted; the tool adds no toleration), pinning each with the same

@@ -38,7 +38,7 @@ use crate::record::{CaseRecord, record};
 /// deletes the old pod with grace 0), so what a data plane does in it is judged strictly,
 /// never excused as lag, however slowly the EndpointSlices can be polled: a data plane
 /// without the serving-terminating fallback cannot pass `E-a`.
-pub const DELAY_SHUTDOWN_S: u64 = 600;
+pub const DELAY_SHUTDOWN_S: u64 = 3600;
 
 /// The backends' grace period (s): 10 s above [`DELAY_SHUTDOWN_S`].
 pub const GRACE_S: u64 = DELAY_SHUTDOWN_S + 10;
@@ -594,12 +594,18 @@ pub(crate) async fn rollout_case(
     cluster.delete(&format!("{}/{old}", pods_path(ns))).await?;
     // The old pod serves its shutdown delay until the phase under test has been seen settled
     // long enough; then it is deleted at once (grace 0).
+    // Bounded: past `pod_ready_timeout` plus twice the band (wall clock) it is ended anyway
+    // (a phase never seen settled is then INCOMPLETE).
     let mut ended = false;
-    let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout + Duration::from_secs(GRACE_S);
+    let hold_until = tokio::time::Instant::now() + opts.pod_ready_timeout + 2 * opts.max_proxy_lag;
+    let deadline = hold_until + opts.pod_ready_timeout;
     // Until the old pod is gone.
     loop {
         observe(&mut timeline).await?;
-        if !ended && timeline.held_ms(tested) >= 2 * lag_ms + SETTLED_MARGIN_MS {
+        if !ended
+            && (timeline.held_ms(tested) >= 2 * lag_ms + SETTLED_MARGIN_MS
+                || tokio::time::Instant::now() > hold_until)
+        {
             cluster
                 .delete(&format!("{}/{old}?gracePeriodSeconds=0", pods_path(ns)))
                 .await?;
@@ -611,7 +617,7 @@ pub(crate) async fn rollout_case(
         if tokio::time::Instant::now() > deadline {
             r.status = Status::Incomplete;
             r.why = format!(
-                "the old backend {old} did not go within its grace period ({GRACE_S} s) and {:?}",
+                "the old backend {old} did not go within {:?} of its deletion with grace 0",
                 opts.pod_ready_timeout
             );
             return Ok(r);
