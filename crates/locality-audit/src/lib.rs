@@ -20,6 +20,7 @@
 //! [`AuditOptions::node_limit`]); the summary uses [`Matrix::summary`], whose cost is
 //! endpoints + ports × zones. Nothing iterates nodes × ports.
 
+pub mod config;
 mod context;
 pub mod report;
 pub mod rule;
@@ -89,6 +90,10 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
     });
 
     let mut findings = std::mem::take(&mut ctx.out);
+    // Annotations first (they win), then the configuration's severities and exemptions.
+    let mut suppress_notes = suppress::apply(state, &mut findings);
+    let today = options.today.unwrap_or(jiff::civil::Date::MAX);
+    suppress_notes.extend(config::apply(&options.config, today, state, &mut findings));
     findings.sort_by(|a, b| {
         (a.severity, a.rule, &a.service, &a.port, a.ip_family, &a.message).cmp(&(
             b.severity,
@@ -100,7 +105,6 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
         ))
     });
     findings.dedup();
-    let suppress_notes = suppress::apply(state, &mut findings);
     let mut per_service: HashMap<(&str, &str), usize> = HashMap::new();
     for f in findings.iter().filter(|f| f.suppression.is_none()) {
         *per_service

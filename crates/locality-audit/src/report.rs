@@ -44,6 +44,11 @@ pub struct AuditOptions {
     /// LOC011 fires when an endpoint's predicted share of requests is at least this many times
     /// the even share.
     pub concentration_factor: f64,
+    /// The team's configuration (`.locality.yaml`): severities, disabled rules, exemptions.
+    pub config: crate::config::AuditConfig,
+    /// Today, for exemptions' expiry (the caller's clock). `None`: exemptions with an
+    /// expiry date do not apply.
+    pub today: Option<jiff::civil::Date>,
 }
 
 impl Default for AuditOptions {
@@ -56,14 +61,19 @@ impl Default for AuditOptions {
             assumed_zones: Vec::new(),
             node_limit: 100,
             concentration_factor: 2.0,
+            config: crate::config::AuditConfig::default(),
+            today: None,
         }
     }
 }
 
 impl AuditOptions {
-    /// True when the options select `rule`.
+    /// True when the options select `rule` (`--rule`, `--skip-rule`, and the configuration's
+    /// `enabled: false`).
     pub fn selects(&self, rule: RuleId) -> bool {
-        (self.only.is_empty() || self.only.contains(&rule)) && !self.skip.contains(&rule)
+        (self.only.is_empty() || self.only.contains(&rule))
+            && !self.skip.contains(&rule)
+            && !self.config.disabled().any(|r| r == rule)
     }
 }
 

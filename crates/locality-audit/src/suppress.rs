@@ -23,6 +23,8 @@ pub use locality_model::objects::{
 pub enum SuppressionKind {
     /// An annotation on the object itself (or its Namespace).
     InSource,
+    /// An exemption of the configuration file (`.locality.yaml`).
+    External,
 }
 
 /// Why a finding is suppressed.
@@ -46,12 +48,9 @@ fn parse(value: &str) -> (Option<Vec<RuleId>>, Vec<String>) {
         if entry == "*" {
             return (None, unknown);
         }
-        match RuleId::ALL
-            .into_iter()
-            .find(|r| r.as_str().eq_ignore_ascii_case(entry))
-        {
-            Some(r) => rules.push(r),
-            None => unknown.push(entry.to_string()),
+        match entry.parse::<RuleId>() {
+            Ok(r) => rules.push(r),
+            Err(_) => unknown.push(entry.to_string()),
         }
     }
     (Some(rules), unknown)

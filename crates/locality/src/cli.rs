@@ -355,6 +355,13 @@ pub struct AuditArgs {
     /// (comma-separated).
     #[arg(long, value_name = "ZONES", value_delimiter = ',')]
     pub zones: Vec<String>,
+    /// The team's configuration (rule severities, disabled rules, exemptions) [default: the
+    /// nearest .locality.yaml in the working directory or a parent].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print the effective configuration (YAML) and exit.
+    #[arg(long)]
+    pub show_config: bool,
 }
 
 /// `locality sim` subcommands.

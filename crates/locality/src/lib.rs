@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod error;
 
 /// Leaves a value to the operating system instead of freeing it: the process is about to

@@ -646,6 +646,7 @@ fn annotated_telemetry(tag: &str, service: Option<&str>, namespace: Option<&str>
             .iter_mut()
             .find(|i| i["kind"] == "Service" && i["metadata"]["name"] == "otel-agent")
             .unwrap();
+        svc["metadata"]["labels"] = serde_json::json!({"team": "obs"});
         svc["metadata"]["annotations"] = serde_json::json!({
             "locality.dev/ignore": rules,
             "locality.dev/ignore-reason": "node agent; callers tolerate short outages"
@@ -754,4 +755,104 @@ fn an_ignore_annotation_naming_no_rule_is_noted() {
     assert_eq!(code, 0, "{table}");
     assert!(table.contains("names no rule: LOC04"), "{table}");
     assert!(!table.contains("SUPPRESSED"), "{table}");
+}
+
+/// `.locality.yaml` found upward from the working directory: LOC003 accepted by annotation,
+/// LOC004 by an exemption, LOC001's exemption expired (a date long past: the test never
+/// rots); then LOC001 exempted until 9999-12-31.
+#[test]
+fn the_config_file_exempts_overrides_and_expires() {
+    let path = annotated_telemetry("config-file", Some("LOC003"), None);
+    let dir = path.parent().unwrap().to_path_buf();
+    let sub = dir.join("deep/er");
+    std::fs::create_dir_all(&sub).unwrap();
+    let config = |loc001_expires: &str| {
+        format!(
+            "rules:\n  LOC003: {{severity: info}}\nexemptions:\n  - rules: [LOC004]\n    namespace: telemetry\n    name: otel-agent\n    reason: node agent; callers tolerate short outages\n  - rules: [LOC001]\n    selector: {{matchLabels: {{team: obs}}}}\n    reason: migration to PreferSameNode planned\n    expires: {loc001_expires}\n"
+        )
+    };
+    std::fs::write(dir.join(".locality.yaml"), config("2001-01-01")).unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::cargo_bin("locality")
+            .unwrap()
+            .env_remove("LOCALITY_PROFILE")
+            .current_dir(&sub)
+            .arg("audit")
+            .arg("-f")
+            .arg(&path)
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        (
+            out.status.code().unwrap_or(-1),
+            text.split_whitespace().collect::<Vec<_>>().join(" "),
+        )
+    };
+    let (code, table) = run(&["--fail-on", "warning"]);
+    assert_eq!(code, 3, "{table}");
+    assert!(
+        table.contains("2 findings (2 errors, 0 warnings, 0 info), 2 suppressed"),
+        "{table}"
+    );
+    assert!(
+        table.contains("expired on 2001-01-01: it no longer applies"),
+        "{table}"
+    );
+    let (_, sarif) = run(&["-o", "sarif"]);
+    let doc: Value = serde_json::from_str(&sarif).unwrap();
+    assert_valid_sarif(&sarif_validator(), &doc, "config SARIF");
+    let kinds: Vec<(String, String)> = doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| {
+            let s = r["suppressions"].as_array()?.first()?;
+            Some((r["ruleId"].as_str()?.to_string(), s["kind"].as_str()?.to_string()))
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("LOC004".to_string(), "external".to_string()),
+            ("LOC003".to_string(), "inSource".to_string())
+        ],
+        "LOC003 is info now, listed after the warnings"
+    );
+    // The severity override applies to the suppressed LOC003 too.
+    let (_, json) = run(&["-o", "json"]);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    let loc003 = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "LOC003")
+        .unwrap();
+    assert_eq!(loc003["severity"], "info");
+    // Exempt LOC001 too: nothing open.
+    std::fs::write(dir.join(".locality.yaml"), config("9999-12-31")).unwrap();
+    let (code, table) = run(&["--fail-on", "info"]);
+    assert_eq!(code, 0, "{table}");
+    assert!(table.contains("0 findings"), "{table}");
+    let (code, shown) = run(&["--show-config"]);
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains(".locality.yaml") && shown.contains("9999-12-31"),
+        "{shown}"
+    );
+    // A bad file names its line, exit 2.
+    std::fs::write(dir.join(".locality.yaml"), "exemptions:\n  - rules: [LOC004]\n").unwrap();
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .current_dir(&sub)
+        .args(["audit", "-f"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".locality.yaml:2:") && err.contains("reason is required"),
+        "{err}"
+    );
 }

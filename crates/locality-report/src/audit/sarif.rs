@@ -327,6 +327,7 @@ fn result(f: &Finding, locations: &Locations) -> SarifResult {
         let mut sup = Suppression::builder()
             .kind(match s.kind {
                 locality_audit::suppress::SuppressionKind::InSource => "inSource",
+                locality_audit::suppress::SuppressionKind::External => "external",
             })
             .build();
         sup.justification = Some(match &s.justification {

@@ -78,6 +78,8 @@ pub fn options(args: &AuditArgs, kind: InputKind) -> Result<AuditOptions, CliErr
         input: kind,
         assumed_nodes: args.nodes,
         assumed_zones: args.zones.iter().map(|z| z.trim().to_string()).collect(),
+        config: crate::config::resolve(args.config.as_deref())?,
+        today: Some(crate::config::today()),
         ..AuditOptions::default()
     })
 }
@@ -85,7 +87,10 @@ pub fn options(args: &AuditArgs, kind: InputKind) -> Result<AuditOptions, CliErr
 /// Runs `audit` on the `-f` inputs and returns the exit code.
 pub fn run(args: &AuditArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliError> {
     // Flags first: a typo in --rule should not cost reading a large dump.
-    options(args, InputKind::Files)?;
+    let opts = options(args, InputKind::Files)?;
+    if args.show_config {
+        return show_config(&opts, out);
+    }
     if args.model.filenames.is_empty() && (args.nodes.is_some() || !args.zones.is_empty()) {
         return Err(CliError::usage(
             "--nodes and --zones describe the target of manifests given with -f",
@@ -99,6 +104,18 @@ pub fn run(args: &AuditArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErro
     let code = run_on(&input, args, ui, &progress, &mut profile, out);
     crate::free_at_exit(input);
     code
+}
+
+/// `--show-config`: the effective configuration as YAML, its source in a comment.
+fn show_config(opts: &AuditOptions, out: &mut dyn Write) -> Result<u8, CliError> {
+    let source = opts
+        .config
+        .source
+        .as_deref()
+        .unwrap_or("none (no .locality.yaml found, no --config)");
+    let yaml = serde_saphyr::to_string(&opts.config).map_err(|e| CliError::runtime(e.to_string()))?;
+    write!(out, "# configuration: {source}\n{yaml}").map_err(|e| CliError::runtime(e.to_string()))?;
+    Ok(EXIT_OK)
 }
 
 /// Keeps only the Services of `namespace` (findings, summaries, totals); unknown namespaces
