@@ -307,6 +307,9 @@ pub enum AuditOutput {
     Markdown,
     /// SARIF 2.1.0 for code-scanning tools.
     Sarif,
+    /// JUnit XML for CI test reports: a finding at or above --fail-on (any, without it) is a
+    /// failure, a suppressed one is skipped.
+    Junit,
     /// One self-contained HTML page with a Service × node grid (use --output-file).
     Html,
 }

@@ -856,3 +856,57 @@ fn the_config_file_exempts_overrides_and_expires() {
         "{err}"
     );
 }
+
+/// `-o junit`: open findings at or above `--fail-on` fail, suppressed ones are skipped with
+/// the reason, Services without a finding pass.
+#[test]
+fn junit_fails_open_findings_and_skips_suppressed_ones() {
+    let path = annotated_telemetry("junit", Some("LOC003,LOC004"), None);
+    let (code, _) = audit_exit(&path, &["--fail-on", "warning"]);
+    assert_eq!(code, 3);
+    let out = locality()
+        .args(["audit", "-o", "junit", "--fail-on", "warning", "-f"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    assert_eq!(xml.matches("<skipped").count(), 2, "{xml}");
+    assert!(
+        xml.contains("suppressed by Service telemetry/otel-agent annotation locality.dev/ignore: node agent"),
+        "{xml}"
+    );
+    let services = audit_json(&["-f", "telemetry-30-nodes.json"])["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{}/{}",
+                s["service"]["namespace"].as_str().unwrap(),
+                s["service"]["name"].as_str().unwrap()
+            )
+        })
+        .collect::<std::collections::BTreeSet<_>>();
+    // One case per finding, one per Service without a finding.
+    let cases = 4 + services.len() - 1;
+    assert!(xml.contains(&format!("tests=\"{cases}\"")), "{cases}: {xml}");
+    // Below the threshold a finding is a passing case with its message kept.
+    let out = locality()
+        .args([
+            "audit",
+            "-o",
+            "junit",
+            "--fail-on",
+            "error",
+            "-f",
+            "telemetry-30-nodes.json",
+        ])
+        .output()
+        .unwrap();
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    assert!(xml.contains("<system-out>warning: "), "{xml}");
+}

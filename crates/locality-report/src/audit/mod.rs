@@ -3,13 +3,15 @@
 //!
 //! One module per format: [`table`] (for people, grouped by severity, 80 columns),
 //! [`json`] and [`yaml`] (the stable `locality/v1` `AuditReport` document as-is),
-//! [`markdown`] (for pull-request comments), [`sarif`] (SARIF 2.1.0 for code-scanning tools)
+//! [`markdown`] (for pull-request comments), [`junit`] (JUnit XML for CI test reports),
+//! [`sarif`] (SARIF 2.1.0 for code-scanning tools)
 //! and [`html`] (one self-contained page with a Service × node grid). Renderers format what
 //! the audit returns; the only extra inputs are resolved source lines for SARIF
 //! ([`sarif::Locations`]) and per-node verdicts for the HTML grid ([`html::Grid`]).
 
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod sarif;
 pub mod table;

@@ -222,8 +222,14 @@ pub fn run_on(
             &mut stdout_ref
         }
     };
+    let threshold = args.fail_on.map(|s| match s {
+        SeverityArg::Error => Severity::Error,
+        SeverityArg::Warning => Severity::Warning,
+        SeverityArg::Info => Severity::Info,
+    });
     match args.output {
         AuditOutput::Table => write_table(&report, target)?,
+        AuditOutput::Junit => locality_report::audit::junit::write_junit(&report, threshold, target)?,
         AuditOutput::Json => write_json(&report, target)?,
         AuditOutput::Yaml => write_yaml(&report, target)?,
         AuditOutput::Markdown => write_markdown(&report, target)?,
@@ -250,11 +256,6 @@ pub fn run_on(
     profile.phase("render");
     crate::free_at_exit(matrix);
 
-    let threshold = args.fail_on.map(|s| match s {
-        SeverityArg::Error => Severity::Error,
-        SeverityArg::Warning => Severity::Warning,
-        SeverityArg::Info => Severity::Info,
-    });
     match threshold {
         Some(t) if report.fails_on(t) => {
             let n = report.active().filter(|f| f.severity.at_least(t)).count();
