@@ -248,9 +248,15 @@ fn unobserved(
         let before = seen_before.get(i).copied().unwrap_or(*at);
         let (prev, next) = (pos(transitions[i - 1].1), pos(*p));
         let (lo, hi) = (prev.min(next), prev.max(next));
+        // As within the band: where the old backend was allowed, rules still pointing at it
+        // after it went are refused or time out.
         before.saturating_sub(lag_ms) <= t
             && t <= at + lag_ms
-            && ORDER[lo..=hi].iter().any(|ph| allowed(policy, *ph).contains(&k))
+            && ORDER[lo..=hi].iter().any(|ph| {
+                let a = allowed(policy, *ph);
+                a.contains(&k)
+                    || (matches!(k, Allowed::Refused | Allowed::Timeout) && a.contains(&Allowed::Old))
+            })
     })
 }
 
@@ -306,14 +312,16 @@ pub(crate) fn judge_timeline(
         let hi = t.sent_ms + lag_ms;
         // Within the band, a neighbouring phase's rules may still apply; rules still pointing
         // at the old backend after it exited are refused by its node, or time out once its
-        // address is gone.
+        // address is gone: in a later phase, or in the band before a phase allowing the old
+        // backend ends (the old pod goes before the slices say so, e.g. deleted with grace 0).
         let ok = spans.iter().any(|(from, to, p)| {
             let own = *from <= t.sent_ms && t.sent_ms < *to;
+            let ending = own && t.sent_ms + lag_ms >= *to;
             let a = allowed(policy, *p);
             *from <= hi
                 && *to >= lo
                 && (a.contains(&k)
-                    || (!own
+                    || ((!own || ending)
                         && matches!(k, Allowed::Refused | Allowed::Timeout)
                         && a.contains(&Allowed::Old)))
         }) || unobserved(policy, transitions, seen_before, t.sent_ms, lag_ms, k);
@@ -954,5 +962,48 @@ mod tests {
         let (s, why, _) = judge_timeline(e_a, &timeline(8_000), &tries(true), "old", "new", 5_000);
         assert_eq!(s, Status::Incomplete, "{why}");
         assert!(why.contains("OldServingTerminating"), "{why}");
+    }
+
+    #[test]
+    fn the_old_pod_going_before_its_slice_says_so_is_not_a_violation() {
+        // ipvs, E-a: the tool deletes the old pod with grace 0 at 20 s; ipvs still points at
+        // its address until the slices show NoLocal at 20.6 s: a few timeouts, then refusals.
+        let ipvs = Policy {
+            itp_local: true,
+            ipvs: true,
+            tested: Some(Phase::OldServingTerminating),
+        };
+        let mut tl = Timeline::new(Some(0));
+        for k in 1..60u128 {
+            let at = k * 500;
+            let phase = match at - 250 {
+                0..5_000 => Phase::OldReady,
+                5_000..20_600 => Phase::OldServingTerminating,
+                20_600..25_000 => Phase::NoLocal,
+                _ => Phase::NewReady,
+            };
+            tl.observe(phase, Some(at));
+        }
+        let tries: Vec<Try> = (0..290u128)
+            .map(|i| {
+                let ms = i * 100;
+                let seen = match ms {
+                    0..20_000 => answer("old"),
+                    20_000..20_500 => Seen::Timeout,
+                    20_500..25_000 => Seen::Refused,
+                    _ => answer("new"),
+                };
+                t(ms, seen)
+            })
+            .collect();
+        let (s, why, _) = judge_timeline(ipvs, &tl, &tries, "old", "new", 1_000);
+        assert_eq!(s, Status::Pass, "{why}");
+        // Timeouts well inside the serving-terminating phase stay violations.
+        let mut early = tries.clone();
+        for t in early.iter_mut().filter(|t| (10_000..12_000).contains(&t.sent_ms)) {
+            t.seen = Seen::Timeout;
+        }
+        let (s, why, _) = judge_timeline(ipvs, &tl, &early, "old", "new", 1_000);
+        assert_eq!(s, Status::Fail, "{why}");
     }
 }
