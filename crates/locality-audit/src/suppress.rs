@@ -6,6 +6,8 @@
 //! and SARIF emits it with `suppressions` (kind `inSource`, the reason as `justification`).
 //! Nothing is silently dropped.
 
+use std::collections::HashMap;
+
 use locality_model::objects::{ClusterState, ObjectMeta};
 use serde::Serialize;
 
@@ -56,6 +58,15 @@ fn parse(value: &str) -> (Option<Vec<RuleId>>, Vec<String>) {
     (Some(rules), unknown)
 }
 
+/// `ns/name`, or `name` for a cluster-scoped object.
+fn display_name(meta: &ObjectMeta) -> String {
+    if meta.namespace.is_empty() {
+        meta.name.clone()
+    } else {
+        format!("{}/{}", meta.namespace, meta.name)
+    }
+}
+
 /// The suppression `meta`'s annotations give `rule`, if any.
 fn from_annotations(meta: &ObjectMeta, kind: &str, rule: RuleId) -> Option<Suppression> {
     let value = meta.annotations.get(ANNOTATION_IGNORE)?;
@@ -63,14 +74,9 @@ fn from_annotations(meta: &ObjectMeta, kind: &str, rule: RuleId) -> Option<Suppr
     if rules.is_some_and(|r| !r.contains(&rule)) {
         return None;
     }
-    let name = if meta.namespace.is_empty() {
-        meta.name.clone()
-    } else {
-        format!("{}/{}", meta.namespace, meta.name)
-    };
     Some(Suppression {
         kind: SuppressionKind::InSource,
-        source: format!("{kind} {name} annotation {ANNOTATION_IGNORE}"),
+        source: format!("{kind} {} annotation {ANNOTATION_IGNORE}", display_name(meta)),
         justification: meta
             .annotations
             .get(ANNOTATION_IGNORE_REASON)
@@ -82,41 +88,51 @@ fn from_annotations(meta: &ObjectMeta, kind: &str, rule: RuleId) -> Option<Suppr
 /// Marks the findings the annotations suppress (the Service's own first, then its
 /// Namespace's); returns notes for annotation entries that name no rule.
 pub fn apply(state: &ClusterState, findings: &mut [Finding]) -> Vec<String> {
-    for f in findings.iter_mut() {
-        let service = state
-            .services
-            .iter()
-            .find(|s| s.meta.namespace == f.service.namespace && s.meta.name == f.service.name);
-        let namespace = state
-            .namespaces
-            .iter()
-            .find(|n| n.meta.name == f.service.namespace);
-        f.suppression = service
-            .and_then(|s| from_annotations(&s.meta, "Service", f.rule))
-            .or_else(|| namespace.and_then(|n| from_annotations(&n.meta, "Namespace", f.rule)));
-    }
-    let metas = state
+    // Only the annotated objects are indexed: without any, findings are not looked at.
+    let annotated = |m: &ObjectMeta| m.annotations.contains_key(ANNOTATION_IGNORE);
+    let services: HashMap<(&str, &str), &ObjectMeta> = state
         .services
         .iter()
-        .map(|s| ("Service", &s.meta))
-        .chain(state.namespaces.iter().map(|n| ("Namespace", &n.meta)));
-    let mut notes = Vec::new();
-    for (kind, meta) in metas {
-        if let Some(value) = meta.annotations.get(ANNOTATION_IGNORE) {
-            let (_, unknown) = parse(value);
-            if !unknown.is_empty() {
-                let name = if meta.namespace.is_empty() {
-                    meta.name.clone()
-                } else {
-                    format!("{}/{}", meta.namespace, meta.name)
-                };
-                notes.push(format!(
-                    "{kind} {name}: annotation {ANNOTATION_IGNORE} names no rule: {} (rules are LOC001…LOC020 or *)",
-                    unknown.join(", ")
-                ));
-            }
+        .map(|s| &s.meta)
+        .filter(|m| annotated(m))
+        .map(|m| ((m.namespace.as_str(), m.name.as_str()), m))
+        .collect();
+    let namespaces: HashMap<&str, &ObjectMeta> = state
+        .namespaces
+        .iter()
+        .map(|n| &n.meta)
+        .filter(|m| annotated(m))
+        .map(|m| (m.name.as_str(), m))
+        .collect();
+    if !services.is_empty() || !namespaces.is_empty() {
+        for f in findings.iter_mut() {
+            let (ns, name) = (f.service.namespace.as_str(), f.service.name.as_str());
+            f.suppression = services
+                .get(&(ns, name))
+                .and_then(|m| from_annotations(m, "Service", f.rule))
+                .or_else(|| {
+                    namespaces
+                        .get(ns)
+                        .and_then(|m| from_annotations(m, "Namespace", f.rule))
+                });
         }
     }
+    let metas = services
+        .values()
+        .map(|m| ("Service", *m))
+        .chain(namespaces.values().map(|m| ("Namespace", *m)));
+    let mut notes = Vec::new();
+    for (kind, meta) in metas {
+        let (_, unknown) = parse(&meta.annotations[ANNOTATION_IGNORE]);
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "{kind} {}: annotation {ANNOTATION_IGNORE} names no rule: {} (rules are LOC001…LOC020 or *)",
+                display_name(meta),
+                unknown.join(", ")
+            ));
+        }
+    }
+    notes.sort();
     notes
 }
 

@@ -666,7 +666,13 @@ fn annotated_telemetry(tag: &str, service: Option<&str>, namespace: Option<&str>
 }
 
 fn audit_exit(path: &Path, extra: &[&str]) -> (i32, String) {
+    audit_exit_in(&examples(), path, extra)
+}
+
+/// `audit -f PATH EXTRA…` run from `cwd`: the exit code and the output's words.
+fn audit_exit_in(cwd: &Path, path: &Path, extra: &[&str]) -> (i32, String) {
     let out = locality()
+        .current_dir(cwd)
         .arg("audit")
         .arg("-f")
         .arg(path)
@@ -772,23 +778,7 @@ fn the_config_file_exempts_overrides_and_expires() {
         )
     };
     std::fs::write(dir.join(".locality.yaml"), config("2001-01-01")).unwrap();
-    let run = |extra: &[&str]| {
-        let out = Command::cargo_bin("locality")
-            .unwrap()
-            .env_remove("LOCALITY_PROFILE")
-            .current_dir(&sub)
-            .arg("audit")
-            .arg("-f")
-            .arg(&path)
-            .args(extra)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        (
-            out.status.code().unwrap_or(-1),
-            text.split_whitespace().collect::<Vec<_>>().join(" "),
-        )
-    };
+    let run = |extra: &[&str]| audit_exit_in(&sub, &path, extra);
     let (code, table) = run(&["--fail-on", "warning"]);
     assert_eq!(code, 3, "{table}");
     assert!(
