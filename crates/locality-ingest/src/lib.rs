@@ -22,9 +22,8 @@
 //!
 //! # Speed
 //!
-//! A file is parsed in one pass over one buffer: files of 4 MiB and more are memory-mapped
-//! (private) and the JSON reader releases the pages it has passed, so peak memory is about
-//! the parsed state, not file + state. A pretty-printed JSON `List` of 8 MiB and more is
+//! A file is read into one buffer (never memory-mapped: see `input`) and parsed in one
+//! pass over it; peak memory is the file plus the parsed state. A pretty-printed JSON `List` of 8 MiB and more is
 //! cut at proven item boundaries and parsed on the available cores (`split`;
 //! `LOCALITY_INGEST_THREADS=1` turns that off); any doubt or error falls back to the
 //! sequential parse, which alone reports errors. The objects are deserialised
@@ -67,9 +66,9 @@ use locality_model::objects::{
 };
 
 mod error;
+mod input;
 mod json;
 mod locate;
-mod mmap;
 mod object;
 pub mod quantity;
 mod split;
@@ -133,9 +132,9 @@ pub struct LoadOptions {
     pub max_stream_size: u64,
 }
 
-/// Default of [`LoadOptions::max_file_size`]: 256 GiB, generous (large files are mapped, not
-/// read into memory).
-pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 30;
+/// Default of [`LoadOptions::max_file_size`]: 32 GiB (a file is held in memory while it is
+/// parsed).
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 32 << 30;
 /// Default of [`LoadOptions::max_stream_size`]: 8 GiB (a stream is held in memory).
 pub const DEFAULT_MAX_STREAM_SIZE: u64 = 8 << 30;
 
@@ -234,9 +233,11 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loa
     Ok(loader.finish())
 }
 
-/// Maps a large regular file, reads a smaller one, and reads anything else (a FIFO, a
-/// device) as a bounded stream.
-fn open_input(path: &Path, name: &str, opts: &LoadOptions) -> Result<mmap::Input, IngestError> {
+/// Reads a regular file into memory, and anything else (a FIFO, a device) as a bounded
+/// stream. A regular file that shrinks while it is read (truncated by log rotation, or
+/// rewritten by a `kubectl get` still running) is an error naming it, never a partial
+/// parse (see [`input`] for why nothing is memory-mapped).
+fn open_input(path: &Path, name: &str, opts: &LoadOptions) -> Result<input::Input, IngestError> {
     let io = |e: std::io::Error| IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"));
     let file = std::fs::File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
@@ -246,9 +247,6 @@ fn open_input(path: &Path, name: &str, opts: &LoadOptions) -> Result<mmap::Input
     if meta.len() > opts.max_file_size {
         return Err(too_large(name, opts.max_file_size));
     }
-    if meta.len() >= mmap::MAP_THRESHOLD {
-        return mmap::Input::map(&file).map_err(io);
-    }
     let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
     // A file that grows while read is still bounded.
     file.take(opts.max_file_size.saturating_add(1))
@@ -257,7 +255,18 @@ fn open_input(path: &Path, name: &str, opts: &LoadOptions) -> Result<mmap::Input
     if buf.len() as u64 > opts.max_file_size {
         return Err(too_large(name, opts.max_file_size));
     }
-    Ok(mmap::Input::from_vec(buf))
+    if (buf.len() as u64) < meta.len() {
+        return Err(IngestError::file(
+            ErrorKind::Io,
+            name,
+            format!(
+                "the file shrank while it was read ({} bytes when opened, {} read): is something still writing it?",
+                meta.len(),
+                buf.len()
+            ),
+        ));
+    }
+    Ok(input::Input::from_vec(buf))
 }
 
 fn too_large(name: &str, limit: u64) -> IngestError {
@@ -274,7 +283,7 @@ const SNIFF: usize = 64 << 10;
 /// Reads a stream (stdin, a FIFO, a device) up to `limit` bytes. Binary data (a NUL byte in
 /// the first [`SNIFF`] bytes, as from `/dev/zero`) fails at once instead of after the limit:
 /// JSON and YAML are text.
-fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<mmap::Input, IngestError> {
+fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<input::Input, IngestError> {
     let io = |e: std::io::Error| IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"));
     let mut buf = Vec::new();
     (&mut r).take(SNIFF as u64).read_to_end(&mut buf).map_err(io)?;
@@ -291,7 +300,7 @@ fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<mmap::Input, 
     if buf.len() as u64 > limit {
         return Err(too_large(name, limit));
     }
-    Ok(mmap::Input::from_vec(buf))
+    Ok(input::Input::from_vec(buf))
 }
 
 /// Reads one input held in memory; `name` is used in errors and [`Origin::file`].
@@ -375,12 +384,12 @@ impl<'o> Loader<'o> {
         self.files.push(name.to_owned());
         let sink = std::mem::take(&mut self.sink);
         let opts = self.opts;
-        self.sink = parse_on_big_stack(name, move || parse_input(name, bytes, opts, sink, None))?;
+        self.sink = parse_on_big_stack(name, move || parse_input(name, bytes, opts, sink))?;
         self.dedup.check(&self.sink.state, name, bytes)
     }
 
     /// As [`Self::add`], for an input this loader may patch and map (see [`split`]).
-    fn add_input(&mut self, name: &str, input: &mut mmap::Input) -> Result<(), IngestError> {
+    fn add_input(&mut self, name: &str, input: &mut input::Input) -> Result<(), IngestError> {
         self.bytes_read += input.bytes().len() as u64;
         self.files.push(name.to_owned());
         let sink = std::mem::take(&mut self.sink);
@@ -432,12 +441,11 @@ where
     })
 }
 
-/// Parses an input held in an [`mmap::Input`]: a large pretty-printed JSON List in
-/// parallel when [`split`] can prove its cuts, else sequentially, releasing mapped pages
-/// behind the parser.
+/// Parses an input held in an [`input::Input`]: a large pretty-printed JSON List in
+/// parallel when [`split`] can prove its cuts, else sequentially.
 fn parse_owned(
     name: &str,
-    input: &mut mmap::Input,
+    input: &mut input::Input,
     opts: &LoadOptions,
     sink: Sink,
 ) -> Result<Sink, IngestError> {
@@ -447,7 +455,7 @@ fn parse_owned(
     if parts > 1 && text.len() >= split::MIN_SPLIT_BYTES {
         try_split(name, input, bom, opts, sink, parts, None)
     } else {
-        parse_input(name, input.bytes(), opts, sink, Some(input))
+        parse_input(name, input.bytes(), opts, sink)
     }
 }
 
@@ -455,7 +463,7 @@ fn parse_owned(
 /// to the sequential parse.
 fn try_split(
     name: &str,
-    input: &mut mmap::Input,
+    input: &mut input::Input,
     bom: usize,
     opts: &LoadOptions,
     mut sink: Sink,
@@ -473,18 +481,11 @@ fn try_split(
         split::append(&mut sink, chunks);
         return Ok(sink);
     }
-    parse_input(name, input.bytes(), opts, sink, Some(input))
+    parse_input(name, input.bytes(), opts, sink)
 }
 
-/// Detects the format and parses one input into `sink`; `mapped` (the same bytes) lets
-/// the JSON reader release pages it has read.
-fn parse_input(
-    name: &str,
-    bytes: &[u8],
-    opts: &LoadOptions,
-    sink: Sink,
-    mapped: Option<&mmap::Input>,
-) -> Result<Sink, IngestError> {
+/// Detects the format and parses one input into `sink`.
+fn parse_input(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Result<Sink, IngestError> {
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
         return Err(IngestError::file(
             ErrorKind::Encoding,
@@ -506,11 +507,7 @@ fn parse_input(
         ));
     };
     if matches!(text[first], b'{' | b'[') {
-        let mut ctx = Ctx::with_sink(name, text, false, sink);
-        if let Some(input) = mapped {
-            let bom = bytes.len() - text.len();
-            ctx.window = Some(object::Window::new(input, bom, bytes.len()));
-        }
+        let ctx = Ctx::with_sink(name, text, false, sink);
         json::load(&ctx, text)?;
         Ok(ctx.sink.into_inner())
     } else {

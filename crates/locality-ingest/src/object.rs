@@ -71,56 +71,12 @@ pub(crate) struct Ctx<'b> {
     pub failure: RefCell<Failure>,
     /// Documents that held an object, a List or an array (not null).
     pub non_null_documents: Cell<u32>,
-    /// Releases input the parser has passed (JSON from a mapped file).
-    pub window: Option<Window<'b>>,
     /// The item defaults of every top-level List's `items` read (see [`crate::split`]).
     pub lists: RefCell<Vec<ItemDefault>>,
 }
 
 /// Kind and apiVersion of a typed List's items (`PodList` → `Pod`), if any.
 pub(crate) type ItemDefault = Option<(String, Option<String>)>;
-
-/// How far ahead of a [`Window`]'s last release the parser must be before the next.
-const RELEASE_STEP: usize = 8 << 20;
-
-/// The part of a mapped input one parser reads, released behind it as it goes.
-pub(crate) struct Window<'b> {
-    pub input: &'b crate::mmap::Input,
-    /// Offsets this parser may release (it reads, and nobody patched, `lo..hi`).
-    pub lo: usize,
-    pub hi: usize,
-    /// Released up to here.
-    pub done: Cell<usize>,
-    /// Offset of the previous object's `kind`.
-    pub prev: Cell<usize>,
-}
-
-impl Window<'_> {
-    pub(crate) fn new(input: &crate::mmap::Input, lo: usize, hi: usize) -> Window<'_> {
-        Window {
-            input,
-            lo,
-            hi,
-            done: Cell::new(lo),
-            prev: Cell::new(lo),
-        }
-    }
-
-    /// The parser reached `addr` (a borrowed `kind` of a List item or array element):
-    /// everything before the *previous* object's `kind` has been read for good (the
-    /// current object may still decode buffered fields that precede its `kind`).
-    fn reached(&self, addr: usize) {
-        let off = addr.wrapping_sub(self.input.addr());
-        if off < self.lo || off >= self.hi {
-            return;
-        }
-        let prev = self.prev.replace(off);
-        if prev >= self.done.get() + RELEASE_STEP {
-            self.input.release(self.done.get(), prev);
-            self.done.set(prev);
-        }
-    }
-}
 
 impl<'b> Ctx<'b> {
     pub(crate) fn new(file: &'b str, base: &'b [u8], yaml: bool) -> Self {
@@ -137,7 +93,6 @@ impl<'b> Ctx<'b> {
             sink: RefCell::new(sink),
             failure: RefCell::default(),
             non_null_documents: Cell::new(0),
-            window: None,
             lists: RefCell::default(),
         }
     }
@@ -714,11 +669,6 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                 }
                 ObjKey::Kind => {
                     let k = map.next_value::<wire::Str<'de>>()?.0;
-                    if let (Cow::Borrowed(b), Some(w)) = (&k, &self.ctx.window)
-                        && self.item.is_some()
-                    {
-                        w.reached(b.as_ptr() as usize);
-                    }
                     if let Some(default) = self.default
                         && default.0 != k
                     {

@@ -40,8 +40,8 @@ use locality_model::objects::ClusterState;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::mmap::Input;
-use crate::object::{Ctx, ItemDefault, Sink, Window, items_seed};
+use crate::input::Input;
+use crate::object::{Ctx, ItemDefault, Sink, items_seed};
 
 /// Inputs smaller than this are parsed sequentially.
 pub(crate) const MIN_SPLIT_BYTES: usize = 8 << 20;
@@ -284,10 +284,8 @@ fn parse_chunks(
     }
     ranges.push((from, plan.close + 1));
     let text = &input.bytes()[start..];
-    let run = |(a, b): (usize, usize)| -> ChunkResult {
-        let window = Window::new(input, start + a + 2, start + b - 1);
-        parse_chunk(name, text, &text[a..=b], default.clone(), Some(window))
-    };
+    let run =
+        |(a, b): (usize, usize)| -> ChunkResult { parse_chunk(name, text, &text[a..=b], default.clone()) };
     run_parallel(&ranges, run)
 }
 
@@ -322,8 +320,8 @@ where
 /// pieces copied into a buffer as `[[` + items + `]]` (the same proof as for patched
 /// chunks: every piece must parse as one non-empty array of items ending on its last
 /// byte, and the bytes between pieces are single `,`). A piece ends at the next likely
-/// boundary at least `plan.piece` bytes on, which bounds the extra memory; the mapped
-/// input behind a thread is released as it goes (the input is never patched here).
+/// boundary at least `plan.piece` bytes on, which bounds the extra memory (the input is
+/// never patched here).
 fn parse_compact(
     name: &str,
     input: &Input,
@@ -349,7 +347,6 @@ fn parse_compact(
         let mut out = Sink::default();
         let mut n: u32 = 0;
         let mut pos = a;
-        let mut released = start + a;
         loop {
             if failed.load(std::sync::atomic::Ordering::Relaxed) {
                 return None;
@@ -364,11 +361,7 @@ fn parse_compact(
             buf.extend_from_slice(b"[[");
             buf.extend_from_slice(&text[pos..end]);
             buf.extend_from_slice(b"]]");
-            if start + end >= released + RELEASE_STEP {
-                input.release(released, start + end);
-                released = start + end;
-            }
-            let Some((mut sink, k)) = parse_chunk(name, &buf, &buf, default.clone(), None) else {
+            let Some((mut sink, k)) = parse_chunk(name, &buf, &buf, default.clone()) else {
                 failed.store(true, std::sync::atomic::Ordering::Relaxed);
                 return None;
             };
@@ -384,19 +377,9 @@ fn parse_compact(
     run_parallel(&ranges, run)
 }
 
-/// How much of the input a compact chunk reads between two releases.
-const RELEASE_STEP: usize = 8 << 20;
-
 /// Parses one chunk `[[ item, … ]]`; item indices start at 0.
-fn parse_chunk<'b>(
-    name: &'b str,
-    text: &'b [u8],
-    chunk: &'b [u8],
-    default: ItemDefault,
-    window: Option<Window<'b>>,
-) -> ChunkResult {
-    let mut ctx = Ctx::new(name, text, false);
-    ctx.window = window;
+fn parse_chunk<'b>(name: &'b str, text: &'b [u8], chunk: &'b [u8], default: ItemDefault) -> ChunkResult {
+    let ctx = Ctx::new(name, text, false);
     let mut de = serde_json::Deserializer::from_slice(chunk);
     let n = OuterSeed { ctx: &ctx, default }.deserialize(&mut de).ok()?;
     de.end().ok()?;
@@ -848,7 +831,7 @@ mod tests {
     }
 
     #[test]
-    fn mapped_file_in_parallel() {
+    fn file_in_parallel() {
         let text = list(14_000);
         assert!(text.len() >= MIN_SPLIT_BYTES, "{}", text.len());
         let dir = std::env::temp_dir().join(format!("locality-split-{}", std::process::id()));
@@ -856,7 +839,7 @@ mod tests {
         let path = dir.join("big.json");
         std::fs::write(&path, &text).unwrap();
         let seq = load_bytes("big.json", text.as_bytes(), &LoadOptions::default()).unwrap();
-        let mut input = Input::map(&std::fs::File::open(&path).unwrap()).unwrap();
+        let mut input = Input::from_vec(std::fs::read(&path).unwrap());
         let plan = plan(input.bytes(), 2).unwrap();
         assert_eq!(plan.cuts.len(), 1);
         let sink = parse("big.json", &mut input, 0, &plan).expect("splits");

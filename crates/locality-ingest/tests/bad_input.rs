@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 use locality_ingest::{ErrorKind, IngestError, LoadOptions, load_bytes, load_paths};
 
+#[path = "bad_input/changing.rs"]
+mod changing;
+
 /// Loads `input` as `name` and returns the error (fails the test if it loads).
 fn err(name: &str, input: impl AsRef<[u8]>) -> IngestError {
     match load_bytes(name, input.as_ref(), &LoadOptions::default()) {

@@ -176,7 +176,7 @@ pub struct ModelArgs {
     #[arg(long)]
     pub derive: bool,
     /// The most bytes read from one -f input (e.g. 512MiB, 20GB) [default: 8GiB for stdin,
-    /// FIFOs and devices, 256GiB for regular files].
+    /// FIFOs and devices, 32GiB for regular files].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_input_size: Option<u64>,
 }
