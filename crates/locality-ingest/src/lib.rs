@@ -22,11 +22,18 @@
 //!
 //! # Speed
 //!
-//! A file is read into one buffer (never memory-mapped: see `input`) and parsed in one
-//! pass over it; peak memory is the file plus the parsed state. A pretty-printed JSON `List` of 8 MiB and more is
-//! cut at proven item boundaries and parsed on the available cores (`split`;
-//! `LOCALITY_INGEST_THREADS=1` turns that off); any doubt or error falls back to the
-//! sequential parse, which alone reports errors. The objects are deserialised
+//! A JSON `List` of 8 MiB and more (what `kubectl get -o json` prints, pretty or
+//! compact) is read as a stream: block by block, cut at item boundaries that parsing then
+//! proves, the chunks parsed on the available cores while the next blocks are read
+//! (`split`; `LOCALITY_INGEST_THREADS=1` turns that off). Peak memory is a few blocks
+//! plus the parsed state, whatever the file's size. Any doubt or error falls back to
+//! reading the whole input into memory and parsing it sequentially, which alone reports
+//! errors, so messages and positions are the same either way.
+//!
+//! Nothing is memory-mapped: a mapped file that another process truncates while it is
+//! parsed (log rotation, a `kubectl get > file` still writing) kills the reader with
+//! `SIGBUS`, a private mapping does not prevent it, and recovering from `SIGBUS` is not
+//! sound in Rust. A file that shrinks while it is read is an error naming it. The objects are deserialised
 //! into lean wire structs that name only the fields the model reads; everything else
 //! (`managedFields`, `containerStatuses`, volumes, env, most annotations) is skipped with
 //! `IgnoredAny`. Dispatch on `kind` happens while streaming; the few fields that precede
@@ -57,7 +64,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use locality_model::endpointslice::mirroring::ANNOTATION_LEADER_ELECTION;
@@ -66,7 +73,6 @@ use locality_model::objects::{
 };
 
 mod error;
-mod input;
 mod json;
 mod locate;
 mod object;
@@ -223,50 +229,49 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loa
     loader.sink.warnings.extend(skipped);
     for f in &files {
         let name = f.display().to_string();
-        let mut input = if f.as_os_str() == "-" {
-            read_stream(std::io::stdin().lock(), "-", opts.max_stream_size)?
+        if f.as_os_str() == "-" {
+            let buf = read_stream(std::io::stdin().lock(), "-", opts.max_stream_size)?;
+            loader.add(&name, &buf)?;
         } else {
-            open_input(f, &name, opts)?
-        };
-        loader.add_input(&name, &mut input)?;
+            loader.add_path(f, &name)?;
+        }
     }
     Ok(loader.finish())
 }
 
-/// Reads a regular file into memory, and anything else (a FIFO, a device) as a bounded
-/// stream. A regular file that shrinks while it is read (truncated by log rotation, or
-/// rewritten by a `kubectl get` still running) is an error naming it, never a partial
-/// parse (see [`input`] for why nothing is memory-mapped).
-fn open_input(path: &Path, name: &str, opts: &LoadOptions) -> Result<input::Input, IngestError> {
-    let io = |e: std::io::Error| IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"));
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return read_stream(file, name, opts.max_stream_size);
-    }
-    if meta.len() > opts.max_file_size {
-        return Err(too_large(name, opts.max_file_size));
-    }
-    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
+/// Reads the rest of a regular file of `len` bytes into memory, up to `limit`. A file
+/// that shrinks while it is read (truncated by log rotation, or rewritten by a
+/// `kubectl get` still running) is an error naming it, never a partial parse.
+fn read_file(file: &std::fs::File, name: &str, len: u64, limit: u64) -> Result<Vec<u8>, IngestError> {
+    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
     // A file that grows while read is still bounded.
-    file.take(opts.max_file_size.saturating_add(1))
+    file.take(limit.saturating_add(1))
         .read_to_end(&mut buf)
-        .map_err(io)?;
-    if buf.len() as u64 > opts.max_file_size {
-        return Err(too_large(name, opts.max_file_size));
+        .map_err(|e| io_error(name, &e))?;
+    check_size(name, buf.len() as u64, len, limit)?;
+    Ok(buf)
+}
+
+/// `read` bytes of a regular file that had `len` when opened: over `limit`, or fewer than
+/// `len` (it shrank while read), is an error.
+fn check_size(name: &str, read: u64, len: u64, limit: u64) -> Result<(), IngestError> {
+    if read > limit {
+        return Err(too_large(name, limit));
     }
-    if (buf.len() as u64) < meta.len() {
+    if read < len {
         return Err(IngestError::file(
             ErrorKind::Io,
             name,
             format!(
-                "the file shrank while it was read ({} bytes when opened, {} read): is something still writing it?",
-                meta.len(),
-                buf.len()
+                "the file shrank while it was read ({len} bytes when opened, {read} read): is something still writing it?"
             ),
         ));
     }
-    Ok(input::Input::from_vec(buf))
+    Ok(())
+}
+
+fn io_error(name: &str, e: &std::io::Error) -> IngestError {
+    IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"))
 }
 
 fn too_large(name: &str, limit: u64) -> IngestError {
@@ -283,7 +288,7 @@ const SNIFF: usize = 64 << 10;
 /// Reads a stream (stdin, a FIFO, a device) up to `limit` bytes. Binary data (a NUL byte in
 /// the first [`SNIFF`] bytes, as from `/dev/zero`) fails at once instead of after the limit:
 /// JSON and YAML are text.
-fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<input::Input, IngestError> {
+fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<Vec<u8>, IngestError> {
     let io = |e: std::io::Error| IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"));
     let mut buf = Vec::new();
     (&mut r).take(SNIFF as u64).read_to_end(&mut buf).map_err(io)?;
@@ -300,7 +305,7 @@ fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<input::Input,
     if buf.len() as u64 > limit {
         return Err(too_large(name, limit));
     }
-    Ok(input::Input::from_vec(buf))
+    Ok(buf)
 }
 
 /// Reads one input held in memory; `name` is used in errors and [`Origin::file`].
@@ -379,23 +384,74 @@ impl<'o> Loader<'o> {
         }
     }
 
+    /// Adds an input held in memory: a large JSON List through the parallel reader
+    /// ([`split`]), anything else (or what that reader declines) sequentially.
     fn add(&mut self, name: &str, bytes: &[u8]) -> Result<(), IngestError> {
-        self.bytes_read += bytes.len() as u64;
-        self.files.push(name.to_owned());
-        let sink = std::mem::take(&mut self.sink);
-        let opts = self.opts;
-        self.sink = parse_on_big_stack(name, move || parse_input(name, bytes, opts, sink))?;
-        self.dedup.check(&self.sink.state, name, bytes)
+        let cfg = split::Config::new();
+        if cfg.threads > 1 && bytes.len() >= split::MIN_SPLIT_BYTES {
+            let mut src = bytes;
+            let streamed = on_big_stack(name, || {
+                split::parse_stream(name, &mut src, cfg).map_err(|e| io_error(name, &e))
+            })?;
+            if let split::Streamed::Parsed(sink, _) = streamed {
+                return self.add_parsed(name, *sink, bytes.len() as u64, Some(bytes));
+            }
+        }
+        self.add_sequential(name, bytes)
     }
 
-    /// As [`Self::add`], for an input this loader may patch and map (see [`split`]).
-    fn add_input(&mut self, name: &str, input: &mut input::Input) -> Result<(), IngestError> {
-        self.bytes_read += input.bytes().len() as u64;
-        self.files.push(name.to_owned());
+    /// Adds a file: a regular file is streamed through the parallel reader when large
+    /// (never held whole in memory then), else, or when that reader declines, read into
+    /// memory and parsed sequentially; a FIFO or device is read as a bounded stream.
+    fn add_path(&mut self, path: &Path, name: &str) -> Result<(), IngestError> {
+        let io = |e: std::io::Error| io_error(name, &e);
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
+            let buf = read_stream(file, name, self.opts.max_stream_size)?;
+            return self.add_sequential(name, &buf);
+        }
+        let limit = self.opts.max_file_size;
+        if meta.len() > limit {
+            return Err(too_large(name, limit));
+        }
+        let cfg = split::Config::new();
+        if cfg.threads > 1 && meta.len() >= split::MIN_SPLIT_BYTES as u64 {
+            let mut src = (&file).take(limit.saturating_add(1));
+            let streamed = on_big_stack(name, || {
+                split::parse_stream(name, &mut src, cfg).map_err(|e| io_error(name, &e))
+            })?;
+            if let split::Streamed::Parsed(sink, read) = streamed {
+                check_size(name, read, meta.len(), limit)?;
+                return self.add_parsed(name, *sink, read, None);
+            }
+            file.rewind().map_err(io)?;
+        }
+        let buf = read_file(&file, name, meta.len(), limit)?;
+        self.add_sequential(name, &buf)
+    }
+
+    /// Parses `bytes` on one thread.
+    fn add_sequential(&mut self, name: &str, bytes: &[u8]) -> Result<(), IngestError> {
         let sink = std::mem::take(&mut self.sink);
         let opts = self.opts;
-        self.sink = parse_on_big_stack(name, || parse_owned(name, &mut *input, opts, sink))?;
-        self.dedup.check(&self.sink.state, name, input.bytes())
+        self.sink = on_big_stack(name, move || parse_input(name, bytes, opts, sink))?;
+        self.add_parsed(name, Sink::default(), bytes.len() as u64, Some(bytes))
+    }
+
+    /// Records an input parsed into `sink` (appended) and checks for duplicates; `bytes`
+    /// (the input, when held) places them, else the file is read again to do so.
+    fn add_parsed(
+        &mut self,
+        name: &str,
+        sink: Sink,
+        read: u64,
+        bytes: Option<&[u8]>,
+    ) -> Result<(), IngestError> {
+        self.bytes_read += read;
+        self.files.push(name.to_owned());
+        split::append(&mut self.sink, sink);
+        self.dedup.check(&self.sink.state, name, bytes)
     }
 
     fn finish(self) -> Loaded {
@@ -415,9 +471,10 @@ impl<'o> Loader<'o> {
 pub(crate) const PARSE_STACK: usize = 64 << 20;
 
 /// Runs `parse` on a scoped thread with a [`PARSE_STACK`] stack.
-fn parse_on_big_stack<F>(name: &str, parse: F) -> Result<Sink, IngestError>
+fn on_big_stack<T, F>(name: &str, parse: F) -> Result<T, IngestError>
 where
-    F: FnOnce() -> Result<Sink, IngestError> + Send,
+    T: Send,
+    F: FnOnce() -> Result<T, IngestError> + Send,
 {
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
@@ -439,49 +496,6 @@ where
             )),
         }
     })
-}
-
-/// Parses an input held in an [`input::Input`]: a large pretty-printed JSON List in
-/// parallel when [`split`] can prove its cuts, else sequentially.
-fn parse_owned(
-    name: &str,
-    input: &mut input::Input,
-    opts: &LoadOptions,
-    sink: Sink,
-) -> Result<Sink, IngestError> {
-    let bom = input.bytes().len() - locate::strip_bom(input.bytes()).len();
-    let parts = split::threads();
-    let text = &input.bytes()[bom..];
-    if parts > 1 && text.len() >= split::MIN_SPLIT_BYTES {
-        try_split(name, input, bom, opts, sink, parts, None)
-    } else {
-        parse_input(name, input.bytes(), opts, sink)
-    }
-}
-
-/// The parallel attempt of [`parse_owned`] (with explicit cuts in tests), falling back
-/// to the sequential parse.
-fn try_split(
-    name: &str,
-    input: &mut input::Input,
-    bom: usize,
-    opts: &LoadOptions,
-    mut sink: Sink,
-    parts: usize,
-    cuts: Option<Vec<usize>>,
-) -> Result<Sink, IngestError> {
-    let text = &input.bytes()[bom..];
-    let plan = match cuts {
-        None => split::plan(text, parts),
-        Some(cuts) => split::plan(text, 1).map(|p| split::Plan { cuts, ..p }),
-    };
-    if let Some(plan) = plan
-        && let Some(chunks) = split::parse(name, input, bom, &plan)
-    {
-        split::append(&mut sink, chunks);
-        return Ok(sink);
-    }
-    parse_input(name, input.bytes(), opts, sink)
 }
 
 /// Detects the format and parses one input into `sink`.
@@ -666,7 +680,9 @@ fn name_hash(meta: &ObjectMeta) -> u64 {
 }
 
 impl Dedup {
-    fn check(&mut self, state: &ClusterState, file: &str, bytes: &[u8]) -> Result<(), IngestError> {
+    /// Checks the objects added since the last call; `bytes`: the input just read, if
+    /// held (else the file is read again to place a duplicate).
+    fn check(&mut self, state: &ClusterState, file: &str, bytes: Option<&[u8]>) -> Result<(), IngestError> {
         for code in KIND_CODES {
             let get = |i: usize| meta_at(state, code, i);
             let len = kind_len(state, code);
@@ -706,6 +722,14 @@ impl Dedup {
                     let (first, kind) = get(j as usize)
                         .map(|(m, k)| (m.origin.clone(), k))
                         .unwrap_or_default();
+                    let read_again;
+                    let bytes = match bytes {
+                        Some(b) => b,
+                        None => {
+                            read_again = std::fs::read(file).unwrap_or_default();
+                            &read_again
+                        }
+                    };
                     return Err(duplicate_error(kind, meta, &first, file, bytes));
                 }
             }
