@@ -256,7 +256,8 @@ pub(crate) async fn resolve(opts: &LiveOptions) -> Result<Resolved, LiveError> {
                 .unwrap_or_else(|| config.default_namespace.clone()),
         )
     };
-    let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
+    // Shown in messages and reports: never the URL's user information (a password).
+    let server = crate::error::without_userinfo(config.cluster_url.to_string().trim_end_matches('/'));
     Ok(Resolved {
         target: Target {
             kubeconfig: source_name,

@@ -103,7 +103,8 @@ pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
 /// it every run of 20 or more characters that could be a token, key or certificate
 /// (base64, base64url, JWT) is replaced by `[redacted]`.
 pub(crate) fn scrub(text: &str) -> String {
-    let first = text.lines().next().unwrap_or_default();
+    let first = without_userinfo(text.lines().next().unwrap_or_default());
+    let first = first.as_str();
     let secretish = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '-' | '_' | '.');
     let mut out = String::with_capacity(first.len());
     let mut run = String::new();
@@ -129,6 +130,30 @@ pub(crate) fn scrub(text: &str) -> String {
     out
 }
 
+/// `text` with the user information of every URL in it (`https://user:pass@host`, a
+/// kubeconfig's `server` or `proxy-url`) dropped: `https://host`.
+pub(crate) fn without_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        // The authority ends at the path, the query, the fragment or anything a URL
+        // cannot hold unescaped.
+        let end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>' | '`') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(userinfo) => out.push_str(&authority[userinfo + 1..]),
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod scrub_tests {
     use super::scrub;
@@ -147,6 +172,15 @@ mod scrub_tests {
         assert_eq!(
             scrub("bearer eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9.eyJzdWIiOiJ4In0.c2ln rejected"),
             "bearer [redacted] rejected"
+        );
+        // Credentials in URLs go, the rest of the URL stays.
+        assert_eq!(
+            scrub("cannot talk to the API server at https://admin:hunter2@10.0.0.1:6443/api: refused"),
+            "cannot talk to the API server at https://10.0.0.1:6443/api: refused"
+        );
+        assert_eq!(
+            scrub("proxy \"http://u:p@proxy:3128\" and socks5://only-user@p failed"),
+            "proxy \"http://proxy:3128\" and socks5://p failed"
         );
         // Ordinary messages are kept.
         let plain = "context \"kind-kind\" not found (known contexts: a, b) at /home/u/.kube/config";

@@ -155,3 +155,105 @@ fn errors_never_print_exec_output_or_key_data() {
         assert!(stderr.contains("kubeconfig"), "{stderr}");
     }
 }
+
+/// Every secret a kubeconfig can carry, planted in plain and base64 form, never reaches
+/// stdout, stderr or a written report, in a run that works and in one that fails: the
+/// bearer token, a password in the server URL (`https://user:pass@host`) and basic-auth
+/// fields.
+#[test]
+fn no_planted_secret_reaches_any_output() {
+    use base64::Engine as _;
+    const PASSWORD: &str = "PlantedUrlPassw0rd";
+    const BASIC: &str = "PlantedBasicPassw0rd";
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../locality-live/tests/fixtures/cluster.json");
+    let api = FakeApi::from_fixture(&fixture);
+    let token = api.token.clone();
+    let server = api.start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = TempDir::new("cli-planted");
+    let with_userinfo = |url: &str| url.replacen("://", &format!("://admin:{PASSWORD}@"), 1);
+    let up = write_kubeconfig(&dir.0, &with_userinfo(&server.url()), &token);
+    let up = std::fs::rename(&up, dir.0.join("up"))
+        .map(|()| dir.0.join("up"))
+        .unwrap();
+    let down = write_kubeconfig(
+        &dir.0,
+        &with_userinfo(&format!("http://127.0.0.1:{closed}")),
+        &token,
+    );
+    let basic = dir.0.join("basic");
+    std::fs::write(
+        &basic,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: \"http://127.0.0.1:{closed}\"}}\nusers:\n- name: u\n  user: {{username: admin, password: {BASIC}}}\n"
+        ),
+    )
+    .unwrap();
+    let secrets: Vec<String> = [token.as_str(), PASSWORD, BASIC]
+        .iter()
+        .flat_map(|s| {
+            [
+                s.to_string(),
+                base64::engine::general_purpose::STANDARD.encode(s),
+                base64::engine::general_purpose::STANDARD.encode(format!("admin:{s}")),
+            ]
+        })
+        .collect();
+    let out_dir = dir.0.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let mut runs = 0;
+    for kc in [&up, &down, &basic] {
+        let kc = kc.to_str().unwrap();
+        let report = |name: &str| out_dir.join(name).to_str().unwrap().to_owned();
+        let commands: Vec<Vec<String>> = vec![
+            vec!["matrix".into(), "-o".into(), "json".into()],
+            vec!["matrix".into(), "-v".into()],
+            vec!["audit".into(), "-o".into(), "json".into()],
+            vec!["audit".into(), "-o".into(), "sarif".into()],
+            vec!["audit".into(), "-o".into(), "junit".into()],
+            vec![
+                "audit".into(),
+                "-o".into(),
+                "html".into(),
+                "--output-file".into(),
+                report("audit.html"),
+            ],
+            vec![
+                "explain".into(),
+                "internal-acceptance/myservice".into(),
+                "--node".into(),
+                "node-c".into(),
+            ],
+        ];
+        for args in commands {
+            let out = locality()
+                .args(&args)
+                .args(["--kubeconfig", kc])
+                .timeout(std::time::Duration::from_secs(60))
+                .output()
+                .unwrap();
+            runs += 1;
+            let works = kc == up.to_str().unwrap();
+            assert_eq!(out.status.success(), works, "{args:?} with {kc}: {out:?}");
+            let mut shown = String::from_utf8_lossy(&out.stdout).to_string();
+            shown.push_str(&String::from_utf8_lossy(&out.stderr));
+            for entry in std::fs::read_dir(&out_dir).unwrap() {
+                shown.push_str(&String::from_utf8_lossy(
+                    &std::fs::read(entry.unwrap().path()).unwrap(),
+                ));
+            }
+            for s in &secrets {
+                assert!(
+                    !shown.contains(s.as_str()),
+                    "{args:?} with {kc} shows {s}:\n{shown}"
+                );
+            }
+        }
+    }
+    assert_eq!(runs, 21);
+}
