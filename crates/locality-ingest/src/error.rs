@@ -140,21 +140,32 @@ impl IngestError {
 }
 
 impl fmt::Display for IngestError {
+    /// One line, always: control characters that came from the input (a name or key
+    /// holding a newline, a parser's multi-line message) are shown escaped (`\n`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.location())?;
+        use fmt::Write as _;
+        let mut line = String::new();
+        write!(line, "{}: ", self.location())?;
         let d = &self.0;
         match (&d.subject, &d.object) {
-            (Some(s), Some(o)) => write!(f, "{s} ({o}): ")?,
-            (Some(s), None) => write!(f, "{s}: ")?,
-            (None, Some(o)) => write!(f, "{o}: ")?,
+            (Some(s), Some(o)) => write!(line, "{s} ({o}): ")?,
+            (Some(s), None) => write!(line, "{s}: ")?,
+            (None, Some(o)) => write!(line, "{o}: ")?,
             (None, None) => {}
         }
-        f.write_str(&d.message)?;
+        line.push_str(&d.message);
         if let Some(p) = d.field.as_deref().filter(|p| !p.is_empty()) {
-            write!(f, " at {p}")?;
+            write!(line, " at {p}")?;
         }
         if let Some(first) = &d.first_definition {
-            write!(f, " (first defined at {first})")?;
+            write!(line, " (first defined at {first})")?;
+        }
+        for c in line.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                f.write_char(c)?;
+            }
         }
         Ok(())
     }

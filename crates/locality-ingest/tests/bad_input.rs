@@ -8,6 +8,8 @@ use locality_ingest::{ErrorKind, IngestError, LoadOptions, load_bytes, load_path
 
 #[path = "bad_input/changing.rs"]
 mod changing;
+#[path = "bad_input/mutations.rs"]
+mod mutations;
 
 /// Loads `input` as `name` and returns the error (fails the test if it loads).
 fn err(name: &str, input: impl AsRef<[u8]>) -> IngestError {

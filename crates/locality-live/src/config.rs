@@ -326,3 +326,53 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    const TOKEN: &str = "PlantedToken0123456789abcdefXYZ";
+    const KEY: &str = "U0VDUkVUS0VZREFUQWFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ==";
+    const PASSWORD: &str = "Hunter2Planted";
+
+    fn kubeconfig() -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://admin:{PASSWORD}@10.0.0.1:6443\n    proxy-url: http://p:{PASSWORD}@proxy:3128\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nusers:\n- name: u\n  user:\n    token: {TOKEN}\n    client-key-data: {KEY}\n    username: admin\n    password: {PASSWORD}\n"
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+        /// Byte-level fuzzing of kubeconfig reading: a kubeconfig with a few bytes
+        /// changed reads, or fails with a message in which no secret it still holds
+        /// appears.
+        #[test]
+        fn a_mutated_kubeconfig_never_shows_its_secrets(
+            edits in proptest::collection::vec(
+                (any::<usize>(), proptest::sample::select(b"{}[]:,\"'\n -&*!#|>\t".to_vec())),
+                1..5,
+            ),
+        ) {
+            let mut text = kubeconfig().into_bytes();
+            for (at, b) in edits {
+                let at = at % text.len();
+                text[at] = b;
+            }
+            let text = String::from_utf8_lossy(&text).into_owned();
+            if let Err(e) = Kubeconfig::from_yaml(&text) {
+                let shown = chain(&e);
+                prop_assert!(!shown.contains('\n'), "{}", shown);
+                for secret in [TOKEN, KEY, PASSWORD] {
+                    prop_assert!(
+                        !(text.contains(secret) && shown.contains(secret)),
+                        "{} shows {}",
+                        shown,
+                        secret
+                    );
+                }
+            }
+        }
+    }
+}

@@ -387,3 +387,34 @@ fn a_duplicate_in_a_streamed_file_is_placed_as_in_memory() {
     assert!(streamed.line() > 1, "{streamed}");
     assert_eq!(streamed.to_string(), held.to_string());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 1024, ..Default::default() })]
+
+    /// Byte-level fuzzing of the parallel reader against the sequential parse: a List
+    /// (pretty or compact) with a few bytes changed, cut at every block size tried, gives
+    /// the same objects or the same error.
+    #[test]
+    fn mutated_lists_read_in_parallel_as_sequentially(
+        compact in proptest::prelude::any::<bool>(),
+        edits in proptest::collection::vec(
+            (proptest::prelude::any::<usize>(), proptest::sample::select(b"{}[],:\"\n \\x0".to_vec())),
+            0..4,
+        ),
+        block in 1usize..400,
+    ) {
+        let mut text = if compact { compact_list(6, false).0 } else { list(6) }.into_bytes();
+        for (at, b) in edits {
+            let at = at % text.len();
+            text[at] = b;
+        }
+        let Ok(text) = String::from_utf8(text) else { return Ok(()) };
+        let seq = load_bytes("list.json", text.as_bytes(), &LoadOptions::default());
+        let par = split_load(&text, block);
+        match (seq, par) {
+            (Ok(a), Ok(b)) => same(&a, &b),
+            (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => proptest::prop_assert!(false, "sequential {:?}, parallel {:?}", a.map(|_| ()), b.map(|_| ())),
+        }
+    }
+}
