@@ -78,6 +78,7 @@ mod locate;
 mod object;
 pub mod quantity;
 mod split;
+mod stream;
 mod wire;
 mod yaml;
 
@@ -230,7 +231,7 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loa
     for f in &files {
         let name = f.display().to_string();
         if f.as_os_str() == "-" {
-            let buf = read_stream(std::io::stdin().lock(), "-", opts.max_stream_size)?;
+            let buf = stream::read(std::io::stdin().lock(), "-", opts.max_stream_size)?;
             loader.add(&name, &buf)?;
         } else {
             loader.add_path(f, &name)?;
@@ -274,38 +275,12 @@ fn io_error(name: &str, e: &std::io::Error) -> IngestError {
     IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"))
 }
 
-fn too_large(name: &str, limit: u64) -> IngestError {
+pub(crate) fn too_large(name: &str, limit: u64) -> IngestError {
     IngestError::file(
         ErrorKind::Limit,
         name,
         format!("larger than the input limit of {limit} bytes (--max-input-size)"),
     )
-}
-
-/// The first bytes a stream is checked with before more is read.
-const SNIFF: usize = 64 << 10;
-
-/// Reads a stream (stdin, a FIFO, a device) up to `limit` bytes. Binary data (a NUL byte in
-/// the first [`SNIFF`] bytes, as from `/dev/zero`) fails at once instead of after the limit:
-/// JSON and YAML are text.
-fn read_stream(mut r: impl Read, name: &str, limit: u64) -> Result<Vec<u8>, IngestError> {
-    let io = |e: std::io::Error| IngestError::file(ErrorKind::Io, name, format!("cannot read: {e}"));
-    let mut buf = Vec::new();
-    (&mut r).take(SNIFF as u64).read_to_end(&mut buf).map_err(io)?;
-    if let Some(at) = buf.iter().position(|b| *b == 0) {
-        return Err(IngestError::file(
-            ErrorKind::Encoding,
-            name,
-            format!("binary data (a NUL byte at offset {at}), not JSON or YAML"),
-        ));
-    }
-    r.take(limit.saturating_sub(buf.len() as u64).saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(io)?;
-    if buf.len() as u64 > limit {
-        return Err(too_large(name, limit));
-    }
-    Ok(buf)
 }
 
 /// Reads one input held in memory; `name` is used in errors and [`Origin::file`].
@@ -408,7 +383,7 @@ impl<'o> Loader<'o> {
         let mut file = std::fs::File::open(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if !meta.is_file() {
-            let buf = read_stream(file, name, self.opts.max_stream_size)?;
+            let buf = stream::read(file, name, self.opts.max_stream_size)?;
             return self.add_sequential(name, &buf);
         }
         let limit = self.opts.max_file_size;
