@@ -183,3 +183,86 @@ fn a_fifo_in_an_input_directory_is_skipped_with_a_warning() {
         .stderr(predicate::str::contains("stuck.json").and(predicate::str::contains("not a regular file")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `locality matrix -f SOURCE` with `feed` written to its stdin over and over (an
+/// endless stream) and returns its exit code, stderr and peak resident memory (KiB, the
+/// highest `VmHWM` seen while it ran), within `timeout`.
+fn run_endless(
+    source: &str,
+    feed: Option<&'static [u8]>,
+    timeout: std::time::Duration,
+) -> (i32, String, u64) {
+    use std::io::{Read, Write};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("locality"))
+        .args(["matrix", "-f", source])
+        .stdin(if feed.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let (Some(feed), Some(mut stdin)) = (feed, child.stdin.take()) {
+        // Ends when the child closes its stdin (exits).
+        std::thread::spawn(move || while stdin.write_all(feed).is_ok() {});
+    }
+    let status_path = format!("/proc/{}/status", child.id());
+    let started = std::time::Instant::now();
+    let mut peak_kib = 0;
+    let code = loop {
+        if let Ok(status) = std::fs::read_to_string(&status_path)
+            && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:"))
+        {
+            let kib: u64 = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{source}: still running after {timeout:?} (peak {peak_kib} KiB)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (code, stderr, peak_kib)
+}
+
+/// Endless streams end in bounded time and memory with one line naming the input: bytes
+/// that are not text, text that is not an object, JSON values after the one a document
+/// holds, and a YAML document whose keys repeat forever.
+#[test]
+fn endless_streams_stop_early_in_bounded_memory() {
+    let limit = std::time::Duration::from_secs(10);
+    let cases: [(&str, Option<&'static [u8]>, &str); 5] = [
+        ("/dev/zero", None, "binary data"),
+        ("-", Some(b"\0\0\0\0\0\0\0\0"), "binary data"),
+        ("-", Some(b"y\n"), "not a Kubernetes object"),
+        (
+            "-",
+            Some(b"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"x\"}}\n"),
+            "trailing characters",
+        ),
+        ("-", Some(b"a: b\n"), "duplicate mapping key"),
+    ];
+    for (source, feed, expect) in cases {
+        let (code, stderr, peak_kib) = run_endless(source, feed, limit);
+        let what = format!("{source} fed {:?}", feed.map(String::from_utf8_lossy));
+        assert_eq!(code, 2, "{what}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: one line: {stderr}");
+        assert!(
+            stderr.contains(&format!("{source}:")) && stderr.contains(expect),
+            "{what}: {stderr}"
+        );
+        assert!(peak_kib < 256 * 1024, "{what}: peak {peak_kib} KiB");
+    }
+}
