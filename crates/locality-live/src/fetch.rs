@@ -55,6 +55,8 @@ pub(crate) struct Api {
     pub server: String,
     /// Context name for messages (`in-cluster` without one).
     pub context: String,
+    /// The most one request may take to answer completely (`--request-timeout`).
+    pub request_timeout: Option<Duration>,
 }
 
 impl Api {
@@ -73,19 +75,35 @@ impl Api {
                     reason: "BadRequest".into(),
                     message: format!("cannot build the request: {e}"),
                 })?;
-            let response = self.client.send(request).await.map_err(|e| self.transport(&e))?;
-            let status = response.status();
-            let retry_after = response
-                .headers()
-                .get(http::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            let body = response
-                .into_body()
-                .collect_bytes()
-                .await
-                .map_err(|e| self.transport(&e))?;
+            let exchange = async {
+                let response = self.client.send(request).await.map_err(|e| self.transport(&e))?;
+                let status = response.status();
+                let retry_after = response
+                    .headers()
+                    .get(http::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                let body = response
+                    .into_body()
+                    .collect_bytes()
+                    .await
+                    .map_err(|e| self.transport(&e))?;
+                Ok::<_, LiveError>((status, retry_after, body))
+            };
+            let (status, retry_after, body) = match self.request_timeout {
+                None => exchange.await?,
+                Some(limit) => {
+                    tokio::time::timeout(limit, exchange)
+                        .await
+                        .map_err(|_| LiveError::Transport {
+                            server: self.server.clone(),
+                            message: format!(
+                                "GET {url}: no complete answer within {limit:?} (--request-timeout)"
+                            ),
+                        })??
+                }
+            };
             if status.is_success() {
                 return Ok(Ok(Vec::from(body)));
             }

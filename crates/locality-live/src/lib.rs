@@ -77,6 +77,10 @@ pub struct LiveOptions {
     pub all_namespaces: bool,
     /// Objects per page (`limit`); 0 lists each kind in one response.
     pub page_size: u32,
+    /// `--request-timeout`: how long one request may take to answer completely, as
+    /// kubectl's flag; `None` (kubectl's `0`): no limit per request. A limit also bounds
+    /// the credential plugin (below [`CREDENTIAL_TIMEOUT`]).
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 impl Default for LiveOptions {
@@ -87,6 +91,7 @@ impl Default for LiveOptions {
             namespace: None,
             all_namespaces: false,
             page_size: DEFAULT_PAGE_SIZE,
+            request_timeout: None,
         }
     }
 }
@@ -170,7 +175,10 @@ pub type Progress<'a> = &'a (dyn Fn(&str, usize) + Sync);
 pub async fn client(opts: &LiveOptions) -> Result<(kube::Client, Target), LiveError> {
     let resolved = config::resolve(opts).await?;
     let target = resolved.target;
-    let client = build_client(resolved.config, CREDENTIAL_TIMEOUT)
+    let credential_timeout = opts
+        .request_timeout
+        .map_or(CREDENTIAL_TIMEOUT, |t| t.min(CREDENTIAL_TIMEOUT));
+    let client = build_client(resolved.config, credential_timeout)
         .await
         .map_err(|message| LiveError::Kubeconfig {
             source_name: target.kubeconfig.clone(),
@@ -179,18 +187,26 @@ pub async fn client(opts: &LiveOptions) -> Result<(kube::Client, Target), LiveEr
     Ok((client, target))
 }
 
-/// How long building a client may take: it runs the context's credential plugin (`exec`)
-/// once, which kube-rs does synchronously and without a limit.
+/// How long building a client may take (at most; a shorter `--request-timeout` wins): it
+/// runs the context's credential plugin (`exec`) once, which kube-rs does synchronously
+/// and without a limit.
 pub const CREDENTIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Builds the client off the async thread, within `timeout`: a credential plugin that never
 /// exits is an error, not a hang. The plugin process is left to the OS when the CLI exits.
 async fn build_client(config: kube::Config, timeout: std::time::Duration) -> Result<kube::Client, String> {
+    // Named by its command (a path or a program name), never by its arguments or output.
+    let plugin = config
+        .auth_info
+        .exec
+        .as_ref()
+        .and_then(|e| e.command.clone())
+        .map_or_else(String::new, |c| format!(" {c:?}"));
     let build = tokio::task::spawn_blocking(move || kube::Client::try_from(config));
     match tokio::time::timeout(timeout, build).await {
         Err(_) => Err(format!(
-            "the credential plugin (users[].user.exec) did not answer within {}s",
-            timeout.as_secs()
+            "the credential plugin{plugin} (users[].user.exec) did not answer within {:?}",
+            timeout
         )),
         Ok(Err(join)) => Err(format!("building the client failed: {join}")),
         Ok(Ok(built)) => built.map_err(|e| error::chain(&e)),
@@ -232,6 +248,7 @@ pub fn kubeconfig_namespace(opts: &LiveOptions) -> Result<Option<String>, LiveEr
 pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Result<LiveSnapshot, LiveError> {
     let (client, target) = client(opts).await?;
     let api = Api {
+        request_timeout: opts.request_timeout,
         client,
         server: target.server.clone(),
         context: target

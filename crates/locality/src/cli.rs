@@ -159,6 +159,11 @@ pub struct ModelArgs {
     /// List objects in all namespaces (live mode; the default unless -n is given).
     #[arg(short = 'A', long, conflicts_with = "filenames")]
     pub all_namespaces: bool,
+    /// How long one API request may take to answer completely, as kubectl's flag (e.g. 30s,
+    /// 2m; a bare number is seconds; 0: no limit); also bounds the credential plugin
+    /// (live mode) [default: 0; connections time out after 30s, a credential plugin after 60s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, conflicts_with_all = ["filenames", "sim"])]
+    pub request_timeout: Option<std::time::Duration>,
     /// Kubernetes version of the API server and controller manager (e.g. 1.35) [default: the
     /// server's version live; on files the newest kubeletVersion of the Nodes, else the newest
     /// supported].
@@ -179,6 +184,24 @@ pub struct ModelArgs {
     /// FIFOs and devices, 32GiB for regular files].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_input_size: Option<u64>,
+}
+
+/// A duration as kubectl's `--request-timeout` takes it: `30s`, `2m`, `1h30m`, a bare
+/// number of seconds; `0` is no limit.
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let seconds = if let Ok(n) = s.parse::<u64>() {
+        n as f64
+    } else {
+        let d: jiff::SignedDuration = s
+            .parse()
+            .map_err(|e| format!("{e} (a duration such as 30s, 2m or 1h; 0 for none)"))?;
+        if d.is_negative() {
+            return Err("a timeout cannot be negative".into());
+        }
+        d.as_secs_f64()
+    };
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 /// A size: a number of bytes, or with a unit (`512MiB`, `20GB`).

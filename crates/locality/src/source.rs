@@ -92,6 +92,7 @@ pub fn load(
         context: args.context.clone(),
         namespace: namespace.map(str::to_string),
         all_namespaces: args.all_namespaces || namespace.is_none(),
+        request_timeout: args.request_timeout.filter(|t| !t.is_zero()),
         ..LiveOptions::default()
     };
     let report = |kind: &str, items: usize| progress.set(format!("listing {kind}: {items} objects"));

@@ -257,3 +257,74 @@ fn no_planted_secret_reaches_any_output() {
     }
     assert_eq!(runs, 21);
 }
+
+/// `--request-timeout` bounds what can hang a live read: a server that accepts the
+/// connection and never answers, and a credential plugin that never exits (named by its
+/// command in the error, its output never shown).
+#[test]
+fn request_timeout_bounds_a_silent_server_and_a_hanging_credential_plugin() {
+    let dir = TempDir::new("cli-hang");
+    // Accepts connections, never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in silent.incoming() {
+            held.push(conn);
+        }
+    });
+    let kubeconfig = write_kubeconfig(&dir.0, &format!("http://127.0.0.1:{port}"), "t");
+    let started = std::time::Instant::now();
+    locality()
+        .args([
+            "matrix",
+            "--request-timeout",
+            "1s",
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+        ])
+        .timeout(std::time::Duration::from_secs(10))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--request-timeout").and(predicate::str::contains("127.0.0.1")));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    let plugin = dir.0.join("hang.sh");
+    std::fs::write(
+        &plugin,
+        "#!/bin/sh\necho PluginOutputSecret0123456789\nexec sleep 60\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&plugin)
+        .status()
+        .unwrap();
+    let exec = dir.0.join("exec-kubeconfig");
+    std::fs::write(
+        &exec,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: {}\n      interactiveMode: Never\n",
+            plugin.display()
+        ),
+    )
+    .unwrap();
+    let out = locality()
+        .args([
+            "audit",
+            "--request-timeout",
+            "2s",
+            "--kubeconfig",
+            exec.to_str().unwrap(),
+        ])
+        .timeout(std::time::Duration::from_secs(10))
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("hang.sh") && stderr.contains("did not answer"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("PluginOutputSecret"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
