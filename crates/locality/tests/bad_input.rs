@@ -266,3 +266,61 @@ fn endless_streams_stop_early_in_bounded_memory() {
         assert!(peak_kib < 256 * 1024, "{what}: peak {peak_kib} KiB");
     }
 }
+
+/// A large dump truncated and rewritten while `locality` reads it (log rotation, a
+/// `kubectl get > dump.json` started again) ends in a result or one error line naming it,
+/// never in a signal (a memory-mapped reader dies of SIGBUS here).
+#[test]
+fn a_dump_truncated_while_it_is_read_never_kills_the_process() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = std::env::temp_dir().join(format!("locality-truncated-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dump.json");
+    let mut full = String::from("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n");
+    for i in 0..60_000 {
+        if i > 0 {
+            full.push_str(",\n");
+        }
+        full.push_str(&format!(
+            "        {{\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Pod\",\n            \"metadata\": {{\"name\": \"p{i}\", \"namespace\": \"d\", \"labels\": {{\"app\": \"{}\"}}}},\n            \"spec\": {{\"nodeName\": \"n{}\"}},\n            \"status\": {{\"phase\": \"Running\"}}\n        }}",
+            "x".repeat(200),
+            i % 40
+        ));
+    }
+    full.push_str("\n    ],\n    \"kind\": \"List\"\n}\n");
+    std::fs::write(&path, &full).unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut k = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                f.set_len(full.len() as u64 * (1 + k % 5) / 6).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(3));
+                f.set_len(0).unwrap();
+                (&f).write_all(full.as_bytes()).unwrap();
+                k += 1;
+            }
+        });
+        for _ in 0..6 {
+            let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("locality"))
+                .args(["matrix", "-o", "summary", "-f", path.to_str().unwrap()])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(out.status.code(), Some(0 | 2)),
+                "{:?}: {stderr}",
+                out.status
+            );
+            let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+            assert!(errors.len() <= 1, "{stderr}");
+            if let Some(e) = errors.first() {
+                assert!(e.contains("dump.json"), "{e}");
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -229,6 +229,13 @@ fn no_planted_secret_reaches_any_output() {
                 "--node".into(),
                 "node-c".into(),
             ],
+            // The fake server is read-only: verify fails, after writing what it did.
+            vec![
+                "verify".into(),
+                "-q".into(),
+                "--evidence".into(),
+                report("evidence"),
+            ],
         ];
         for args in commands {
             let out = locality()
@@ -238,14 +245,16 @@ fn no_planted_secret_reaches_any_output() {
                 .output()
                 .unwrap();
             runs += 1;
-            let works = kc == up.to_str().unwrap();
+            let works = kc == up.to_str().unwrap() && args[0] != "verify";
             assert_eq!(out.status.success(), works, "{args:?} with {kc}: {out:?}");
             let mut shown = String::from_utf8_lossy(&out.stdout).to_string();
             shown.push_str(&String::from_utf8_lossy(&out.stderr));
-            for entry in std::fs::read_dir(&out_dir).unwrap() {
-                shown.push_str(&String::from_utf8_lossy(
-                    &std::fs::read(entry.unwrap().path()).unwrap(),
-                ));
+            if args[0] == "verify" && kc == up.to_str().unwrap() {
+                let evidence = walk(&out_dir.join("evidence"));
+                assert!(!evidence.is_empty(), "verify wrote no evidence: {out:?}");
+            }
+            for entry in walk(&out_dir) {
+                shown.push_str(&String::from_utf8_lossy(&std::fs::read(entry).unwrap()));
             }
             for s in &secrets {
                 assert!(
@@ -255,7 +264,21 @@ fn no_planted_secret_reaches_any_output() {
             }
         }
     }
-    assert_eq!(runs, 21);
+    assert_eq!(runs, 24);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// `--request-timeout` bounds what can hang a live read: a server that accepts the
