@@ -463,12 +463,13 @@ fn phase_str(p: PodPhase) -> &'static str {
 fn pod(ctx: &Ctx<'_>, p: &SimPod, v: &mut Value) {
     let meta = &p.pod.meta;
     let raw = ctx.raw_pod_spec(meta, &meta.namespace, 0);
-    let spec = pod_spec(
+    let mut spec = pod_spec(
         &p.pod.spec,
         raw,
         p.behaviour.termination_grace_period_seconds,
         "main",
     );
+    crate::kube_system::node_pod(ctx, p, &mut spec);
     let created = time_of(meta.creation_timestamp.as_ref());
     let scheduled = !p.pod.spec.node_name.is_empty();
     let running = p.pod.phase == PodPhase::Running;
@@ -832,101 +833,4 @@ fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
 
 fn int_or_string(s: &str) -> Value {
     s.parse::<i64>().map_or_else(|_| json!(s), |n| json!(n))
-}
-
-/// Virtual `now` minus a `metav1.Time` string, as `kubectl` prints ages (`HumanDuration`).
-pub fn age(created: Option<&str>, now: Millis) -> String {
-    let Some(created) = created else {
-        return "<unknown>".into();
-    };
-    let now_s = rfc3339(now);
-    let (Some(a), Some(b)) = (parse_rfc3339(created), parse_rfc3339(&now_s)) else {
-        return "<unknown>".into();
-    };
-    human_duration(b.saturating_sub(a))
-}
-
-/// Seconds since 1970 of `YYYY-MM-DDTHH:MM:SSZ`.
-fn parse_rfc3339(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.len() < 20 {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
-    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
-    // days_from_civil (H. Hinnant).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
-}
-
-/// `k8s.io/apimachinery/pkg/util/duration.HumanDuration`.
-pub fn human_duration(secs: u64) -> String {
-    if secs < 120 {
-        return format!("{secs}s");
-    }
-    let minutes = secs / 60;
-    if minutes < 10 {
-        let s = secs % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    }
-    if minutes < 180 {
-        return format!("{minutes}m");
-    }
-    let hours = secs / 3600;
-    if hours < 8 {
-        let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        return if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        };
-    }
-    format!("{}y", hours / 24 / 365)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ages() {
-        assert_eq!(human_duration(5), "5s");
-        assert_eq!(human_duration(150), "2m30s");
-        assert_eq!(human_duration(3600 * 5 + 60), "5h1m");
-        assert_eq!(age(Some("2025-01-01T00:00:00Z"), 65_000), "65s");
-        assert_eq!(parse_rfc3339("1970-01-02T00:00:01Z"), Some(86_401));
-    }
 }

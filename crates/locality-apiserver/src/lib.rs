@@ -13,7 +13,13 @@
 //! the real watch cache does), create, update, delete and patch with `dryRun=All`, `Table`
 //! answers for `kubectl get` (`-o wide` shows node and IP) and `metav1.Status` errors, for
 //! Namespaces, Nodes, Pods, Services, EndpointSlices, Deployments, ReplicaSets and DaemonSets
-//! (StatefulSets: read-only and empty). Everything it answers says it is simulated.
+//! (StatefulSets: read-only and empty; ConfigMaps: read-only, kube-proxy's). Everything it
+//! answers says it is simulated.
+//!
+//! Like a kubeadm cluster, it has kube-proxy in `kube-system` (see the `kube_system` module):
+//! a `kube-proxy` DaemonSet with one Running pod per node, whose image tag is that node's
+//! simulated kube-proxy version, and its ConfigMap with the mode, published when serving
+//! starts (the engine runs until those pods are Ready, then the clock starts).
 //!
 //! Writes (see the `write` module docs): patches — JSON patch (RFC 6902), JSON merge patch,
 //! strategic merge patch (merge keys and directives: see the `patch` module docs) and
@@ -42,10 +48,14 @@
 //! produces them until the container ends), and [`ServeOptions::faults`] injects 5xx answers, 409s, latency and dropped
 //! connections for tests.
 
+mod age;
+mod configmaps;
 mod decode;
 mod discovery;
 mod encode;
 mod faults;
+mod filter;
+mod kube_system;
 mod logs;
 mod patch;
 mod protobuf;
@@ -169,6 +179,8 @@ pub(crate) struct Sim {
     pub(crate) ephemeral: u32,
     /// Simulated curl and probe-loop pods, by pod uid (see the `logs` module).
     pub(crate) clients: HashMap<String, logs::ClientRun>,
+    /// The ConfigMaps served (read-only, published at start: see the `kube_system` module).
+    pub(crate) config_maps: Vec<Value>,
 }
 
 impl Sim {
@@ -337,22 +349,27 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         .kubeconfig_out
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("locality-sim-{}.kubeconfig", addr.port())));
-    let base = opts.engine.now() as f64;
-    let rv = opts.engine.store().resource_version();
+    let mut sim = Sim {
+        engine: opts.engine,
+        raw: HashMap::new(),
+        clock: Clock {
+            start: Instant::now(),
+            base: 0.0,
+            speed: opts.speed,
+        },
+        expire_before: 0,
+        name_seq: 0,
+        ephemeral: 0,
+        clients: HashMap::new(),
+        config_maps: Vec::new(),
+    };
+    // kube-proxy in kube-system, as on a kubeadm cluster, up before the clock starts.
+    kube_system::publish(&mut sim);
+    sim.clock.base = sim.engine.now() as f64;
+    sim.clock.start = Instant::now();
+    let rv = sim.engine.store().resource_version();
     let shared = Arc::new(Shared {
-        sim: Mutex::new(Sim {
-            engine: opts.engine,
-            raw: HashMap::new(),
-            clock: Clock {
-                start: Instant::now(),
-                base,
-                speed: opts.speed,
-            },
-            expire_before: 0,
-            name_seq: 0,
-            ephemeral: 0,
-            clients: HashMap::new(),
-        }),
+        sim: Mutex::new(sim),
         changed: tokio::sync::watch::channel(rv).0,
         addr,
         requests: Mutex::new(Vec::new()),

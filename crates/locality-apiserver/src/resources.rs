@@ -20,7 +20,8 @@ pub struct Resource {
     pub namespaced: bool,
     /// `kubectl` short names.
     pub short_names: &'static [&'static str],
-    /// The simulated store's kind; `None` for a kind served read-only and always empty.
+    /// The simulated store's kind; `None` for a kind served read-only (StatefulSets, always
+    /// empty; ConfigMaps, the fixed set of the `configmaps` module).
     pub kind: Option<Kind>,
 }
 
@@ -77,6 +78,8 @@ pub const RESOURCES: &[Resource] = &[
         Some(Kind::Namespace),
     ),
     res("nodes", "node", "Node", "", false, &["no"], Some(Kind::Node)),
+    // Read-only: kube-proxy's configuration, published at start (the `configmaps` module).
+    res("configmaps", "configmap", "ConfigMap", "", true, &["cm"], None),
     res("pods", "pod", "Pod", "", true, &["po"], Some(Kind::Pod)),
     res(
         "services",

@@ -8,7 +8,8 @@ use locality_sim::time::Millis;
 use locality_sim::{Kind, Object};
 use serde_json::{Value, json};
 
-use crate::encode::{self, age};
+use crate::age::age;
+use crate::encode;
 
 /// Column definitions of a kind: (name, type, priority).
 fn columns(kind: Option<Kind>) -> &'static [(&'static str, &'static str, u8)] {

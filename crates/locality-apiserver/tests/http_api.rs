@@ -78,7 +78,12 @@ fn list_selectors_and_pages() {
         .iter()
         .map(|p| p["metadata"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["client-node-b", "web-b"]);
+    // node-b's kube-proxy (kube-system, after default) too.
+    assert_eq!(names[..2], ["client-node-b", "web-b"]);
+    assert!(
+        names.len() == 3 && names[2].starts_with("kube-proxy-"),
+        "{names:?}"
+    );
     assert_eq!(
         v["items"][1]["status"]["podIP"]
             .as_str()
@@ -94,7 +99,7 @@ fn list_selectors_and_pages() {
             .unwrap()["status"],
         "True"
     );
-    // Pages of 2 cover the 5 pods once each.
+    // Pages of 2 cover the 8 pods (5 of the fixture, 3 kube-proxies) once each.
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {
@@ -107,7 +112,7 @@ fn list_selectors_and_pages() {
             None => break,
         }
     }
-    assert_eq!(seen.len(), 5, "{seen:?}");
+    assert_eq!(seen.len(), 8, "{seen:?}");
     let (code, v) = get_json(&r, "/api/v1/pods?labelSelector=a%20b%20c");
     assert_eq!((code, v["reason"].as_str()), (400, Some("BadRequest")));
     let (code, v) = get_json(&r, "/api/v1/pods?fieldSelector=spec.bogus%3D1");

@@ -15,8 +15,7 @@ fn live_snapshot_reads_service_and_endpointslice() {
         ..LiveOptions::default()
     };
     let snap = locality_live::snapshot_blocking(&opts, None).expect("snapshot of the simulated cluster");
-    // The simulated cluster has no kube-proxy DaemonSet object, so the data plane is unknown;
-    // every kind must be served and readable.
+    // Every kind must be served and readable.
     assert!(
         !snap
             .warnings
@@ -27,7 +26,20 @@ fn live_snapshot_reads_service_and_endpointslice() {
     );
     let st = &snap.state;
     assert_eq!(st.nodes.len(), 3);
-    assert_eq!(st.pods.len(), 5);
+    // The fixture's 5 pods and one kube-proxy per node.
+    assert_eq!(st.pods.len(), 8);
+    // kube-proxy is found as on a kubeadm cluster: version from the DaemonSet's image, mode
+    // from its ConfigMap.
+    assert_eq!(
+        snap.data_plane,
+        locality_model::matrix::DataPlane::KubeProxy(Some(locality_model::proxy::ProxyMode::Iptables)),
+        "{}",
+        snap.data_plane_source
+    );
+    assert_eq!(
+        snap.kube_proxy_version,
+        Some(locality_model::version::KubeVersion::new(1, 35))
+    );
     let svc = st
         .services
         .iter()

@@ -391,6 +391,36 @@ fn serve_injects_the_api_faults_its_flags_ask_for() {
     assert_eq!(http_get(&lossy.addr, "/version").0, Some(200));
 }
 
+/// `sim serve` publishes kube-proxy in kube-system as a kubeadm cluster does (issue #11), so
+/// `matrix` and `audit` read live, without `--proxy-mode`, find kube-proxy's mode (the
+/// ConfigMap the DaemonSet mounts) and version (the DaemonSet's image) instead of an unknown
+/// data plane.
+#[test]
+fn serve_publishes_kube_proxy_so_live_reads_find_its_mode_and_version() {
+    let s = serve(
+        "kube-proxy",
+        &["--speed", "50", "--profile", "node-c=kube-proxy:ipvs"],
+    );
+    let kubeconfig = s.dir.join("kubeconfig");
+    let kc = kubeconfig.to_str().unwrap();
+    let out = locality(&["matrix", "--kubeconfig", kc, "-o", "json", "-v"]).success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(doc["dataPlane"]["kind"], "kube-proxy", "{}", doc["dataPlane"]);
+    assert_eq!(doc["dataPlane"]["mode"], "iptables", "{}", doc["dataPlane"]);
+    assert_eq!(doc["kubeProxyVersion"], "1.35");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("ConfigMap kube-system/kube-proxy config.conf: mode iptables"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("proxy mode is not known"), "{stderr}");
+    let out = locality(&["audit", "--kubeconfig", kc, "-o", "json"]).success();
+    let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(report["dataPlane"]["kind"], "kube-proxy");
+    assert_eq!(report["dataPlane"]["mode"], "iptables");
+    assert_eq!(report["kubeProxyVersion"], "1.35");
+}
+
 #[test]
 fn api_fault_flags_are_checked_when_parsed() {
     for (args, want) in [
