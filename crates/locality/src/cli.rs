@@ -180,6 +180,10 @@ pub struct ModelArgs {
     /// Derive EndpointSlices from pods even where observed slices exist.
     #[arg(long)]
     pub derive: bool,
+    /// Accept input without a single Service: nothing to analyse is otherwise an error
+    /// (exit 2), since the input was most likely not the one meant.
+    #[arg(long)]
+    pub allow_empty: bool,
     /// The most bytes read from one -f input (e.g. 512MiB, 20GB) [default: 8GiB for stdin,
     /// FIFOs and devices, 32GiB for regular files].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]

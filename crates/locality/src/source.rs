@@ -47,6 +47,63 @@ pub fn load(
     ui: &Ui,
     progress: &Progress,
 ) -> Result<Loaded, CliError> {
+    let loaded = load_any(args, namespace, namespace_flag, ui, progress)?;
+    if loaded.state.services.is_empty() {
+        let from = match loaded.kind {
+            InputKind::Files => loaded.files.join(", "),
+            _ => match namespace {
+                Some(ns) => format!("the cluster (namespace {ns})"),
+                None => "the cluster".to_string(),
+            },
+        };
+        let what = format!(
+            "{from}: nothing to analyse: no Service (read: {})",
+            census(&loaded.state)
+        );
+        if !args.allow_empty {
+            return Err(CliError::usage(format!(
+                "{what}; was this the input meant? --allow-empty accepts it"
+            )));
+        }
+        ui.warn(&what);
+    }
+    Ok(loaded)
+}
+
+/// What a state holds, as `3 Nodes, 12 Pods` (kinds with none left out).
+fn census(state: &locality_model::objects::ClusterState) -> String {
+    let kinds = [
+        (state.nodes.len(), "Node"),
+        (state.pods.len(), "Pod"),
+        (state.services.len(), "Service"),
+        (state.endpoint_slices.len(), "EndpointSlice"),
+        (state.endpoints.len(), "Endpoints"),
+        (state.workloads.len(), "workload"),
+        (state.namespaces.len(), "Namespace"),
+    ];
+    let parts: Vec<String> = kinds
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, k)| match (*n, *k) {
+            (1, k) => format!("1 {k}"),
+            (n, "Endpoints") => format!("{n} Endpoints"),
+            (n, k) => format!("{n} {k}s"),
+        })
+        .collect();
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn load_any(
+    args: &ModelArgs,
+    namespace: Option<&str>,
+    namespace_flag: Option<&str>,
+    ui: &Ui,
+    progress: &Progress,
+) -> Result<Loaded, CliError> {
     if let Some(topology) = &args.sim {
         return load_simulated(args, topology, ui, progress);
     }

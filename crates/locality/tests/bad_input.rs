@@ -50,6 +50,12 @@ const CASES: &[Case] = &[
         expect: "only 1 ConfigMap",
     },
     Case {
+        name: "no Service: nothing to analyse",
+        file: "nodes.yaml",
+        content: b"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",
+        expect: "nothing to analyse: no Service (read: 1 Node)",
+    },
+    Case {
         name: "kind given twice",
         file: "twice.json",
         content: b"{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}",
@@ -176,7 +182,7 @@ fn a_fifo_in_an_input_directory_is_skipped_with_a_warning() {
     .unwrap();
     Command::cargo_bin("locality")
         .unwrap()
-        .args(["matrix", "-f", dir.to_str().unwrap()])
+        .args(["matrix", "--allow-empty", "-f", dir.to_str().unwrap()])
         .timeout(std::time::Duration::from_secs(20))
         .assert()
         .success()
