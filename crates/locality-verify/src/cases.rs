@@ -47,9 +47,9 @@ pub enum Client {
     Pod(Role),
     /// A hostNetwork netexec pod on the role's node (source `host`: node-originated traffic).
     Host(Role),
-    /// A netexec pod on each sampled node (`--max-nodes`, every zone covered) — without a
-    /// backend of the case unless the backend is a DaemonSet — each judged against its own
-    /// node (`P`, `Pn`).
+    /// A netexec pod on each sampled node (`--max-nodes`, every zone and every kube-proxy
+    /// covered) — without a backend of the case unless the backend is a DaemonSet — each
+    /// judged against its own node (`P`, `Pn`).
     EachNode,
 }
 

@@ -130,6 +130,8 @@ pub struct Sampled {
     pub probed: usize,
     /// Usable nodes (Ready, untainted, schedulable, Linux).
     pub usable: usize,
+    /// The nodes probed, by name (every zone and every distinct kube-proxy among them).
+    pub nodes: Vec<String>,
 }
 
 /// A row's condition over [`Findings`].
@@ -562,6 +564,7 @@ mod tests {
             sampled: Some(Sampled {
                 probed: 10,
                 usable: 240,
+                nodes: Vec::new(),
             }),
             ..Findings::default()
         };

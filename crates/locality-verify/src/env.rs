@@ -102,6 +102,78 @@ pub(crate) async fn settle(
     slices(cluster, ns, service).await
 }
 
+/// `s` percent-encoded for a query value (RFC 3986 unreserved characters kept).
+fn query_value(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Every item of the list at `path` (a query string already there or not), page by page.
+async fn list_all(cluster: &Cluster, path: &str) -> Result<Vec<Value>, String> {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut items = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = format!("{path}{sep}limit=500&continue={}", query_value(&token));
+        let v = match cluster.json(http::Method::GET, &page, None).await {
+            Ok(Ok(v)) => v,
+            Ok(Err(f)) => return Err(format!("GET {path}: {} {}", f.code, f.message)),
+            Err(e) => return Err(format!("GET {path}: {e}")),
+        };
+        items.extend(v["items"].as_array().into_iter().flatten().cloned());
+        match v["metadata"]["continue"].as_str() {
+            Some(t) if !t.is_empty() => token = t.to_string(),
+            _ => return Ok(items),
+        }
+    }
+}
+
+/// The kube-proxy pods of `kube-system`, read (never written) before nodes are sampled
+/// (`roles::kube_proxies` groups them): the pods of every DaemonSet there whose pod template
+/// has a container named `kube-proxy` or the label `k8s-app: kube-proxy` (listed by its
+/// `matchLabels`), and every pod labelled `k8s-app=kube-proxy` (static pods). Why not, when
+/// they cannot be read (RBAC, the API): sampling then covers the zones only.
+pub(crate) async fn kube_proxy_pods(cluster: &Cluster) -> Result<Vec<Value>, String> {
+    const NS: &str = "/apis/apps/v1/namespaces/kube-system/daemonsets";
+    const PODS: &str = "/api/v1/namespaces/kube-system/pods";
+    let mut selectors = vec!["k8s-app=kube-proxy".to_string()];
+    for ds in list_all(cluster, NS).await? {
+        let template = &ds["spec"]["template"];
+        let kube_proxy = template["metadata"]["labels"]["k8s-app"] == "kube-proxy"
+            || template["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["name"] == "kube-proxy");
+        let Some(labels) = ds["spec"]["selector"]["matchLabels"].as_object() else {
+            continue;
+        };
+        if !kube_proxy || labels.is_empty() {
+            continue;
+        }
+        let selector: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+            .collect();
+        selectors.push(selector.join(","));
+    }
+    selectors.sort();
+    selectors.dedup();
+    let mut pods: BTreeMap<String, Value> = BTreeMap::new();
+    for selector in selectors {
+        let path = format!("{PODS}?labelSelector={}", query_value(&selector));
+        for p in list_all(cluster, &path).await? {
+            let uid = p["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+            pods.insert(uid, p);
+        }
+    }
+    Ok(pods.into_values().collect())
+}
+
 /// What every step of a run reads.
 pub(crate) struct Env<'a> {
     pub(crate) opts: &'a VerifyOptions,

@@ -82,19 +82,30 @@ impl Evidence {
         self.write("00-versions.yaml", &yaml(&v))
     }
 
-    /// `01-nodes.yaml`: nodes (name, zone, Ready, taints), roles, exclusions.
-    pub fn nodes(&self, state: &ClusterState, roles: &Roles) -> Result<(), VerifyError> {
+    /// `01-nodes.yaml`: nodes (name, zone, Ready, taints, the kube-proxy its pod declares
+    /// when they were read for sampling), roles, exclusions, the nodes `P` probes from.
+    pub fn nodes(
+        &self,
+        state: &ClusterState,
+        roles: &Roles,
+        sampled: &[String],
+        proxies: &std::collections::BTreeMap<String, std::collections::BTreeSet<crate::roles::KubeProxy>>,
+    ) -> Result<(), VerifyError> {
         let nodes: Vec<Value> = state
             .nodes
             .iter()
             .map(|n| {
-                json!({
+                let mut v = json!({
                     "name": n.meta.name,
                     "zone": n.zone(),
                     "ready": n.ready,
                     "taints": n.taints.iter().map(|t| format!("{}={}:{}", t.key, t.value, t.effect)).collect::<Vec<_>>(),
                     "internalIPs": n.internal_ips.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                })
+                });
+                if let Some(k) = proxies.get(&n.meta.name) {
+                    v["kubeProxy"] = json!(k);
+                }
+                v
             })
             .collect();
         let roles_map: serde_json::Map<String, Value> = roles
@@ -104,7 +115,9 @@ impl Evidence {
             .collect();
         self.write(
             "01-nodes.yaml",
-            &yaml(&json!({"nodes": nodes, "roles": roles_map, "excluded": roles.excluded})),
+            &yaml(
+                &json!({"nodes": nodes, "roles": roles_map, "excluded": roles.excluded, "sampled": sampled}),
+            ),
         )
     }
 

@@ -1,8 +1,10 @@
-//! Node roles (docs/design.md §5.1): chosen among Ready, untainted, schedulable Linux nodes, recorded.
+//! Node roles (docs/design.md §5.1): chosen among Ready, untainted, schedulable Linux nodes, recorded;
+//! the nodes sampled under `--max-nodes` (every zone, every distinct kube-proxy).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use locality_model::objects::Node;
+use serde_json::Value;
 
 use crate::cases::Role;
 
@@ -133,11 +135,95 @@ pub fn pick(nodes: &[Node]) -> Roles {
     }
 }
 
-/// The nodes `P` probes from (docs/design.md §5.4: `--max-nodes`, every zone covered): among the usable
-/// nodes, first one node per zone (role nodes preferred), then the role nodes, then the others
-/// by name, up to `max` nodes; every zone is covered even beyond `max`. `None`: every usable
-/// node. Sorted by name; deterministic for a given set of nodes.
-pub fn sample(nodes: &[Node], roles: &Roles, max: Option<usize>) -> Vec<String> {
+/// A node's kube-proxy as its pod in `kube-system` declares it: what owns the pod
+/// (`DaemonSet/NAME`; `static pod` for a kubelet's static pod), the kube-proxy container's
+/// image and its command and args. Nodes with equal `KubeProxy`s run the same kube-proxy
+/// build with the same flags; a node mid-upgrade, a node pool with its own DaemonSet (another
+/// mode, another configuration) or a node without a kube-proxy pod differs.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeProxy {
+    /// `DaemonSet/NAME`, `static pod`, another controller's `KIND/NAME`, or empty.
+    pub owner: String,
+    /// The container's image.
+    pub image: String,
+    /// The container's command, then its args.
+    pub command: Vec<String>,
+}
+
+/// Every node's kube-proxy from the pods of `kube-system`: a pod labelled
+/// `k8s-app=kube-proxy`, or owned by a DaemonSet and with a container named `kube-proxy`,
+/// bound to a node, neither finished nor terminating. Its container is the one named
+/// `kube-proxy`, else the first. A node with more than one (a surge during a rollout) has
+/// each.
+pub fn kube_proxies(pods: &[Value]) -> BTreeMap<String, BTreeSet<KubeProxy>> {
+    let mut out: BTreeMap<String, BTreeSet<KubeProxy>> = BTreeMap::new();
+    for p in pods {
+        let meta = &p["metadata"];
+        let node = p["spec"]["nodeName"].as_str().unwrap_or_default();
+        let finished = matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+        if meta["namespace"] != "kube-system"
+            || node.is_empty()
+            || finished
+            || !meta["deletionTimestamp"].is_null()
+        {
+            continue;
+        }
+        let containers = p["spec"]["containers"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let named = containers.iter().find(|c| c["name"] == "kube-proxy");
+        let controller = meta["ownerReferences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|o| o["controller"] == true);
+        let kind = controller.and_then(|o| o["kind"].as_str()).unwrap_or_default();
+        let labelled = meta["labels"]["k8s-app"] == "kube-proxy";
+        let daemon = kind == "DaemonSet" && named.is_some();
+        if !(labelled || daemon) {
+            continue;
+        }
+        let Some(c) = named.or_else(|| containers.first()) else {
+            continue;
+        };
+        let owner = match (kind, controller.and_then(|o| o["name"].as_str())) {
+            ("Node", _) => "static pod".to_string(),
+            (kind, Some(name)) if !kind.is_empty() => format!("{kind}/{name}"),
+            _ => String::new(),
+        };
+        let words = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        };
+        let mut command = words(&c["command"]);
+        command.extend(words(&c["args"]));
+        out.entry(node.to_string()).or_default().insert(KubeProxy {
+            owner,
+            image: c["image"].as_str().unwrap_or_default().to_string(),
+            command,
+        });
+    }
+    out
+}
+
+/// The nodes `P` probes from (docs/design.md §5.4: `--max-nodes`, every zone and every
+/// kube-proxy covered): among the usable nodes, first one node per zone (role nodes
+/// preferred), then one node of every distinct kube-proxy of `proxies` (owner, image,
+/// command: [`kube_proxies`]; a node without one counts as one more kind when others have
+/// one) not covered yet, then the role nodes, then the others by name, up to `max` nodes;
+/// every zone and every kube-proxy is covered even beyond `max`. `None`: every usable node.
+/// Sorted by name; deterministic for a given set of nodes.
+pub fn sample(
+    nodes: &[Node],
+    roles: &Roles,
+    max: Option<usize>,
+    proxies: &BTreeMap<String, BTreeSet<KubeProxy>>,
+) -> Vec<String> {
     let mut usable: Vec<&Node> = nodes.iter().filter(|n| unusable(n).is_none()).collect();
     usable.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
     let is_role = |n: &Node| roles.nodes.values().any(|v| *v == n.meta.name);
@@ -157,6 +243,24 @@ pub fn sample(nodes: &[Node], roles: &Roles, max: Option<usize>) -> Vec<String> 
                 if !zones.contains(&z) {
                     zones.push(z);
                     picked.push(n);
+                }
+            }
+            // Each node's kinds of kube-proxy; `None`: no kube-proxy pod on it.
+            let kinds = |n: &Node| -> Vec<Option<&KubeProxy>> {
+                match proxies.get(&n.meta.name) {
+                    Some(set) if !set.is_empty() => set.iter().map(Some).collect(),
+                    _ => vec![None],
+                }
+            };
+            if !proxies.is_empty() {
+                let every: BTreeSet<Option<&KubeProxy>> = candidates.iter().flat_map(|n| kinds(n)).collect();
+                for kind in every {
+                    if picked.iter().any(|p| kinds(p).contains(&kind)) {
+                        continue;
+                    }
+                    if let Some(n) = candidates.iter().find(|n| kinds(n).contains(&kind)) {
+                        picked.push(n);
+                    }
                 }
             }
             for n in &candidates {
@@ -225,6 +329,7 @@ mod tests {
 
     #[test]
     fn the_sample_covers_every_zone_and_prefers_role_nodes() {
+        let none = BTreeMap::new();
         let mut nodes = vec![
             node("node-a", "zone-a"),
             node("node-b", "zone-b"),
@@ -233,24 +338,24 @@ mod tests {
         ];
         let roles = pick(&nodes);
         assert_eq!(
-            sample(&nodes, &roles, Some(10)),
+            sample(&nodes, &roles, Some(10), &none),
             ["node-a", "node-b", "node-c", "node-d"]
         );
-        assert_eq!(sample(&nodes, &roles, None).len(), 4);
+        assert_eq!(sample(&nodes, &roles, None, &none).len(), 4);
         for i in 0..20 {
             nodes.push(node(&format!("node-x{i:02}"), "zone-x"));
         }
         nodes.push(node("node-y", "zone-y"));
         let roles = pick(&nodes);
-        let s = sample(&nodes, &roles, Some(6));
+        let s = sample(&nodes, &roles, Some(6), &none);
         assert_eq!(s.len(), 6, "{s:?}");
         for n in ["node-a", "node-b", "node-c", "node-d", "node-y"] {
             assert!(s.iter().any(|x| x == n), "{n} in {s:?}");
         }
         assert!(s.iter().any(|x| x.starts_with("node-x")), "zone-x covered: {s:?}");
         // Every zone even beyond the limit.
-        assert_eq!(sample(&nodes, &roles, Some(1)).len(), 5);
-        assert_eq!(sample(&nodes, &roles, None).len(), 25);
+        assert_eq!(sample(&nodes, &roles, Some(1), &none).len(), 5);
+        assert_eq!(sample(&nodes, &roles, None, &none).len(), 25);
     }
 
     #[test]
@@ -294,5 +399,211 @@ mod tests {
         let why = r.lacking().unwrap();
         assert!(why.contains("1 usable (node-a)"), "{why}");
         assert!(why.contains("node-b: tainted"), "{why}");
+    }
+    /// A kube-system pod on `node`: `owner` (`KIND/NAME`), `labels`, containers `(name, image,
+    /// command, args)`.
+    fn pod(
+        node: &str,
+        owner: &str,
+        labels: &[(&str, &str)],
+        containers: &[(&str, &str, &[&str], &[&str])],
+    ) -> Value {
+        let (kind, name) = owner.split_once('/').unwrap_or(("", ""));
+        let labels: serde_json::Map<String, Value> = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect();
+        let containers: Vec<Value> = containers
+            .iter()
+            .map(|(n, image, command, args)| serde_json::json!({"name": n, "image": image, "command": command, "args": args}))
+            .collect();
+        let mut p = serde_json::json!({
+            "metadata": {"name": format!("p-{node}"), "namespace": "kube-system", "labels": labels},
+            "spec": {"nodeName": node, "containers": containers},
+            "status": {"phase": "Running"},
+        });
+        if !kind.is_empty() {
+            p["metadata"]["ownerReferences"] =
+                serde_json::json!([{"kind": kind, "name": name, "controller": true}]);
+        }
+        p
+    }
+
+    const KP: &[&str] = &[
+        "/usr/local/bin/kube-proxy",
+        "--config=/var/lib/kube-proxy/config.conf",
+    ];
+
+    fn kubeadm(node: &str, tag: &str) -> Value {
+        let image = format!("registry.k8s.io/kube-proxy:{tag}");
+        pod(
+            node,
+            "DaemonSet/kube-proxy",
+            &[("k8s-app", "kube-proxy")],
+            &[("kube-proxy", image.as_str(), KP, &[])],
+        )
+    }
+
+    #[test]
+    fn kube_proxies_are_grouped_by_owner_image_and_command() {
+        let mut terminating = kubeadm("node-t", "v1.35.0");
+        terminating["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z".into();
+        let mut elsewhere = kubeadm("node-n", "v1.35.0");
+        elsewhere["metadata"]["namespace"] = "default".into();
+        let mut unscheduled = kubeadm("", "v1.35.0");
+        unscheduled["spec"]["nodeName"] = Value::Null;
+        let pods = vec![
+            kubeadm("node-a", "v1.35.0"),
+            kubeadm("node-b", "v1.35.0"),
+            kubeadm("node-c", "v1.33.2"),
+            // Another DaemonSet (a node pool in ipvs mode), found by its container's name.
+            pod(
+                "node-d",
+                "DaemonSet/kube-proxy-ipvs",
+                &[("k8s-app", "kube-proxy-ipvs")],
+                &[(
+                    "kube-proxy",
+                    "registry.k8s.io/kube-proxy:v1.35.0",
+                    KP,
+                    &["--proxy-mode=ipvs"],
+                )],
+            ),
+            // A static pod, found by its label: the same kind on every node that has one.
+            pod(
+                "node-e",
+                "Node/node-e",
+                &[("k8s-app", "kube-proxy")],
+                &[("kube-proxy", "registry.k8s.io/kube-proxy:v1.35.0", KP, &[])],
+            ),
+            pod(
+                "node-f",
+                "Node/node-f",
+                &[("k8s-app", "kube-proxy")],
+                &[("kube-proxy", "registry.k8s.io/kube-proxy:v1.35.0", KP, &[])],
+            ),
+            // A sidecar first: the kube-proxy container is the one read.
+            pod(
+                "node-g",
+                "DaemonSet/kube-proxy-custom",
+                &[],
+                &[
+                    ("log-shipper", "fluent-bit:3", &[], &[]),
+                    ("kube-proxy", "mirror.example/kube-proxy:v1.35.0", KP, &[]),
+                ],
+            ),
+            // Not kube-proxy: another DaemonSet's pod, unlabelled.
+            pod(
+                "node-a",
+                "DaemonSet/cilium",
+                &[("k8s-app", "cilium")],
+                &[("cilium-agent", "cilium:1.16", &[], &[])],
+            ),
+            terminating,
+            elsewhere,
+            unscheduled,
+        ];
+        let k = kube_proxies(&pods);
+        assert_eq!(
+            k.keys().map(String::as_str).collect::<Vec<_>>(),
+            [
+                "node-a", "node-b", "node-c", "node-d", "node-e", "node-f", "node-g"
+            ]
+        );
+        let one = |n: &str| {
+            let set = &k[n];
+            assert_eq!(set.len(), 1, "{n}: {set:?}");
+            set.iter().next().unwrap().clone()
+        };
+        assert_eq!(one("node-a"), one("node-b"));
+        assert_eq!(one("node-a").owner, "DaemonSet/kube-proxy");
+        assert_eq!(one("node-c").image, "registry.k8s.io/kube-proxy:v1.33.2");
+        assert_ne!(one("node-a"), one("node-c"));
+        assert_eq!(one("node-d").owner, "DaemonSet/kube-proxy-ipvs");
+        assert_eq!(
+            one("node-d").command.last().map(String::as_str),
+            Some("--proxy-mode=ipvs")
+        );
+        assert_eq!(one("node-e"), one("node-f"));
+        assert_eq!(one("node-e").owner, "static pod");
+        assert_eq!(one("node-g").image, "mirror.example/kube-proxy:v1.35.0");
+        // Two pods on one node (a surge during a rollout): both.
+        let k = kube_proxies(&[kubeadm("node-a", "v1.34.0"), kubeadm("node-a", "v1.35.0")]);
+        assert_eq!(k["node-a"].len(), 2);
+    }
+
+    #[test]
+    fn the_sample_keeps_every_distinct_kube_proxy_even_beyond_the_limit() {
+        let mut nodes = vec![
+            node("node-a", "zone-a"),
+            node("node-b", "zone-b"),
+            node("node-c", "zone-c"),
+            node("node-d", "zone-a"),
+        ];
+        for i in 0..20 {
+            nodes.push(node(&format!("node-x{i:02}"), "zone-x"));
+        }
+        let mut tainted = node("node-z", "zone-x");
+        tainted.taints.push(Taint {
+            key: "dedicated".into(),
+            value: "x".into(),
+            effect: "NoSchedule".into(),
+        });
+        nodes.push(tainted);
+        let roles = pick(&nodes);
+        let uniform: BTreeMap<String, BTreeSet<KubeProxy>> = kube_proxies(
+            &nodes
+                .iter()
+                .map(|n| kubeadm(&n.meta.name, "v1.35.0"))
+                .collect::<Vec<_>>(),
+        );
+        // One kind of kube-proxy: zones, roles, then names, as without any.
+        let zones_only = sample(&nodes, &roles, Some(5), &BTreeMap::new());
+        assert_eq!(sample(&nodes, &roles, Some(5), &uniform), zones_only);
+        assert_eq!(zones_only, ["node-a", "node-b", "node-c", "node-d", "node-x00"]);
+
+        // An older kube-proxy on node-x07, ipvs from another DaemonSet on node-x11, no
+        // kube-proxy pod on node-x15, an unusable node's own version: each usable kind is
+        // kept, even beyond the limit.
+        let mut pods: Vec<Value> = nodes
+            .iter()
+            .filter(|n| !["node-x07", "node-x11", "node-x15", "node-z"].contains(&n.meta.name.as_str()))
+            .map(|n| kubeadm(&n.meta.name, "v1.35.0"))
+            .collect();
+        pods.push(kubeadm("node-x07", "v1.33.0"));
+        pods.push(pod(
+            "node-x11",
+            "DaemonSet/kube-proxy-ipvs",
+            &[("k8s-app", "kube-proxy-ipvs")],
+            &[("kube-proxy", "registry.k8s.io/kube-proxy:v1.35.0", KP, &[])],
+        ));
+        pods.push(kubeadm("node-z", "v1.31.0"));
+        let mixed = kube_proxies(&pods);
+        let s = sample(&nodes, &roles, Some(5), &mixed);
+        assert_eq!(
+            s,
+            [
+                "node-a", "node-b", "node-c", "node-x00", "node-x07", "node-x11", "node-x15"
+            ],
+            "zones (4), then the 3 other kinds: over the limit of 5"
+        );
+        let s = sample(&nodes, &roles, Some(1), &mixed);
+        assert_eq!(s.len(), 7, "{s:?}");
+        // Room left: role nodes, then names.
+        let s = sample(&nodes, &roles, Some(9), &mixed);
+        assert_eq!(
+            s,
+            [
+                "node-a", "node-b", "node-c", "node-d", "node-x00", "node-x01", "node-x07", "node-x11",
+                "node-x15"
+            ]
+        );
+        // A kind already on a zone's node costs nothing more.
+        pods.retain(|p| p["spec"]["nodeName"] != "node-b");
+        pods.push(kubeadm("node-b", "v1.33.0"));
+        let s = sample(&nodes, &roles, Some(5), &kube_proxies(&pods));
+        assert!(!s.iter().any(|n| n == "node-x07"), "{s:?}");
+        assert!(s.iter().any(|n| n == "node-b"), "{s:?}");
+        // Every usable node without a limit.
+        assert_eq!(sample(&nodes, &roles, None, &mixed).len(), 24);
     }
 }

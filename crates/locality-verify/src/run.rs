@@ -15,7 +15,7 @@ use crate::fixture::{self, RUN_LABEL};
 use crate::judge::Status;
 use crate::ledger::{Evidence, Ledger};
 use crate::probing::{each_node_case, matrix_config, one_client_case, pod_ip_case};
-use crate::roles::{pick, sample};
+use crate::roles::{kube_proxies, pick, sample};
 use crate::setup::{create_clients, create_group, not_executable};
 
 pub use crate::error::VerifyError;
@@ -99,10 +99,21 @@ pub async fn verify_watching(
         opts
     };
     let roles = pick(&first.state.nodes);
-    let sampled = sample(&first.state.nodes, &roles, opts.max_nodes);
+    // Sampling keeps every distinct kube-proxy (owner, image, command): read them first when
+    // `--max-nodes` leaves nodes out.
+    let usable = crate::roles::usable_count(&first.state.nodes);
+    let (proxies, proxies_unread) = if opts.max_nodes.is_some_and(|max| max < usable) {
+        match crate::env::kube_proxy_pods(&cluster).await {
+            Ok(pods) => (kube_proxies(&pods), None),
+            Err(why) => (BTreeMap::new(), Some(why)),
+        }
+    } else {
+        (BTreeMap::new(), None)
+    };
+    let sampled = sample(&first.state.nodes, &roles, opts.max_nodes, &proxies);
     let mut evidence = Evidence::create(&opts.evidence)?;
     evidence.versions(&first, opts, &BTreeMap::new())?;
-    evidence.nodes(&first.state, &roles)?;
+    evidence.nodes(&first.state, &roles, &sampled, &proxies)?;
     let kube = first.server_version.map_or(KubeVersion::NEWEST, |v| {
         v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST)
     });
@@ -200,12 +211,17 @@ pub async fn verify_watching(
     }
     cases.sort_by_key(|r| CATALOGUE.iter().position(|c| c.id == r.id));
     let mut findings = crate::diagnose::findings(&cases, partial(opts), kube, &planes);
-    let usable = crate::roles::usable_count(&first.state.nodes);
     findings.sampled = (sampled.len() < usable).then_some(crate::decision::Sampled {
         probed: sampled.len(),
         usable,
+        nodes: sampled.clone(),
     });
     let mut decided = decide(&findings);
+    if let Some(why) = proxies_unread.filter(|_| sampled.len() < usable) {
+        decided.advice.push(format!(
+            "note: the kube-proxy pods of kube-system could not be read ({why}): the sample covers every zone, but maybe not every kube-proxy version and mode"
+        ));
+    }
     // A node whose kube-proxy could not be read is judged against the contract's outcomes
     // (the cluster-wide mode), its lag unmeasured: said, whatever the decision.
     for (node, plane) in &planes {

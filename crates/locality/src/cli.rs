@@ -652,9 +652,10 @@ pub struct VerifyArgs {
     /// kube-proxy's proxy mode [default: read from the cluster].
     #[arg(long, value_enum)]
     pub proxy_mode: Option<ProxyModeArg>,
-    /// P and Pn probe from at most this many nodes (every zone covered) instead of every
-    /// usable node: faster on large clusters, but the decision is then PARTIAL (a fault on a
-    /// node left out would not be seen) [default: every usable node].
+    /// P and Pn probe from at most this many nodes instead of every usable node: faster on
+    /// large clusters, but the decision is then PARTIAL (a fault on a node left out would
+    /// not be seen). Every zone and every distinct kube-proxy (its pod's DaemonSet, image and
+    /// command in kube-system) keeps a node, even beyond N [default: every usable node].
     #[arg(long, value_name = "N")]
     pub max_nodes: Option<usize>,
     /// Rollout cases (E-a, E-b, H3): kube-proxy's allowed lag behind an EndpointSlice change,
