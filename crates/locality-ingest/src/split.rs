@@ -200,7 +200,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
     let results: Mutex<Vec<(usize, Sink, u32)>> = Mutex::new(Vec::new());
     let (tx, rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(cfg.threads.max(1));
     let rx = Mutex::new(rx);
-    let outcome = std::thread::scope(|scope| -> std::io::Result<Option<()>> {
+    let outcome = std::thread::scope(|scope| -> std::io::Result<Option<usize>> {
         let mut workers = Vec::with_capacity(cfg.threads);
         for _ in 0..cfg.threads.max(1) {
             let worker = std::thread::Builder::new()
@@ -213,7 +213,12 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                         if failed.load(Ordering::Relaxed) {
                             continue;
                         }
-                        match parse_chunk(name, &buf, &buf, default.clone()) {
+                        // A panic is a failed chunk: the worker lives on to drain the
+                        // channel (else the reader could wait forever to hand over a chunk).
+                        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            parse_chunk(name, &buf, &buf, default.clone())
+                        }));
+                        match parsed.ok().flatten() {
                             Some((sink, n)) => {
                                 if let Ok(mut r) = results.lock() {
                                     r.push((i, sink, n));
@@ -231,7 +236,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                 }
             }
         }
-        let read = (|| -> std::io::Result<Option<()>> {
+        let read = (|| -> std::io::Result<Option<usize>> {
             let mut index = 0;
             loop {
                 // Hand over every chunk that ends at a boundary past the block size.
@@ -272,7 +277,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
             pending.truncate(close);
             pending.extend_from_slice(b"]]");
             let last = std::mem::take(&mut pending);
-            Ok(tx.send((index, last)).ok())
+            Ok(tx.send((index, last)).ok().map(|()| index + 1))
         })();
         drop(tx);
         let all_started = workers.len() == cfg.threads.max(1);
@@ -281,12 +286,18 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                 failed.store(true, Ordering::Relaxed);
             }
         }
-        Ok(read?.filter(|()| all_started))
+        Ok(read?.filter(|_| all_started))
     })?;
-    if outcome.is_none() || failed.load(Ordering::Relaxed) {
+    let Some(sent) = outcome else {
+        return Ok(Streamed::Declined);
+    };
+    if failed.load(Ordering::Relaxed) {
         return Ok(Streamed::Declined);
     }
     let mut chunks = results.into_inner().unwrap_or_default();
+    if chunks.len() != sent {
+        return Ok(Streamed::Declined);
+    }
     chunks.sort_by_key(|c| c.0);
     match merge(chunks.into_iter().map(|(_, s, n)| (s, n)).collect()) {
         Some(sink) => Ok(Streamed::Parsed(Box::new(sink), total)),

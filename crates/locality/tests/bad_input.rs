@@ -141,7 +141,7 @@ fn an_endless_binary_stream_fails_at_once() {
     Command::cargo_bin("locality")
         .unwrap()
         .args(["matrix", "-f", "/dev/zero"])
-        .timeout(std::time::Duration::from_secs(20))
+        .timeout(std::time::Duration::from_secs(10))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("/dev/zero").and(predicate::str::contains("binary data")));
@@ -155,7 +155,7 @@ fn a_stream_over_the_size_limit_is_an_error_naming_it() {
         .unwrap()
         .args(["matrix", "--max-input-size", "1KiB", "-f", "-"])
         .write_stdin(big)
-        .timeout(std::time::Duration::from_secs(20))
+        .timeout(std::time::Duration::from_secs(10))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -183,7 +183,7 @@ fn a_fifo_in_an_input_directory_is_skipped_with_a_warning() {
     Command::cargo_bin("locality")
         .unwrap()
         .args(["matrix", "--allow-empty", "-f", dir.to_str().unwrap()])
-        .timeout(std::time::Duration::from_secs(20))
+        .timeout(std::time::Duration::from_secs(10))
         .assert()
         .success()
         .stderr(predicate::str::contains("stuck.json").and(predicate::str::contains("not a regular file")));
