@@ -11,15 +11,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Method, Response, header};
+use http::{Method, Response};
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::age::age;
-use crate::server::{Body, Query, Target, json_response};
+use crate::server::{Body, Query, Target, json_response, line, stream_response};
 use crate::status::ApiError;
-use crate::{SERVER_HEADER, Shared, decode, select};
+use crate::{Shared, decode, select};
 
 /// Fields a ConfigMap field selector may name.
 const FIELDS: &[&str] = &["metadata.name", "metadata.namespace"];
@@ -131,10 +131,11 @@ fn watch(events: Vec<Value>, table: bool, now: u64, timeout: Duration) -> Respon
             } else {
                 cm
             };
-            let mut line =
-                serde_json::to_vec(&json!({"type": "ADDED", "object": object})).unwrap_or_default();
-            line.push(b'\n');
-            if tx.send(Bytes::from(line)).await.is_err() {
+            if tx
+                .send(line(&json!({"type": "ADDED", "object": object})))
+                .await
+                .is_err()
+            {
                 return;
             }
         }
@@ -143,13 +144,5 @@ fn watch(events: Vec<Value>, table: bool, now: u64, timeout: Duration) -> Respon
             () = tx.closed() => {}
         }
     });
-    let mut r = Response::new(Body::Stream(rx));
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));
-    h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
-    r
+    stream_response(rx, "application/json")
 }

@@ -739,18 +739,7 @@ impl Follow {
                 }
             }
         });
-        let mut r = http::Response::new(Body::Stream(rx));
-        let h = r.headers_mut();
-        h.insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("text/plain"),
-        );
-        h.insert(
-            http::header::SERVER,
-            http::HeaderValue::from_static(crate::SERVER_HEADER),
-        );
-        h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
-        r
+        crate::server::stream_response(rx, "text/plain")
     }
 
     /// The lines written since the last poll, and whether the container has terminated.

@@ -709,18 +709,21 @@ async fn watch(shared: &Arc<Shared>, t: &Target, q: &Query, want: Want) -> Resul
             }
         }
     });
-    let mut r = Response::new(Body::Stream(rx));
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));
-    h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
-    Ok(r)
+    Ok(stream_response(rx, "application/json"))
 }
 
-fn line(v: &Value) -> Bytes {
+/// A streamed answer (a watch, a followed log) of `content_type`, with the headers every
+/// answer of the simulated server carries.
+pub(crate) fn stream_response(rx: mpsc::Receiver<Bytes>, content_type: &'static str) -> Response<Body> {
+    let mut r = Response::new(Body::Stream(rx));
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
+    h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));
+    h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
+    r
+}
+
+pub(crate) fn line(v: &Value) -> Bytes {
     let mut b = serde_json::to_vec(v).unwrap_or_default();
     b.push(b'\n');
     Bytes::from(b)

@@ -9,10 +9,11 @@
 //! no object of the run may survive outside it; what the store keeps inside the deleted
 //! namespace is the simulator's gap, not the run's.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use locality_apiserver::{Faults, ServeOptions, Verb};
-use locality_live::LiveOptions;
 use locality_sim::{Kind, SimConfig, Topology};
 use locality_verify::fixture::RUN_LABEL;
 use locality_verify::run::{CUT_SHORT, VerifyOptions, verify};
@@ -85,23 +86,10 @@ fn a_run_against_a_flaky_api_decides_and_leaves_nothing_behind() {
     let run = "flaky1";
     let ns = format!("locality-verify-{run}");
     let opts = VerifyOptions {
-        live: LiveOptions {
-            kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
-            ..LiveOptions::default()
-        },
         only: vec!["B1".into(), "C".into()],
-        evidence: dir.join("evidence"),
-        keep: false,
         run_id: run.into(),
         simulated: true,
-        owner: "test".into(),
-        pod_ready_timeout: Duration::from_secs(30),
-        settle: Duration::from_millis(300),
-        proxy_lag_timeout: Duration::from_secs(5),
-        max_proxy_lag: Duration::from_secs(5),
-        proxy_mode: None,
-        max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
-        request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
+        ..support::options(running.kubeconfig_path(), dir.join("evidence"))
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

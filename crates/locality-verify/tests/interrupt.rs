@@ -2,11 +2,12 @@
 //! server: the namespace is deleted, the evidence of the cases finished is written and the
 //! rest are NOT_EXECUTED (interrupted); the run cannot be accepted.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::time::Duration;
 
 use locality_apiserver::ServeOptions;
-use locality_live::LiveOptions;
 use locality_sim::{SimConfig, Topology};
 use locality_verify::run::{INTERRUPTED, VerifyOptions, verify_until};
 use locality_verify::{Decision, Status};
@@ -44,23 +45,9 @@ fn an_interrupted_run_cleans_up_and_writes_what_it_did() {
     let running = locality_apiserver::serve(serve).unwrap();
     let evidence = dir.join("evidence");
     let opts = VerifyOptions {
-        live: LiveOptions {
-            kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
-            ..LiveOptions::default()
-        },
-        only: Vec::new(),
-        evidence: evidence.clone(),
-        keep: false,
         run_id: "int1".into(),
         simulated: true,
-        owner: "test".into(),
-        pod_ready_timeout: Duration::from_secs(30),
-        settle: Duration::from_millis(300),
-        proxy_lag_timeout: Duration::from_secs(5),
-        max_proxy_lag: Duration::from_secs(5),
-        proxy_mode: None,
-        max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
-        request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
+        ..support::options(running.kubeconfig_path(), evidence.clone())
     };
     // Interrupt once the first case's evidence is written (the namespace exists by then).
     let cases_dir = evidence.join("cases");

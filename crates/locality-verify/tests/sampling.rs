@@ -3,11 +3,11 @@
 //! node running an older kube-proxy and a node of another kube-proxy DaemonSet (ipvs) are
 //! probed although the zones are covered without them and the limit is reached.
 
+mod support;
+
 use std::path::PathBuf;
-use std::time::Duration;
 
 use locality_apiserver::ServeOptions;
-use locality_live::LiveOptions;
 use locality_sim::{SimConfig, Topology};
 use locality_verify::Status;
 use locality_verify::run::{VerifyOptions, verify};
@@ -41,23 +41,9 @@ fn max_nodes_keeps_every_distinct_kube_proxy() {
     serve.kubeconfig_out = Some(dir.join("kubeconfig"));
     let running = locality_apiserver::serve(serve).unwrap();
     let opts = VerifyOptions {
-        live: LiveOptions {
-            kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
-            ..LiveOptions::default()
-        },
         only: vec!["P".into()],
-        evidence: dir.join("evidence"),
-        keep: false,
-        run_id: locality_verify::run::new_run_id(),
-        simulated: false,
-        owner: "test".into(),
-        pod_ready_timeout: Duration::from_secs(30),
-        settle: Duration::from_millis(300),
-        proxy_lag_timeout: Duration::from_secs(5),
-        max_proxy_lag: Duration::from_secs(5),
-        proxy_mode: None,
         max_nodes: Some(3),
-        request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
+        ..support::options(running.kubeconfig_path(), dir.join("evidence"))
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1,6 +1,8 @@
 //! `verify` against the simulated API server (the same code a real cluster gets): a
 //! conformant data plane is accepted; a data plane that ignores the Local policy is caught.
 
+mod support;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -104,25 +106,11 @@ impl Sim {
         serve.faults.latency = self.api_latency;
         serve.kubeconfig_out = Some(dir.join("kubeconfig"));
         let running = locality_apiserver::serve(serve).unwrap();
+        // The target says it is simulated (its version): detected, not told.
         let opts = VerifyOptions {
-            live: LiveOptions {
-                kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
-                ..LiveOptions::default()
-            },
             only: self.only.clone(),
-            evidence: dir.join("evidence"),
-            keep: false,
-            run_id: locality_verify::run::new_run_id(),
-            // The target says it is simulated (its version): detected, not told.
-            simulated: false,
-            owner: "test".into(),
-            pod_ready_timeout: Duration::from_secs(30),
-            settle: Duration::from_millis(300),
-            proxy_lag_timeout: Duration::from_secs(5),
-            max_proxy_lag: Duration::from_secs(5),
-            proxy_mode: None,
             max_nodes: self.max_nodes,
-            request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
+            ..support::options(running.kubeconfig_path(), dir.join("evidence"))
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -7,7 +7,7 @@ mod support;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-use support::{FakeApi, TempDir, write_kubeconfig};
+use support::{FakeApi, TempDir, write_exec_kubeconfig, write_kubeconfig};
 
 fn locality() -> Command {
     let mut c = Command::cargo_bin("locality").expect("locality binary");
@@ -114,26 +114,12 @@ fn missing_kubeconfig_is_a_usage_error() {
 #[test]
 fn errors_never_print_exec_output_or_key_data() {
     let dir = TempDir::new("cli-secrets");
-    let plugin = dir.0.join("plugin.sh");
-    std::fs::write(
-        &plugin,
-        "#!/bin/sh\necho 'garbage token=SuperSecretTokenValue1234567890'\n",
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&plugin)
-        .status()
-        .unwrap();
-    let exec = dir.0.join("exec-kubeconfig");
-    std::fs::write(
-        &exec,
-        format!(
-            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: \"https://127.0.0.1:1\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: {}\n      interactiveMode: Never\n",
-            plugin.display()
-        ),
-    )
-    .unwrap();
+    let exec = write_exec_kubeconfig(
+        &dir.0,
+        "https://127.0.0.1:1",
+        "plugin.sh",
+        "echo 'garbage token=SuperSecretTokenValue1234567890'\n",
+    );
     let broken = dir.0.join("broken-kubeconfig");
     std::fs::write(
         &broken,
@@ -312,26 +298,12 @@ fn request_timeout_bounds_a_silent_server_and_a_hanging_credential_plugin() {
         .stderr(predicate::str::contains("--request-timeout").and(predicate::str::contains("127.0.0.1")));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 
-    let plugin = dir.0.join("hang.sh");
-    std::fs::write(
-        &plugin,
-        "#!/bin/sh\necho PluginOutputSecret0123456789\nexec sleep 60\n",
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&plugin)
-        .status()
-        .unwrap();
-    let exec = dir.0.join("exec-kubeconfig");
-    std::fs::write(
-        &exec,
-        format!(
-            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: {}\n      interactiveMode: Never\n",
-            plugin.display()
-        ),
-    )
-    .unwrap();
+    let exec = write_exec_kubeconfig(
+        &dir.0,
+        &format!("http://127.0.0.1:{port}"),
+        "hang.sh",
+        "echo PluginOutputSecret0123456789\nexec sleep 60\n",
+    );
     let out = locality()
         .args([
             "audit",

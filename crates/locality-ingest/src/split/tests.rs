@@ -189,6 +189,21 @@ fn corrupt_each_half(text: &str, mid: usize) -> Vec<String> {
     cases
 }
 
+/// Every bad input of `cases` is declined by the parallel reader at block sizes 1, `mid`
+/// and half its length, and the loader then gives exactly the sequential error.
+fn same_errors(cases: &[String], mid: usize) {
+    for (k, t) in cases.iter().enumerate() {
+        let seq = load_bytes("list.json", t.as_bytes(), &LoadOptions::default())
+            .expect_err(&format!("case {k} is bad"));
+        for block in [1, mid, t.len() / 2] {
+            assert!(stream(t, block).is_none(), "case {k}, block {block}: declined");
+            let par = split_load(t, block).expect_err("bad in parallel too");
+            assert_eq!(par.to_string(), seq.to_string(), "case {k}");
+            assert_eq!((par.line(), par.column()), (seq.line(), seq.column()));
+        }
+    }
+}
+
 #[test]
 fn errors_in_either_half_are_the_sequential_errors() {
     let text = list(8);
@@ -206,16 +221,7 @@ fn errors_in_either_half_are_the_sequential_errors() {
     cases.push(format!("{text} x"));
     let last = text.rfind("\n  ]").unwrap();
     cases.push(format!("{},{}", &text[..last], &text[last..]));
-    for (k, t) in cases.iter().enumerate() {
-        let seq = load_bytes("list.json", t.as_bytes(), &LoadOptions::default())
-            .expect_err(&format!("case {k} is bad"));
-        for block in [1, mid, t.len() / 2] {
-            assert!(stream(t, block).is_none(), "case {k}, block {block}: declined");
-            let par = split_load(t, block).expect_err("bad in parallel too");
-            assert_eq!(par.to_string(), seq.to_string(), "case {k}");
-            assert_eq!((par.line(), par.column()), (seq.line(), seq.column()));
-        }
-    }
+    same_errors(&cases, mid);
 }
 
 /// A compact List (as `kubectl get --raw` prints it) and the `,` of every item
@@ -330,16 +336,7 @@ fn compact_errors_in_either_half_are_the_sequential_errors() {
     cases.push(format!("{text} x"));
     let last = text.rfind(']').unwrap();
     cases.push(format!("{},{}", &text[..last], &text[last..]));
-    for (k, t) in cases.iter().enumerate() {
-        let seq = load_bytes("list.json", t.as_bytes(), &LoadOptions::default())
-            .expect_err(&format!("case {k} is bad"));
-        for block in [1, mid, t.len() / 2] {
-            assert!(stream(t, block).is_none(), "case {k}, block {block}: declined");
-            let par = split_load(t, block).expect_err("bad in parallel too");
-            assert_eq!(par.to_string(), seq.to_string(), "case {k}");
-            assert_eq!((par.line(), par.column()), (seq.line(), seq.column()));
-        }
-    }
+    same_errors(&cases, mid);
 }
 
 #[test]

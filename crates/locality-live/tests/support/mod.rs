@@ -823,3 +823,26 @@ pub fn write_kubeconfig(dir: &Path, server: &str, token: &str) -> PathBuf {
     std::fs::write(&path, text).expect("write kubeconfig");
     path
 }
+
+/// Writes a credential plugin `dir/plugin` (`#!/bin/sh` + `script`) and a kubeconfig whose
+/// only user runs it (`interactiveMode: Never`) against `server`; returns the kubeconfig's
+/// path.
+pub fn write_exec_kubeconfig(dir: &Path, server: &str, plugin: &str, script: &str) -> PathBuf {
+    let plugin = dir.join(plugin);
+    std::fs::write(&plugin, format!("#!/bin/sh\n{script}")).expect("write plugin");
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&plugin)
+        .status()
+        .expect("chmod");
+    let path = dir.join("exec-kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: \"{server}\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: {}\n      interactiveMode: Never\n",
+            plugin.display()
+        ),
+    )
+    .expect("write kubeconfig");
+    path
+}

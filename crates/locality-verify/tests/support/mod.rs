@@ -1,0 +1,32 @@
+//! Shared by the verify test binaries: the options of a run against a simulated cluster
+//! served by `locality_apiserver` (through its kubeconfig), with short test timings.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use locality_live::LiveOptions;
+use locality_verify::run::VerifyOptions;
+
+/// Every case, a fresh run id, evidence in `evidence`, not told it is simulated (the
+/// target's version says so); callers override what their test is about.
+pub fn options(kubeconfig: &Path, evidence: PathBuf) -> VerifyOptions {
+    VerifyOptions {
+        live: LiveOptions {
+            kubeconfig: Some(kubeconfig.to_path_buf()),
+            ..LiveOptions::default()
+        },
+        only: Vec::new(),
+        evidence,
+        keep: false,
+        run_id: locality_verify::run::new_run_id(),
+        simulated: false,
+        owner: "test".into(),
+        pod_ready_timeout: Duration::from_secs(30),
+        settle: Duration::from_millis(300),
+        proxy_lag_timeout: Duration::from_secs(5),
+        max_proxy_lag: Duration::from_secs(5),
+        proxy_mode: None,
+        max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+        request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
+    }
+}
