@@ -604,16 +604,26 @@ fn one_try(
     );
     let url = format!("http://{addr}/{request}");
     let result = match (proto, outcome) {
-        (_, Ok(Outcome::Response { namespace, pod, .. })) => {
+        (
+            _,
+            Ok(Outcome::Response {
+                namespace,
+                pod,
+                masqueraded_to,
+                ..
+            }),
+        ) => {
             let target = sim
                 .engine
                 .get(&ObjectKey::new(Kind::Pod, &namespace, &pod))
                 .and_then(Object::as_pod)
                 .cloned();
+            // The address the target sees: the client's, unless the data plane masqueraded it.
+            let seen = masqueraded_to.map_or(src, |ip| SocketAddr::new(ip, src.port()));
             match (proto, target) {
-                (DialProto::Http, Some(t)) => Ok(http_body_for(&sim, &t, request, src)),
+                (DialProto::Http, Some(t)) => Ok(http_body_for(&sim, &t, request, seen)),
                 (DialProto::Http, None) => Ok(String::new()),
-                (_, t) => match t.and_then(|t| udp_reply_for(&t, request, src)) {
+                (_, t) => match t.and_then(|t| udp_reply_for(&t, request, seen)) {
                     Some(r) if !r.is_empty() => Ok(r),
                     _ => Err(udp_timeout(proto, src, addr)),
                 },

@@ -62,6 +62,10 @@ pub enum Fault {
     /// 1.26 or with `ProxyTerminatingEndpoints=false`, or a replacement that lacks it: a
     /// Local Service whose only local endpoint is terminating drops.
     NoTerminatingFallback,
+    /// Masquerades every external connection to the node's address, `externalTrafficPolicy:
+    /// Local` included: the client's source IP is lost (as a replacement data plane in an
+    /// SNAT load-balancing mode would).
+    MasqueradesExternal,
     /// Loses `fraction` of connections at random (seeded).
     Lossy {
         /// Fraction in `[0, 1]`.
@@ -96,7 +100,7 @@ impl Default for DataPlaneProfile {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown simulated data-plane profile {0:?}: expected kube-proxy[:iptables|nftables|ipvs], \
-     ignores-local-policy, stale-rules[:SECONDS], hostname-mismatch, no-terminating-fallback, lossy[:FRACTION] or other[:NAME]"
+     ignores-local-policy, stale-rules[:SECONDS], hostname-mismatch, no-terminating-fallback, masquerades-external, lossy[:FRACTION] or other[:NAME]"
 )]
 pub struct ProfileError(pub String);
 
@@ -104,7 +108,7 @@ impl FromStr for DataPlaneProfile {
     type Err = ProfileError;
 
     /// `kube-proxy`, `kube-proxy:nftables`, `ipvs`, `ignores-local-policy`, `stale-rules:5`,
-    /// `hostname-mismatch`, `no-terminating-fallback`, `lossy:0.3`, `other:cilium`. A fault may name a mode after a `+`:
+    /// `hostname-mismatch`, `no-terminating-fallback`, `masquerades-external`, `lossy:0.3`, `other:cilium`. A fault may name a mode after a `+`:
     /// `stale-rules:5+nftables`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ProfileError(s.to_string());
@@ -130,6 +134,7 @@ impl FromStr for DataPlaneProfile {
             ("ignores-local-policy", None) => profile.fault = Some(Fault::IgnoresLocalPolicy),
             ("hostname-mismatch", None) => profile.fault = Some(Fault::HostnameMismatch),
             ("no-terminating-fallback", None) => profile.fault = Some(Fault::NoTerminatingFallback),
+            ("masquerades-external", None) => profile.fault = Some(Fault::MasqueradesExternal),
             ("stale-rules", a) => {
                 let secs: f64 = a.map_or(Ok(10.0), str::parse).map_err(|_| err())?;
                 if !(secs.is_finite() && secs >= 0.0) {
@@ -170,6 +175,7 @@ impl fmt::Display for DataPlaneProfile {
             Some(Fault::IgnoresLocalPolicy) => f.write_str("ignores-local-policy")?,
             Some(Fault::HostnameMismatch) => f.write_str("hostname-mismatch")?,
             Some(Fault::NoTerminatingFallback) => f.write_str("no-terminating-fallback")?,
+            Some(Fault::MasqueradesExternal) => f.write_str("masquerades-external")?,
             Some(Fault::StaleRules { late_ms }) => write!(f, "stale-rules:{}", *late_ms as f64 / 1000.0)?,
             Some(Fault::Lossy { fraction }) => write!(f, "lossy:{fraction}")?,
             Some(Fault::Other { name }) => write!(f, "other:{name}")?,

@@ -18,7 +18,7 @@
 //!       - {key: dedicated, value: gpu, effect: NoSchedule}   # NoSchedule|PreferNoSchedule|NoExecute
 //!     profile: kube-proxy:iptables  # simulated data plane: kube-proxy[:iptables|nftables|ipvs],
 //!                                   # ignores-local-policy, stale-rules[:S], hostname-mismatch,
-//!                                   # no-terminating-fallback,
+//!                                   # no-terminating-fallback, masquerades-external,
 //!                                   # lossy[:F], other[:NAME] (a fault may add +MODE)
 //!     kubeProxyVersion: "1.35"
 //! ```

@@ -82,6 +82,9 @@ pub enum Outcome {
         pod: String,
         /// Node the pod runs on.
         node: String,
+        /// The source address the pod saw when the data plane rewrote it (masquerade to the
+        /// receiving node's address); `None`: the client's own address.
+        masqueraded_to: Option<IpAddr>,
     },
     /// No answer within the client's timeout.
     Timeout,
@@ -128,7 +131,7 @@ pub enum ConnectError {
     NoSuchHost(String),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Src {
     Pod,
     Host,
@@ -205,7 +208,7 @@ impl Engine {
             (hit, nft)
         };
         if let Some((e, t)) = hit {
-            return Ok(self.deliver(&node, &e, &t));
+            return Ok(self.deliver(&node, &e, &t, src));
         }
         // A load-balancer ingress IP this node has no rule for (`ipMode: Proxy`, or not
         // programmed yet): the packets leave for the cloud load balancer, which picks a node.
@@ -251,7 +254,7 @@ impl Engine {
                 Src::External => e.external.clone(),
                 _ => e.external_from_node.clone(),
             };
-            return Ok(self.deliver(owner, &e, &t));
+            return Ok(self.deliver(owner, &e, &t, src));
         }
         Ok(self.host_listener(owner, port, protocol))
     }
@@ -306,7 +309,7 @@ impl Engine {
         match rule {
             Some(e) => {
                 let t = e.external.clone();
-                self.deliver(&node, &e, &t)
+                self.deliver(&node, &e, &t, Src::External)
             }
             None => Outcome::Timeout,
         }
@@ -320,7 +323,53 @@ impl Engine {
         self.rng.chance(fraction)
     }
 
-    fn deliver(&mut self, node: &str, e: &ServicePortRules, t: &RuleTarget) -> Outcome {
+    /// A connection `node`'s rules for `e` send to `t`. External traffic is masqueraded to
+    /// the node's address unless `t` is the Local chain (`externalTrafficPolicy: Local`
+    /// preserves the client's address; upstream `pkg/proxy/iptables/proxier.go`: the
+    /// `KUBE-EXT-*` chain marks external traffic for masquerade only when the policy is
+    /// Cluster), or always with the [`Fault::MasqueradesExternal`] profile.
+    fn deliver(&mut self, node: &str, e: &ServicePortRules, t: &RuleTarget, src: Src) -> Outcome {
+        let outcome = self.deliver_to(node, e, t);
+        let masquerades = src == Src::External
+            && match t {
+                RuleTarget::Endpoints { chain, .. } => {
+                    *chain != crate::kubeproxy::ChainKind::Local
+                        || matches!(
+                            self.nodes.get(node).map(|n| &n.proxy.profile.fault),
+                            Some(Some(Fault::MasqueradesExternal))
+                        )
+                }
+                _ => false,
+            };
+        match outcome {
+            Outcome::Response {
+                namespace,
+                pod,
+                node: pod_node,
+                masqueraded_to: None,
+            } if masquerades => Outcome::Response {
+                namespace,
+                pod,
+                node: pod_node,
+                masqueraded_to: self.node_address(node, e.family),
+            },
+            o => o,
+        }
+    }
+
+    /// `node`'s first InternalIP of `family`.
+    fn node_address(&self, node: &str, family: locality_model::objects::IpFamily) -> Option<IpAddr> {
+        self.get(&ObjectKey::new(Kind::Node, "", node))
+            .and_then(|o| o.as_node())
+            .and_then(|n| {
+                n.internal_ips
+                    .iter()
+                    .find(|a| locality_model::objects::IpFamily::of(a) == family)
+                    .copied()
+            })
+    }
+
+    fn deliver_to(&mut self, node: &str, e: &ServicePortRules, t: &RuleTarget) -> Outcome {
         if self.lost(node) {
             return Outcome::Timeout;
         }
@@ -375,6 +424,7 @@ impl Engine {
             namespace: key.namespace.clone(),
             pod: key.name.clone(),
             node: rt.node.clone(),
+            masqueraded_to: None,
         }
     }
 
@@ -393,6 +443,7 @@ impl Engine {
                     namespace: key.namespace.clone(),
                     pod: key.name.clone(),
                     node: rt.node.clone(),
+                    masqueraded_to: None,
                 };
             }
         }

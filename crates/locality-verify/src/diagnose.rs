@@ -51,8 +51,13 @@ pub struct NodeJudgement {
 pub struct NodeDataPlane {
     /// `/proxyMode` (`iptables`, `nftables`, `ipvs`), `None` when unreadable.
     pub mode: Option<String>,
-    /// `kubernetes_build_info` `git_version`, `None` when unreadable.
+    /// kube-proxy's version: `kubernetes_build_info` `git_version`, else the tag of the
+    /// image its pod in `kube-system` runs; `None` when neither could be read.
     pub version: Option<String>,
+    /// Where [`Self::version`] comes from: `metrics` (`kubernetes_build_info`) or
+    /// `image NAME` (the pod's image tag, when the metrics could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_from: Option<String>,
     /// Why nothing could be read, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
@@ -372,6 +377,7 @@ mod tests {
             NodeDataPlane {
                 mode: Some("iptables".into()),
                 version: Some("v1.32.0".into()),
+                version_from: Some("metrics".into()),
                 unreadable: None,
             },
         );

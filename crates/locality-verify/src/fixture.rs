@@ -5,10 +5,52 @@
 
 use serde_json::{Value, json};
 
-use crate::cases::{Role, Setup};
+use crate::cases::{Role, Setup, TargetPort};
 
 /// The agnhost image, pinned (its `netexec` is the backend and the client).
 pub const AGNHOST_IMAGE: &str = "registry.k8s.io/e2e-test-images/agnhost:2.53";
+/// The images a run's pods use: the pinned defaults, or a registry's mirror of them
+/// (`--image`, `--curl-image`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Images {
+    /// agnhost (netexec: every backend and client).
+    pub agnhost: String,
+    /// curl (the one-shot kube-proxy readers and the rollout cases' probe loops).
+    pub curl: String,
+}
+
+impl Default for Images {
+    fn default() -> Self {
+        Images {
+            agnhost: AGNHOST_IMAGE.into(),
+            curl: CURL_IMAGE.into(),
+        }
+    }
+}
+
+/// `m` with every container image of the pinned defaults replaced by `images` (a Pod's
+/// containers, or a DaemonSet's pod template's).
+pub fn with_images(m: &Value, images: &Images) -> Value {
+    let mut m = m.clone();
+    let spec = m.get_mut("spec");
+    let pod_spec = match spec {
+        Some(s) if s.get("template").is_some() => s.get_mut("template").and_then(|t| t.get_mut("spec")),
+        s => s,
+    };
+    let containers = pod_spec
+        .and_then(|s| s.get_mut("containers"))
+        .and_then(Value::as_array_mut);
+    for c in containers.into_iter().flatten() {
+        let image = match c.get("image").and_then(Value::as_str) {
+            Some(AGNHOST_IMAGE) => &images.agnhost,
+            Some(CURL_IMAGE) => &images.curl,
+            _ => continue,
+        };
+        c["image"] = json!(image);
+    }
+    m
+}
+
 /// The label every object of a run carries, valued with the run ID.
 pub const RUN_LABEL: &str = "locality.dev/run";
 /// The port netexec serves HTTP on, in backends and pod clients.
@@ -22,6 +64,10 @@ pub const UDP_PORT: u16 = 8081;
 pub const HOST_HTTP_PORT: u16 = 18080;
 /// The Service port.
 pub const SERVICE_PORT: u16 = 80;
+/// `G2`'s numeric `targetPort`: no container of the fixture listens on it.
+pub const UNLISTENED_PORT: u16 = 8090;
+/// `G3`'s named `targetPort`: no container of the fixture declares a port of that name.
+pub const UNDECLARED_PORT_NAME: &str = "undeclared";
 /// The Pod Security label a namespace gets when a hostNetwork client must run in it.
 pub const POD_SECURITY_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
 
@@ -176,7 +222,9 @@ fn backend_netexec(setup: &Setup, ready: bool) -> Netexec {
     Netexec {
         http_port: HTTP_PORT,
         udp_port: setup.udp.then_some(UDP_PORT),
-        override_hostname: true,
+        // `X2s` asks the backend for the client address it saw (`/clientip`): its backends
+        // answer every path, the others only ever their hostname.
+        override_hostname: !setup.etp_local,
         ready_port: if ready { HTTP_PORT } else { 9 },
         host_network: false,
     }
@@ -235,11 +283,17 @@ pub fn service(ns: &str, run: &str, setup: &Setup) -> Value {
     } else {
         setup.group.to_string()
     };
-    let port = if setup.udp {
-        json!({"name": "udp", "protocol": "UDP", "port": SERVICE_PORT, "targetPort": "udp"})
+    let (name, protocol) = if setup.udp {
+        ("udp", "UDP")
     } else {
-        json!({"name": "http", "protocol": "TCP", "port": SERVICE_PORT, "targetPort": "http"})
+        ("http", "TCP")
     };
+    let target_port = match setup.target_port {
+        TargetPort::Served => json!(name),
+        TargetPort::Unlistened => json!(UNLISTENED_PORT),
+        TargetPort::Undeclared => json!(UNDECLARED_PORT_NAME),
+    };
+    let port = json!({"name": name, "protocol": protocol, "port": SERVICE_PORT, "targetPort": target_port});
     let mut spec = json!({
         "selector": {"app": selector},
         "ports": [port],
@@ -247,7 +301,7 @@ pub fn service(ns: &str, run: &str, setup: &Setup) -> Value {
     });
     if setup.node_port {
         spec["type"] = json!("NodePort");
-        spec["externalTrafficPolicy"] = json!("Cluster");
+        spec["externalTrafficPolicy"] = json!(if setup.etp_local { "Local" } else { "Cluster" });
     }
     if let Some(td) = setup.traffic_distribution {
         spec["trafficDistribution"] = json!(td);
@@ -361,5 +415,51 @@ mod tests {
         let svc = service("ns", "r", &setup_of("X1"));
         assert_eq!(svc["spec"]["type"], "NodePort");
         assert_eq!(svc["spec"]["internalTrafficPolicy"], "Local");
+        assert_eq!(svc["spec"]["externalTrafficPolicy"], "Cluster");
+        let x2 = service("ns", "r", &setup_of("X2"));
+        assert_eq!(x2["spec"]["externalTrafficPolicy"], "Local");
+        assert_eq!(x2["spec"]["internalTrafficPolicy"], "Cluster");
+        let be = backend("ns", "r", &setup_of("X2s"), Role::N1, "node-a", true);
+        let args = be["spec"]["containers"][0]["args"].as_array().unwrap();
+        assert!(!args.contains(&json!("--http-override=/hostname")), "{args:?}");
+    }
+
+    #[test]
+    fn mirrored_images_replace_the_pinned_ones_in_pods_and_daemonsets() {
+        let images = Images {
+            agnhost: "mirror.example/agnhost:2.53".into(),
+            curl: "mirror.example/curl:8".into(),
+        };
+        let pod = with_images(&client("ns", "r", Role::N1, "node-a"), &images);
+        assert_eq!(
+            pod["spec"]["containers"][0]["image"],
+            "mirror.example/agnhost:2.53"
+        );
+        let ds = with_images(&daemonset("ns", "r", &setup_of("P")), &images);
+        assert_eq!(
+            ds["spec"]["template"]["spec"]["containers"][0]["image"],
+            "mirror.example/agnhost:2.53"
+        );
+        let curl = with_images(&curl_pod("ns", "r", "c", "node-a", "/metrics"), &images);
+        assert_eq!(curl["spec"]["containers"][0]["image"], "mirror.example/curl:8");
+        let svc = service("ns", "r", &setup_of("B1"));
+        assert_eq!(with_images(&svc, &images), svc, "no containers, nothing changes");
+        assert_eq!(with_images(&pod, &Images::default())["spec"], pod["spec"]);
+    }
+
+    #[test]
+    fn target_ports_of_the_misconfiguration_cases() {
+        assert_eq!(
+            service("ns", "r", &setup_of("G2"))["spec"]["ports"][0]["targetPort"],
+            json!(UNLISTENED_PORT)
+        );
+        assert_eq!(
+            service("ns", "r", &setup_of("G3"))["spec"]["ports"][0]["targetPort"],
+            json!(UNDECLARED_PORT_NAME)
+        );
+        assert_eq!(
+            service("ns", "r", &setup_of("B1"))["spec"]["ports"][0]["targetPort"],
+            json!("http")
+        );
     }
 }

@@ -419,6 +419,8 @@ mod tests {
             proxy_mode: None,
             max_nodes: None,
             request_timeout: crate::cluster::DEFAULT_REQUEST_TIMEOUT,
+            external_cases: false,
+            images: Default::default(),
         }
     }
 

@@ -23,6 +23,7 @@ use crate::roles::Roles;
 pub struct Evidence {
     dir: PathBuf,
     manifests: usize,
+    images: crate::fixture::Images,
 }
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> VerifyError {
@@ -50,7 +51,14 @@ impl Evidence {
         Ok(Evidence {
             dir: dir.to_path_buf(),
             manifests: 0,
+            images: crate::fixture::Images::default(),
         })
+    }
+
+    /// The images the run's manifests use (`--image`, `--curl-image`).
+    pub fn with_images(mut self, images: crate::fixture::Images) -> Self {
+        self.images = images;
+        self
     }
 
     pub(crate) fn write(&self, rel: &str, text: &str) -> Result<(), VerifyError> {
@@ -121,8 +129,10 @@ impl Evidence {
         )
     }
 
-    /// One manifest, exactly as applied, in `02-fixture/`.
-    pub fn manifest(&mut self, m: &Value) -> Result<(), VerifyError> {
+    /// One manifest with the run's images ([`crate::fixture::with_images`]), recorded in
+    /// `02-fixture/` and returned: the caller applies exactly what was recorded.
+    pub fn manifest(&mut self, m: &Value) -> Result<Value, VerifyError> {
+        let m = crate::fixture::with_images(m, &self.images);
         self.manifests += 1;
         let name = format!(
             "02-fixture/{:02}-{}-{}.yaml",
@@ -130,7 +140,8 @@ impl Evidence {
             m["kind"].as_str().unwrap_or("object").to_lowercase(),
             m["metadata"]["name"].as_str().unwrap_or("")
         );
-        self.write(&name, &yaml(m))
+        self.write(&name, &yaml(&m))?;
+        Ok(m)
     }
 
     /// `03-preflight.yaml`: the `proxy` channel reaches every client.
@@ -303,14 +314,16 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
 
 /// The catalogue's declared outcome of a case, in words.
 pub fn declared_text(c: &CaseRecord) -> String {
+    let roles = |roles: &[Role]| roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
     match c.declared {
-        crate::cases::Declared::AnsweredBy(roles) => format!(
-            "answered by {}",
-            roles
-                .iter()
-                .map(|r: &Role| r.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+        crate::cases::Declared::AnsweredBy(r) => format!("answered by {}", roles(r)),
+        crate::cases::Declared::RefusedByEndpoint(r) => format!(
+            "delivered to {}'s backend, which refuses (nothing listens on the targetPort)",
+            roles(r)
+        ),
+        crate::cases::Declared::SameAsBefore => format!(
+            "{} give the same results after their manifests are applied again",
+            crate::cases::REPEATED.join(" and ")
         ),
         crate::cases::Declared::Timeout => "timeout (DROP)".into(),
         crate::cases::Declared::Refused => "refused (REJECT)".into(),

@@ -33,13 +33,17 @@ pub mod ledger;
 pub mod logs;
 pub mod metrics;
 mod options;
+pub mod plan;
 pub mod probe;
 mod probing;
 mod record;
+mod repeat;
+pub mod retry;
 pub mod roles;
 pub mod rollout;
 pub mod run;
 mod setup;
+mod source_ip;
 pub mod survey;
 
 pub use cases::{CATALOGUE, CaseId};

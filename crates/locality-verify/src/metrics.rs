@@ -119,7 +119,7 @@ impl Reader<'_, '_> {
         self.seq += 1;
         let name = format!("{}-{}", self.prefix, self.seq);
         let m = fixture::curl_pod(ns, &opts.run_id, &name, &self.node, path);
-        evidence.manifest(&m)?;
+        let m = evidence.manifest(&m)?;
         if let Err(f) = cluster.json(http::Method::POST, &pods_path(ns), Some(&m)).await? {
             return Ok(Err(format!(
                 "the hostNetwork curl pod {name} was not admitted: {} {}",
@@ -321,12 +321,12 @@ pub(crate) async fn metrics_case(
     for role in setup.backends {
         let node = roles.node(*role).unwrap_or_default();
         let m = fixture::backend(ns, &opts.run_id, &setup, *role, node, true);
-        evidence.manifest(&m)?;
+        let m = evidence.manifest(&m)?;
         cluster.create(&pods_path(ns), &m).await?;
         pods.push((fixture::backend_name(group, *role, true), true));
     }
     let m = fixture::service(ns, &opts.run_id, &setup);
-    evidence.manifest(&m)?;
+    let m = evidence.manifest(&m)?;
     cluster
         .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
         .await?;
@@ -422,7 +422,7 @@ pub(crate) async fn metrics_case(
 
     // A Ready backend on N3: no longer counted.
     let m = fixture::backend(ns, &opts.run_id, &setup, Role::N3, &n3, true);
-    evidence.manifest(&m)?;
+    let m = evidence.manifest(&m)?;
     cluster.create(&pods_path(ns), &m).await?;
     let n3_pod = vec![(fixture::backend_name(group, Role::N3, true), true)];
     if wait_pods(cluster, ns, &n3_pod, opts.pod_ready_timeout)

@@ -46,6 +46,9 @@ pub struct Probe {
     pub port: u16,
     /// UDP (`/dial?protocol=udp`), else HTTP over TCP.
     pub udp: bool,
+    /// What the backend is asked: `hostname` (its pod name: who answered) or `clientip`
+    /// (the address the connection came from, as the backend saw it).
+    pub request: &'static str,
 }
 
 /// One try, as recorded in `observed.json`.
@@ -109,9 +112,10 @@ pub fn parse_dial(body: &Value) -> Seen {
     }
 }
 
-/// One try of `probe` (its client a netexec pod in `namespace`). The request is `hostname`:
-/// over HTTP `GET /hostname`, over UDP netexec's `hostname` datagram command; either way the
-/// backend answers with its own hostname, its pod name.
+/// One try of `probe` (its client a netexec pod in `namespace`). The request is normally
+/// `hostname`: over HTTP `GET /hostname`, over UDP netexec's `hostname` datagram command;
+/// either way the backend answers with its own hostname, its pod name (`clientip`: the
+/// client's `IP:PORT` as the backend saw it).
 pub async fn dial(cluster: &Cluster, namespace: &str, probe: &Probe) -> Result<Try, VerifyError> {
     let Probe {
         client,
@@ -119,10 +123,11 @@ pub async fn dial(cluster: &Cluster, namespace: &str, probe: &Probe) -> Result<T
         host,
         port,
         udp,
+        request,
     } = probe;
     let protocol = if *udp { "udp" } else { "http" };
     let path = format!(
-        "/api/v1/namespaces/{namespace}/pods/{client}:{client_port}/proxy/dial?request=hostname&protocol={protocol}&host={host}&port={port}&tries=1"
+        "/api/v1/namespaces/{namespace}/pods/{client}:{client_port}/proxy/dial?request={request}&protocol={protocol}&host={host}&port={port}&tries=1"
     );
     let sent_ms = now_ms();
     let (code, bytes) = cluster.call(Method::GET, &path, None).await?;

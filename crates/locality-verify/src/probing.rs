@@ -39,7 +39,7 @@ pub(crate) fn declared_expectation_in(case: &Case, roles: &Roles, ipvs: bool) ->
 /// the case would have there are left out.
 pub(crate) fn declared_expectation(case: &Case, present: &Roles) -> Expected {
     match case.declared {
-        Declared::AnsweredBy(roles) => {
+        Declared::AnsweredBy(roles) | Declared::RefusedByEndpoint(roles) => {
             let mut pods: Vec<String> = roles
                 .iter()
                 .filter(|r| present.node(**r).is_some())
@@ -58,6 +58,9 @@ pub(crate) fn declared_expectation(case: &Case, present: &Roles) -> Expected {
         },
         Declared::NoLocalEndpointsCounted => Expected::Unknown {
             why: "not probed: N3's kube-proxy metrics are read".into(),
+        },
+        Declared::SameAsBefore => Expected::Unknown {
+            why: "not probed on its own: the cases it reruns are".into(),
         },
     }
 }
@@ -203,6 +206,7 @@ pub(crate) async fn pod_ip_case(
                 host: state.ips.get(pod).cloned().unwrap_or_default(),
                 port: HTTP_PORT,
                 udp: false,
+                request: "hostname",
             };
             let (s, w, rounds, tries) = env.probe(&expected, &probe).await?;
             r.rounds += rounds;
@@ -390,6 +394,7 @@ pub(crate) async fn each_node_case(
             host: svc_ip.clone(),
             port: SERVICE_PORT,
             udp: c.setup.udp,
+            request: "hostname",
         };
         let (s, w, rounds, tries) = env.probe(&expected, &probe).await?;
         r.nodes.push(node_judgement(env, snap, &config, q, s, &tries));
@@ -550,8 +555,14 @@ pub(crate) async fn one_client_case(
             host,
             port,
             udp: c.setup.udp,
+            request: "hostname",
         };
-        let (s, w, rounds, tries) = env.probe(&expected, &probe).await?;
+        // `G2`: kube-proxy delivers, and the endpoint refuses.
+        let observed = match c.declared {
+            Declared::RefusedByEndpoint(_) => Expected::Reject,
+            _ => expected.clone(),
+        };
+        let (s, w, rounds, tries) = env.probe(&observed, &probe).await?;
         r.rounds = rounds;
         r.tries = tries;
         // A violation on a kube-proxy that has not programmed the case's Service yet is its
@@ -574,7 +585,19 @@ pub(crate) async fn one_client_case(
             r.nodes.push(node_judgement(env, snap, &config, q, s, &r.tries));
             r.status = s;
             r.why = w;
+            if s == Status::Pass && c.setup.etp_local && matches!(expected, Expected::Deliver { .. }) {
+                crate::source_ip::check_preserved(env, snap, &client_node, &probe, &mut r).await?;
+            }
         }
+        if let (Declared::RefusedByEndpoint(_), Expected::Deliver { pods }) = (c.declared, &expected) {
+            r.why = format!(
+                "{}; kube-proxy delivers to {} (the model), whose pod refuses: a misconfiguration of the Service (nothing listens on its targetPort), not a locality violation",
+                r.why,
+                pods.join(", ")
+            );
+        }
+        r.expected = Some(observed);
+        return Ok(r);
     }
     r.expected = Some(expected);
     Ok(r)

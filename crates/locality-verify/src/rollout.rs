@@ -509,12 +509,12 @@ pub(crate) async fn rollout_case(
         (Role::N2, fixture::backend_name(group, Role::N2, true)),
     ] {
         let m = rollout_backend(env, c, role, &name);
-        evidence.manifest(&m)?;
+        let m = evidence.manifest(&m)?;
         cluster.create(&pods_path(ns), &m).await?;
         pods.push((name, true));
     }
     let m = fixture::service(ns, &opts.run_id, &c.setup);
-    evidence.manifest(&m)?;
+    let m = evidence.manifest(&m)?;
     let svc = cluster
         .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
         .await?;
@@ -542,7 +542,7 @@ pub(crate) async fn rollout_case(
     settle(cluster, ns, group, opts.settle).await?;
     let probe = ProbeLoop::new(&format!("{group}-loop-n1"), &n1, &format!("{ip}:{SERVICE_PORT}"));
     let m = probe.manifest(ns, &opts.run_id);
-    evidence.manifest(&m)?;
+    let m = evidence.manifest(&m)?;
     cluster.create(&pods_path(ns), &m).await?;
     if wait_pods(
         cluster,
@@ -633,7 +633,7 @@ pub(crate) async fn rollout_case(
         tokio::time::sleep(poll).await;
     }
     let m = rollout_backend(env, c, Role::N1, &new);
-    evidence.manifest(&m)?;
+    let m = evidence.manifest(&m)?;
     cluster.create(&pods_path(ns), &m).await?;
     let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
     let mut after: Option<tokio::time::Instant> = None;

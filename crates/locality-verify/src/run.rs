@@ -26,11 +26,21 @@ pub use crate::record::{CUT_SHORT, CaseRecord, INTERRUPTED, LagOverLimit, Verify
 
 /// The cases `opts.only` selects (all when empty), in catalogue order.
 /// The controls always run: a partial run is still judged against a working environment.
+/// `R` brings the cases it reruns; the external cases run only with `--external-cases`
+/// (or when named in `--only`).
 fn selected_cases(opts: &VerifyOptions) -> Vec<&'static Case> {
+    let named = |id: &str| opts.only.iter().any(|o| o.eq_ignore_ascii_case(id));
+    let repeats = named("R");
     CATALOGUE
         .iter()
         .filter(|c| {
-            c.control || opts.only.is_empty() || opts.only.iter().any(|o| o.eq_ignore_ascii_case(c.id))
+            if c.external && !(opts.external_cases || named(c.id)) {
+                return false;
+            }
+            c.control
+                || opts.only.is_empty()
+                || named(c.id)
+                || (repeats && crate::cases::REPEATED.contains(&c.id))
         })
         .collect()
 }
@@ -38,6 +48,80 @@ fn selected_cases(opts: &VerifyOptions) -> Vec<&'static Case> {
 /// `--only`: the IDs the run selects, controls included (`None`: a full run).
 fn partial(opts: &VerifyOptions) -> Option<Vec<String>> {
     (!opts.only.is_empty()).then(|| selected_cases(opts).iter().map(|c| c.id.to_string()).collect())
+}
+
+/// The run's namespace.
+fn namespace(opts: &VerifyOptions) -> String {
+    format!("locality-verify-{}", opts.run_id)
+}
+
+/// How to read the state of `namespace` (and the cluster-wide objects).
+fn reading(opts: &VerifyOptions, namespace: &str) -> LiveOptions {
+    let mut live = opts.live.clone();
+    live.namespace = Some(namespace.to_string());
+    live.all_namespaces = false;
+    live
+}
+
+/// What a run knows before it creates anything.
+struct Start {
+    cluster: Cluster,
+    first: locality_live::LiveSnapshot,
+    roles: crate::roles::Roles,
+    usable: usize,
+    proxies: BTreeMap<String, std::collections::BTreeSet<crate::roles::KubeProxy>>,
+    proxies_unread: Option<String>,
+    sampled: Vec<String>,
+}
+
+/// Reads the cluster (never writes): the state, the roles, the nodes `P`, `Pt`, `Pn` probe.
+async fn start(opts: &VerifyOptions) -> Result<Start, VerifyError> {
+    let (client, target) = locality_live::client(&opts.live).await?;
+    let cluster = Cluster::new(client, target.server.clone())
+        .with_request_timeout(opts.request_timeout)
+        .with_kubectl_target(opts.live.kubeconfig.as_deref(), target.context.as_deref());
+    let first = locality_live::snapshot(&reading(opts, &namespace(opts)), None).await?;
+    let roles = pick(&first.state.nodes);
+    // Sampling keeps every distinct kube-proxy (owner, image, command): read them first when
+    // `--max-nodes` leaves nodes out.
+    let usable = crate::roles::usable_count(&first.state.nodes);
+    let (proxies, proxies_unread) = if opts.max_nodes.is_some_and(|max| max < usable) {
+        match crate::env::kube_proxy_pods(&cluster).await {
+            Ok(pods) => (kube_proxies(&pods), None),
+            Err(why) => (BTreeMap::new(), Some(why)),
+        }
+    } else {
+        (BTreeMap::new(), None)
+    };
+    let sampled = sample(&first.state.nodes, &roles, opts.max_nodes, &proxies);
+    Ok(Start {
+        cluster,
+        first,
+        roles,
+        usable,
+        proxies,
+        proxies_unread,
+        sampled,
+    })
+}
+
+/// `--dry-run`: reads the cluster (never writes) and returns the plan and every manifest a
+/// run would create up front ([`crate::plan::dry_run`]).
+///
+/// # Errors
+/// When the cluster cannot be read.
+pub async fn dry_run(opts: &VerifyOptions) -> Result<String, VerifyError> {
+    let s = start(opts).await?;
+    let selected = selected_cases(opts);
+    Ok(crate::plan::dry_run(
+        &namespace(opts),
+        &opts.run_id,
+        &opts.images,
+        &s.roles,
+        &s.sampled,
+        &selected,
+        s.roles.lacking().as_deref(),
+    ))
 }
 
 /// Runs the playbook against the cluster `opts.live` points at.
@@ -74,18 +158,17 @@ pub async fn verify_watching(
     interrupt: impl std::future::Future<Output = ()>,
     on_case: &dyn Fn(&CaseRecord),
 ) -> Result<VerifyOutcome, VerifyError> {
-    let ns = format!("locality-verify-{}", opts.run_id);
-    let (client, target) = locality_live::client(&opts.live).await?;
-    let cluster = Cluster::new(client, target.server.clone())
-        .with_request_timeout(opts.request_timeout)
-        .with_kubectl_target(opts.live.kubeconfig.as_deref(), target.context.as_deref());
-    let read = |namespace: &str| {
-        let mut live = opts.live.clone();
-        live.namespace = Some(namespace.to_string());
-        live.all_namespaces = false;
-        live
-    };
-    let first = locality_live::snapshot(&read(&ns), None).await?;
+    let ns = namespace(opts);
+    let read = |namespace: &str| reading(opts, namespace);
+    let Start {
+        cluster,
+        first,
+        roles,
+        usable,
+        proxies,
+        proxies_unread,
+        sampled,
+    } = start(opts).await?;
     // A target that is `locality sim serve` says so in its version: labelled simulated
     // everywhere, whatever kubeconfig led to it.
     let detected;
@@ -98,20 +181,7 @@ pub async fn verify_watching(
     } else {
         opts
     };
-    let roles = pick(&first.state.nodes);
-    // Sampling keeps every distinct kube-proxy (owner, image, command): read them first when
-    // `--max-nodes` leaves nodes out.
-    let usable = crate::roles::usable_count(&first.state.nodes);
-    let (proxies, proxies_unread) = if opts.max_nodes.is_some_and(|max| max < usable) {
-        match crate::env::kube_proxy_pods(&cluster).await {
-            Ok(pods) => (kube_proxies(&pods), None),
-            Err(why) => (BTreeMap::new(), Some(why)),
-        }
-    } else {
-        (BTreeMap::new(), None)
-    };
-    let sampled = sample(&first.state.nodes, &roles, opts.max_nodes, &proxies);
-    let mut evidence = Evidence::create(&opts.evidence)?;
+    let mut evidence = Evidence::create(&opts.evidence)?.with_images(opts.images.clone());
     evidence.versions(&first, opts, &BTreeMap::new())?;
     evidence.nodes(&first.state, &roles, &sampled, &proxies)?;
     let kube = first.server_version.map_or(KubeVersion::NEWEST, |v| {
@@ -155,7 +225,7 @@ pub async fn verify_watching(
         let work = async {
             if existing.is_none() {
                 let manifest = fixture::namespace(&ns, &opts.run_id, true);
-                evidence.manifest(&manifest)?;
+                let manifest = evidence.manifest(&manifest)?;
                 cluster.create("/api/v1/namespaces", &manifest).await?;
             }
             let no_planes = BTreeMap::new();
@@ -226,8 +296,12 @@ pub async fn verify_watching(
     // (the cluster-wide mode), its lag unmeasured: said, whatever the decision.
     for (node, plane) in &planes {
         if let Some(why) = &plane.unreadable {
+            let version = match (&plane.version, &plane.version_from) {
+                (Some(v), Some(from)) => format!("; its version {v} is from its pod's {from}"),
+                _ => ", nor its version".into(),
+            };
             decided.advice.push(format!(
-                "note: {node}'s kube-proxy could not be read ({why}): its cases were judged against the contract's outcomes, not its own mode or version, and its lag was not measured"
+                "note: {node}'s kube-proxy could not be read ({why}): its cases were judged against the contract's outcomes, not its own mode{version}, and its lag was not measured"
             ));
         }
     }
@@ -368,7 +442,7 @@ async fn run_cases(
                 let again = format!("{group}-again");
                 let mut m = fixture::service(ns, &opts.run_id, &setup);
                 m["metadata"]["name"] = serde_json::json!(again);
-                evidence.manifest(&m)?;
+                let m = evidence.manifest(&m)?;
                 cluster
                     .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
                     .await?;
@@ -396,6 +470,8 @@ async fn run_cases(
         for c in cases {
             let mut r = if !setup.service {
                 pod_ip_case(env, c, &clients, &state).await?
+            } else if c.declared == crate::cases::Declared::SameAsBefore {
+                crate::repeat::repeat_case(env, c, &setup, read, records.as_slice(), evidence).await?
             } else if c.client == Client::EachNode {
                 each_node_case(env, c, &snap.state, &config, &state, &lags).await?
             } else {

@@ -23,16 +23,6 @@ pub(crate) struct Clients {
     pub(crate) hosts: BTreeMap<Role, Result<String, String>>,
 }
 
-impl Clients {
-    /// The pod client on `node`, if one was created up front.
-    pub(crate) fn on_node(&self, roles: &Roles, node: &str) -> Option<&str> {
-        self.pods
-            .iter()
-            .find(|(r, _)| roles.node(*r) == Some(node))
-            .map(|(_, c)| c.as_str())
-    }
-}
-
 /// Creates the clients: pods on N1, N2, N3 (and N1z when a case dials from it), Ready or the
 /// run cannot go on; hostNetwork pods on the roles host cases need, whose failure (admission,
 /// a port taken on the node) only makes those cases NOT_EXECUTED.
@@ -48,15 +38,11 @@ pub(crate) async fn create_clients(
         roles,
         ..
     } = *env;
-    let mut pod_roles = vec![Role::N1, Role::N2, Role::N3];
-    if selected.iter().any(|c| c.client == Client::Pod(Role::N1z)) {
-        pod_roles.push(Role::N1z);
-    }
     let mut pods = Vec::new();
-    for role in pod_roles {
+    for role in crate::plan::pod_client_roles(selected) {
         if let Some(node) = roles.node(role) {
             let m = fixture::client(ns, &opts.run_id, role, node);
-            evidence.manifest(&m)?;
+            let m = evidence.manifest(&m)?;
             cluster.create(&pods_path(ns), &m).await?;
             pods.push((role, fixture::client_name(role)));
         }
@@ -70,7 +56,7 @@ pub(crate) async fn create_clients(
             continue;
         }
         let m = fixture::host_client(ns, &opts.run_id, role, node);
-        evidence.manifest(&m)?;
+        let m = evidence.manifest(&m)?;
         let name = fixture::host_client_name(role);
         match cluster.json(http::Method::POST, &pods_path(ns), Some(&m)).await? {
             Ok(_) => {
@@ -200,20 +186,10 @@ pub(crate) async fn create_group(
     } = *env;
     let group = setup.group;
     let mut pods = Vec::new();
-    for (list, ready) in [(setup.backends, true), (setup.unready, false)] {
-        for role in list.iter().filter(|r| roles.node(**r).is_some()) {
-            let m = fixture::backend(
-                ns,
-                &opts.run_id,
-                setup,
-                *role,
-                roles.node(*role).unwrap_or_default(),
-                ready,
-            );
-            evidence.manifest(&m)?;
-            cluster.create(&pods_path(ns), &m).await?;
-            pods.push((fixture::backend_name(group, *role, ready), ready));
-        }
+    for b in crate::plan::backends(ns, &opts.run_id, setup, roles) {
+        let m = evidence.manifest(&b.manifest)?;
+        cluster.create(&pods_path(ns), &m).await?;
+        pods.push((b.name, b.ready));
     }
     // P, Pn: a client on every sampled node (the role clients where they exist); Pn skips the
     // nodes that carry one of its backends.
@@ -221,34 +197,21 @@ pub(crate) async fn create_group(
     if setup.daemonset || setup.each_node {
         if setup.daemonset {
             let m = fixture::daemonset(ns, &opts.run_id, setup);
-            evidence.manifest(&m)?;
+            let m = evidence.manifest(&m)?;
             cluster
                 .create(&format!("/apis/apps/v1/namespaces/{ns}/daemonsets"), &m)
                 .await?;
         }
-        let backend_nodes: Vec<&str> = setup
-            .backends
-            .iter()
-            .chain(setup.unready)
-            .filter_map(|r| roles.node(*r))
-            .collect();
         let mut extra = Vec::new();
-        for (i, node) in sampled.iter().enumerate() {
-            if setup.each_node && backend_nodes.contains(&node.as_str()) {
-                continue;
+        for (node, client, manifest) in
+            crate::plan::sampled_clients(ns, &opts.run_id, setup, roles, sampled, &clients.pods)
+        {
+            if let Some(m) = manifest {
+                let m = evidence.manifest(&m)?;
+                cluster.create(&pods_path(ns), &m).await?;
+                extra.push((client.clone(), true));
             }
-            let client = match clients.on_node(roles, node) {
-                Some(c) => c.to_string(),
-                None => {
-                    let name = format!("{}-{}", setup.group, fixture::sampled_client_name(i));
-                    let m = fixture::client_on(ns, &opts.run_id, &name, node);
-                    evidence.manifest(&m)?;
-                    cluster.create(&pods_path(ns), &m).await?;
-                    extra.push((name.clone(), true));
-                    name
-                }
-            };
-            node_clients.push((node.clone(), client));
+            node_clients.push((node, client));
         }
         if wait_pods(cluster, ns, &extra, opts.pod_ready_timeout)
             .await?
@@ -273,7 +236,7 @@ pub(crate) async fn create_group(
     }
     if setup.service {
         let m = fixture::service(ns, &opts.run_id, setup);
-        evidence.manifest(&m)?;
+        let m = evidence.manifest(&m)?;
         cluster
             .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
             .await?;
@@ -428,7 +391,5 @@ mod tests {
         );
         assert_eq!(not_executable(c("Z2"), &four_nodes(false), &clients), None);
         assert_eq!(not_executable(c("X1"), &four_nodes(false), &clients), None);
-        assert_eq!(clients.on_node(&four_nodes(true), "node-a"), Some("client-n1"));
-        assert_eq!(clients.on_node(&four_nodes(true), "node-d"), None);
     }
 }

@@ -39,7 +39,45 @@ pub fn model_mode(name: &str) -> Option<locality_model::proxy::ProxyMode> {
         .find(|m| m.as_str() == name.trim())
 }
 
-/// Reads every node of `nodes`, in order.
+/// The version an image reference is tagged with, when the tag is one
+/// (`registry.k8s.io/kube-proxy:v1.33.2` → `v1.33.2`; a digest after `@` is ignored; a tag
+/// that is not a `vMAJOR.MINOR…` version, or no tag, is `None`).
+pub fn image_version(image: &str) -> Option<String> {
+    let name = image.split('@').next().unwrap_or_default();
+    // The tag follows the last ':' after the last '/' (a registry may have a port).
+    let last = name.rsplit('/').next().unwrap_or_default();
+    let (_, tag) = last.rsplit_once(':')?;
+    let digits = tag.strip_prefix('v')?;
+    let mut parts = digits.split(['.', '-', '+']);
+    let major = parts.next()?;
+    let minor = parts.next()?;
+    (major.parse::<u32>().is_ok() && minor.parse::<u32>().is_ok()).then(|| tag.to_string())
+}
+
+/// A node whose kube-proxy reported no version (its metrics unreadable, or without
+/// `kubernetes_build_info`) takes the tag of the image its kube-proxy pod runs, when it runs
+/// exactly one kube-proxy pod (during a surge it may run two: then the version stays unknown).
+pub fn with_image_versions(
+    planes: &mut BTreeMap<String, NodeDataPlane>,
+    proxies: &BTreeMap<String, std::collections::BTreeSet<crate::roles::KubeProxy>>,
+) {
+    for (node, plane) in planes.iter_mut() {
+        if plane.version.is_some() {
+            continue;
+        }
+        let Some(set) = proxies.get(node) else { continue };
+        let [only] = set.iter().collect::<Vec<_>>()[..] else {
+            continue;
+        };
+        if let Some(v) = image_version(&only.image) {
+            plane.version = Some(v);
+            plane.version_from = Some(format!("image {}", only.image));
+        }
+    }
+}
+
+/// Reads every node of `nodes`, in order; a node whose kube-proxy gives no version gets its
+/// pod's image tag ([`with_image_versions`]) when the kube-proxy pods can be read.
 pub(crate) async fn survey(
     env: &Env<'_>,
     nodes: &[String],
@@ -63,6 +101,7 @@ pub(crate) async fn survey(
             match reader.read("/metrics", evidence).await? {
                 Ok(text) => {
                     plane.version = build_info_version(&text);
+                    plane.version_from = plane.version.as_ref().map(|_| "metrics".to_string());
                     if plane.version.is_none() {
                         plane.unreadable = Some("no kubernetes_build_info in kube-proxy's metrics".into());
                     }
@@ -71,6 +110,11 @@ pub(crate) async fn survey(
             }
         }
         planes.insert(node.clone(), plane);
+    }
+    if planes.values().any(|p| p.version.is_none())
+        && let Ok(pods) = crate::env::kube_proxy_pods(env.cluster).await
+    {
+        with_image_versions(&mut planes, &crate::roles::kube_proxies(&pods));
     }
     Ok(planes)
 }
@@ -89,6 +133,71 @@ mod tests {
             build_info_version("kubernetes_build_info{git_version=\"\"} 1\n"),
             None
         );
+    }
+
+    #[test]
+    fn a_node_without_build_info_takes_its_kube_proxy_pods_image_tag() {
+        assert_eq!(
+            image_version("registry.k8s.io/kube-proxy:v1.33.2").as_deref(),
+            Some("v1.33.2")
+        );
+        assert_eq!(
+            image_version("localhost:5000/kube-proxy:v1.31.0@sha256:abc").as_deref(),
+            Some("v1.31.0")
+        );
+        assert_eq!(image_version("localhost:5000/kube-proxy"), None);
+        assert_eq!(image_version("registry.k8s.io/kube-proxy:latest"), None);
+        let kp = |image: &str| crate::roles::KubeProxy {
+            owner: "DaemonSet/kube-proxy".into(),
+            image: image.into(),
+            command: Vec::new(),
+        };
+        let mut planes: BTreeMap<String, NodeDataPlane> = BTreeMap::new();
+        planes.insert(
+            "node-a".into(),
+            NodeDataPlane {
+                unreadable: Some("port closed".into()),
+                ..NodeDataPlane::default()
+            },
+        );
+        planes.insert(
+            "node-b".into(),
+            NodeDataPlane {
+                version: Some("v1.35.0".into()),
+                version_from: Some("metrics".into()),
+                ..NodeDataPlane::default()
+            },
+        );
+        planes.insert("node-c".into(), NodeDataPlane::default());
+        let mut proxies = BTreeMap::new();
+        proxies.insert(
+            "node-a".to_string(),
+            [kp("registry.k8s.io/kube-proxy:v1.32.4")].into(),
+        );
+        proxies.insert(
+            "node-b".to_string(),
+            [kp("registry.k8s.io/kube-proxy:v1.30.0")].into(),
+        );
+        proxies.insert(
+            "node-c".to_string(),
+            [
+                kp("registry.k8s.io/kube-proxy:v1.32.4"),
+                kp("registry.k8s.io/kube-proxy:v1.33.0"),
+            ]
+            .into(),
+        );
+        with_image_versions(&mut planes, &proxies);
+        assert_eq!(planes["node-a"].version.as_deref(), Some("v1.32.4"));
+        assert_eq!(
+            planes["node-a"].version_from.as_deref(),
+            Some("image registry.k8s.io/kube-proxy:v1.32.4")
+        );
+        assert_eq!(
+            planes["node-b"].version.as_deref(),
+            Some("v1.35.0"),
+            "the metrics win"
+        );
+        assert_eq!(planes["node-c"].version, None, "two kube-proxy pods: unknown");
     }
 
     #[test]

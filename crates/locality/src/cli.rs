@@ -662,6 +662,23 @@ pub struct VerifyArgs {
     /// in seconds of the cluster's clock; a larger measured lag makes the case INCOMPLETE.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub max_proxy_lag: f64,
+    /// Also run the external-traffic cases X2 and X2s: an externalTrafficPolicy: Local
+    /// NodePort dialled from another node's hostNetwork client (dropped on a node without a
+    /// backend; delivered locally with the client's source IP preserved on one with it).
+    /// They need nodePorts reachable between nodes and a hostNetwork port free on N2.
+    #[arg(long)]
+    pub external_cases: bool,
+    /// Print the plan (roles, nodes probed, cases) and every manifest a run would create, as
+    /// one YAML stream, and exit: nothing is created (the cluster is only read).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The agnhost image of every client and backend, for registries that mirror it.
+    #[arg(long, value_name = "IMAGE", default_value = locality_verify::fixture::AGNHOST_IMAGE)]
+    pub image: String,
+    /// The curl image of the kube-proxy readers and rollout probe loops, for registries that
+    /// mirror it.
+    #[arg(long, value_name = "IMAGE", default_value = locality_verify::fixture::CURL_IMAGE)]
+    pub curl_image: String,
     /// P and Pn probe from every usable node (the default; kept for scripts).
     #[arg(long, conflicts_with = "max_nodes")]
     pub all_nodes: bool,

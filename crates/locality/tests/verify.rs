@@ -244,7 +244,7 @@ fn stopped_with_partial_evidence(signal: &str, code: i32, said: &str) {
     assert_ne!(ledger["decision"]["decision"], "ACCEPT");
     assert_eq!(ledger["owner"], "locality-sim", "the kubeconfig's user");
     let cases = ledger["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), locality_verify::CATALOGUE.len());
+    assert_eq!(cases.len(), locality_verify::cases::default_run().count());
     let interrupted = cases
         .iter()
         .filter(|c| c["status"] == "NOT_EXECUTED" && c["why"].as_str().unwrap().starts_with("interrupted"))
@@ -300,4 +300,63 @@ fn the_table_names_what_each_case_expects() {
     );
     let c = text.lines().find(|l| l.starts_with("C ")).expect("a row for C");
     assert!(c.contains("dropped (timeout)"), "{c}");
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_the_manifests_and_creates_nothing() {
+    let dir = evidence("dry-run");
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .args([
+            "verify",
+            "--dry-run",
+            "--only",
+            "B1,C,G2",
+            "--image",
+            "mirror.example/e2e/agnhost:2.53",
+            "--evidence",
+        ])
+        .arg(&dir)
+        .assert()
+        .code(0);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.starts_with("# locality verify --dry-run: nothing was created"),
+        "{text}"
+    );
+    for line in ["# role N1: node-a", "#   G2   [g2]", "#   N0   [n0]"] {
+        assert!(text.contains(line), "{line} missing:\n{text}");
+    }
+    let docs: Vec<serde_json::Value> = text
+        .split("---\n")
+        .skip(1)
+        .map(|d| serde_saphyr::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
+        .collect();
+    let names: Vec<String> = docs
+        .iter()
+        .map(|d| {
+            format!(
+                "{}/{}",
+                d["kind"].as_str().unwrap(),
+                d["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for want in [
+        "Service/b",
+        "Pod/b-be-n1",
+        "Service/g2",
+        "Pod/client-n3",
+        "Pod/n0-be-n2",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} missing from {names:?}");
+    }
+    assert!(names[0].starts_with("Namespace/locality-verify-"), "{names:?}");
+    for d in docs.iter().filter(|d| d["kind"] == "Pod") {
+        assert_eq!(
+            d["spec"]["containers"][0]["image"], "mirror.example/e2e/agnhost:2.53",
+            "{d}"
+        );
+    }
+    assert!(!dir.exists(), "a dry run writes no evidence");
 }

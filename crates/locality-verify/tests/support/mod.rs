@@ -28,5 +28,7 @@ pub fn options(kubeconfig: &Path, evidence: PathBuf) -> VerifyOptions {
         proxy_mode: None,
         max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
         request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
+        external_cases: false,
+        images: Default::default(),
     }
 }

@@ -179,7 +179,20 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             .or(sim_mode),
         max_nodes: args.max_nodes,
         request_timeout,
+        external_cases: args.external_cases,
+        images: locality_verify::fixture::Images {
+            agnhost: args.image.clone(),
+            curl: args.curl_image.clone(),
+        },
     };
+    if args.dry_run {
+        let plan = rt
+            .block_on(locality_verify::run::dry_run(&opts))
+            .map_err(|e| CliError::runtime(format!("verify --dry-run: {e}")))?;
+        out.write_all(plan.as_bytes())
+            .map_err(|e| CliError::runtime(e.to_string()))?;
+        return Ok(0);
+    }
     ui.note(&format!(
         "run {}: namespace locality-verify-{}, owner {}, evidence {}",
         opts.run_id,

@@ -1,176 +1,12 @@
-//! The case catalogue (docs/design.md §5.4): stable IDs, what each checks, its setup and its declared
-//! expected outcome. The expected outcome is also computed by the model from the state read
-//! back at probe time; the two must agree (a disagreement is itself reported).
+//! The catalogue itself: every case's setup, client, dial and declared outcome, in run order
+//! (docs/verify.md lists them).
 
-/// A case's stable ID (`B1`, `C`, …).
-pub type CaseId = &'static str;
-
-/// A node role (docs/design.md §5.1): `N1`, `N2` carry backends, `N3` none, `N1z` shares `N1`'s zone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub enum Role {
-    /// Carries a backend.
-    N1,
-    /// Carries a backend.
-    N2,
-    /// Carries no backend.
-    N3,
-    /// Another node in `N1`'s zone.
-    N1z,
-}
-
-impl Role {
-    /// The role's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::N1 => "N1",
-            Role::N2 => "N2",
-            Role::N3 => "N3",
-            Role::N1z => "N1z",
-        }
-    }
-    /// Lower-case, for object names.
-    pub fn slug(self) -> &'static str {
-        match self {
-            Role::N1 => "n1",
-            Role::N2 => "n2",
-            Role::N3 => "n3",
-            Role::N1z => "n1z",
-        }
-    }
-}
-
-/// Who dials (docs/design.md §5.1: clients are netexec pods; a hostNetwork one is the node itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Client {
-    /// A netexec pod on the pod network of the role's node (source `pod`).
-    Pod(Role),
-    /// A hostNetwork netexec pod on the role's node (source `host`: node-originated traffic).
-    Host(Role),
-    /// A netexec pod on each sampled node (`--max-nodes`, every zone and every kube-proxy
-    /// covered) — without a backend of the case unless the backend is a DaemonSet — each
-    /// judged against its own node (`P`, `Pn`).
-    EachNode,
-}
-
-impl Client {
-    /// The role whose node the client runs on (`None` for [`Client::EachNode`]).
-    pub fn role(self) -> Option<Role> {
-        match self {
-            Client::Pod(r) | Client::Host(r) => Some(r),
-            Client::EachNode => None,
-        }
-    }
-}
-
-/// What the client dials.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Dial {
-    /// The Service's cluster IP.
-    ClusterIp,
-    /// This role's node's InternalIP at the Service's nodePort.
-    NodePort(Role),
-}
-
-/// What a case's setup creates (each setup group has its own Service and backends).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Setup {
-    /// Setup group: cases with the same group share one Service and its backends.
-    pub group: &'static str,
-    /// A Service is created (`false`: backends only, probed by pod IP).
-    pub service: bool,
-    /// `internalTrafficPolicy: Local`.
-    pub itp_local: bool,
-    /// `trafficDistribution`.
-    pub traffic_distribution: Option<&'static str>,
-    /// Nodes with a Ready backend.
-    pub backends: &'static [Role],
-    /// Nodes with a backend that never becomes Ready.
-    pub unready: &'static [Role],
-    /// The Service selects nothing.
-    pub selects_nothing: bool,
-    /// The backends are deleted once Ready (the selector matches no pod left).
-    pub delete_backends: bool,
-    /// The Service port is UDP (netexec's `--udp-port`), else TCP (HTTP).
-    pub udp: bool,
-    /// `type: NodePort` (a nodePort allocated by the API server), else ClusterIP.
-    pub node_port: bool,
-    /// The backends are a DaemonSet (pods placed by the DaemonSet controller itself on every
-    /// Linux node that fits) instead of pods pinned to `backends`.
-    pub daemonset: bool,
-    /// Not probed: `N3`'s kube-proxy metrics are read (one-shot hostNetwork curl pods through
-    /// `pods/log`) before the Service exists, once it exists without a backend on `N3`, and
-    /// once a Ready backend was added on `N3` (`M`).
-    pub metrics: bool,
-    /// N1's backend is replaced (deleted, then a new one created once it is gone) while a
-    /// probe-loop client on N1 tries continuously (`E-a`, `E-b`, `H3`).
-    pub rollout: bool,
-    /// The backends' readiness is httpGet `/readyz` (netexec fails it from SIGTERM on), else
-    /// tcpSocket.
-    pub readyz: bool,
-    /// A client on each sampled node without a backend of the group ([`Client::EachNode`]
-    /// without a DaemonSet).
-    pub each_node: bool,
-    /// The DaemonSet's pods serve a long shutdown delay ([`crate::fixture::TERMINATING_DELAY_S`]);
-    /// once Ready they are orphaned and deleted, and the probes run while every endpoint is
-    /// serving-terminating (`Pt`).
-    pub terminating: bool,
-}
-
-/// The outcome a case declares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Declared {
-    /// Every try answered, by the backends on these roles only (all of them answering when
-    /// there are several).
-    AnsweredBy(&'static [Role]),
-    /// No answer: the client times out (kube-proxy's DROP).
-    Timeout,
-    /// Refused (kube-proxy's REJECT).
-    Refused,
-    /// Every try answered, always by the backend on the client's own node ([`Client::EachNode`]
-    /// with a DaemonSet backend).
-    OwnNode,
-    /// Not probed (`M`): `N3`'s kube-proxy counts the Service in
-    /// `kubeproxy_sync_proxy_rules_no_local_endpoints_total` (`traffic_policy="internal"`,
-    /// summed over `ip_family`: +1 per service port and family on iptables/nftables, +1 per
-    /// Service and family on ipvs) while `N3` has no endpoint, and no more once it has one.
-    NoLocalEndpointsCounted,
-    /// Not one outcome (`E-a`, `E-b`, `H3`): each try of the rollout is judged against the
-    /// phase of N1's endpoints it falls in (never a remote answer under ITP Local; no drop
-    /// window under PreferSameNode).
-    Rollout,
-}
-
-/// One case.
-#[derive(Debug, Clone, Copy)]
-pub struct Case {
-    /// Stable ID.
-    pub id: CaseId,
-    /// A control: when it fails, the environment cannot support a verdict (HOLD).
-    pub control: bool,
-    /// What is set up and probed.
-    pub description: &'static str,
-    /// The documented guarantee it checks, in the tool's words.
-    pub guarantee: &'static str,
-    /// The Kubernetes documentation of that guarantee.
-    pub docs: &'static str,
-    /// The setup.
-    pub setup: Setup,
-    /// Who dials (`N0` probes from every client).
-    pub client: Client,
-    /// What it dials.
-    pub dial: Dial,
-    /// The declared outcome.
-    pub declared: Declared,
-    /// A note added to the case's `why` (e.g. a deprecation).
-    pub note: Option<&'static str>,
-}
+use super::{Case, Client, Declared, Dial, Role, Setup, TargetPort};
 
 const ITP_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/";
 const TD_DOCS: &str = "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
 const SVC_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service/";
+const ETP_DOCS: &str = "https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/#preserving-the-client-source-ip";
 const METRICS_DOCS: &str = "https://kubernetes.io/docs/reference/instrumentation/metrics/";
 
 const NONE: &[Role] = &[];
@@ -194,6 +30,8 @@ const fn setup(group: &'static str) -> Setup {
         readyz: false,
         each_node: false,
         terminating: false,
+        target_port: TargetPort::Served,
+        etp_local: false,
     }
 }
 
@@ -219,6 +57,13 @@ const LOCAL_UDP: Setup = Setup {
     ..setup("u")
 };
 
+const EXTERNAL_LOCAL: Setup = Setup {
+    node_port: true,
+    etp_local: true,
+    backends: &[Role::N1],
+    ..setup("x2")
+};
+
 /// `Z3`'s note: PreferClose is the deprecated original name of PreferSameZone.
 pub const PREFER_CLOSE_NOTE: &str = "note: trafficDistribution PreferClose is deprecated (Kubernetes 1.34, KEP-3015): it is the original name of PreferSameZone, which behaves the same; use PreferSameZone";
 
@@ -238,6 +83,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(N1_N2),
         note: None,
+        external: false,
     },
     Case {
         id: "A",
@@ -250,6 +96,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(N1_N2),
         note: None,
+        external: false,
     },
     Case {
         id: "P",
@@ -267,6 +114,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::OwnNode,
         note: None,
+        external: false,
     },
     Case {
         id: "B1",
@@ -279,6 +127,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
+        external: false,
     },
     Case {
         id: "B2",
@@ -291,6 +140,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N2]),
         note: None,
+        external: false,
     },
     Case {
         id: "C",
@@ -303,6 +153,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
+        external: false,
     },
     Case {
         id: "Pn",
@@ -320,6 +171,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
+        external: false,
     },
     Case {
         id: "Pt",
@@ -338,6 +190,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::OwnNode,
         note: None,
+        external: false,
     },
     Case {
         id: "C1",
@@ -354,6 +207,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
+        external: false,
     },
     Case {
         id: "Bh",
@@ -366,6 +220,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
+        external: false,
     },
     Case {
         id: "Ch",
@@ -378,6 +233,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
+        external: false,
     },
     Case {
         id: "D1",
@@ -394,6 +250,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N3]),
         note: None,
+        external: false,
     },
     Case {
         id: "D2",
@@ -410,6 +267,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
+        external: false,
     },
     Case {
         id: "M",
@@ -426,6 +284,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::NoLocalEndpointsCounted,
         note: None,
+        external: false,
     },
     Case {
         id: "E-a",
@@ -442,6 +301,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Rollout,
         note: None,
+        external: false,
     },
     Case {
         id: "E-b",
@@ -459,6 +319,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Rollout,
         note: None,
+        external: false,
     },
     Case {
         id: "H3",
@@ -475,6 +336,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Rollout,
         note: None,
+        external: false,
     },
     Case {
         id: "F",
@@ -491,6 +353,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Refused,
         note: None,
+        external: false,
     },
     Case {
         id: "G1",
@@ -507,6 +370,41 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Refused,
         note: None,
+        external: false,
+    },
+    Case {
+        id: "G2",
+        control: false,
+        description: "the Service's targetPort is a number no container listens on, backend on N1; client on N1",
+        guarantee: "a numeric targetPort is used as is: the endpoint exists and kube-proxy delivers to it, and the pod refuses the connection (a misconfiguration of the Service, not a locality violation)",
+        docs: SVC_DOCS,
+        setup: Setup {
+            backends: &[Role::N1],
+            target_port: TargetPort::Unlistened,
+            ..setup("g2")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::RefusedByEndpoint(&[Role::N1]),
+        note: None,
+        external: false,
+    },
+    Case {
+        id: "G3",
+        control: false,
+        description: "the Service's targetPort names a port the pods do not declare, backend on N1; client on N1",
+        guarantee: "a named targetPort that no pod declares gives the Service no endpoint for that port: connections are rejected (refused), not hung",
+        docs: SVC_DOCS,
+        setup: Setup {
+            backends: &[Role::N1],
+            target_port: TargetPort::Undeclared,
+            ..setup("g3")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::Refused,
+        note: None,
+        external: false,
     },
     Case {
         id: "H1",
@@ -519,6 +417,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
+        external: false,
     },
     Case {
         id: "H2",
@@ -531,6 +430,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(N1_N2),
         note: None,
+        external: false,
     },
     Case {
         id: "H4",
@@ -547,6 +447,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
+        external: false,
     },
     Case {
         id: "Z1",
@@ -559,6 +460,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
+        external: false,
     },
     Case {
         id: "Z2",
@@ -571,6 +473,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(N1_N2),
         note: None,
+        external: false,
     },
     Case {
         id: "Z3",
@@ -586,6 +489,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: Some(PREFER_CLOSE_NOTE),
+        external: false,
     },
     Case {
         id: "L1",
@@ -602,6 +506,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
+        external: false,
     },
     Case {
         id: "U1",
@@ -614,6 +519,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
+        external: false,
     },
     Case {
         id: "U2",
@@ -626,6 +532,7 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::ClusterIp,
         declared: Declared::Timeout,
         note: None,
+        external: false,
     },
     Case {
         id: "X1",
@@ -642,71 +549,45 @@ pub const CATALOGUE: &[Case] = &[
         dial: Dial::NodePort(Role::N3),
         declared: Declared::AnsweredBy(N1_N2),
         note: None,
+        external: false,
+    },
+    Case {
+        id: "X2",
+        control: false,
+        description: "externalTrafficPolicy: Local Service of type NodePort, backend on N1; a hostNetwork client on N2 dials N3's InternalIP at the nodePort (--external-cases)",
+        guarantee: "externalTrafficPolicy: Local drops external traffic that reaches a node without a ready local endpoint",
+        docs: ETP_DOCS,
+        setup: EXTERNAL_LOCAL,
+        client: Client::Host(Role::N2),
+        dial: Dial::NodePort(Role::N3),
+        declared: Declared::Timeout,
+        note: None,
+        external: true,
+    },
+    Case {
+        id: "X2s",
+        control: false,
+        description: "externalTrafficPolicy: Local Service of type NodePort, backend on N1; a hostNetwork client on N2 dials N1's InternalIP at the nodePort, then asks the backend for the client address it saw (--external-cases)",
+        guarantee: "externalTrafficPolicy: Local delivers external traffic to the node's own endpoint only, and preserves the client's source IP (no masquerade)",
+        docs: ETP_DOCS,
+        setup: EXTERNAL_LOCAL,
+        client: Client::Host(Role::N2),
+        dial: Dial::NodePort(Role::N1),
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+        external: true,
+    },
+    Case {
+        id: "R",
+        control: false,
+        description: "the manifests of B1 and C (Service, backends) are applied again unchanged, then B1 and C rerun",
+        guarantee: "applying the same objects again changes nothing: the results are identical (no leftover or lost state in the data plane)",
+        docs: ITP_DOCS,
+        setup: LOCAL_B,
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::SameAsBefore,
+        note: None,
+        external: false,
     },
 ];
-
-/// The case with this ID (ASCII case-insensitive: `bh`, `BH` and `Bh` name the same case).
-pub fn case(id: &str) -> Option<&'static Case> {
-    CATALOGUE.iter().find(|c| c.id.eq_ignore_ascii_case(id))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_unique_even_ignoring_case() {
-        for (i, a) in CATALOGUE.iter().enumerate() {
-            for b in &CATALOGUE[i + 1..] {
-                assert!(!a.id.eq_ignore_ascii_case(b.id), "{} / {}", a.id, b.id);
-            }
-        }
-        assert_eq!(case("bh").map(|c| c.id), Some("Bh"));
-        assert_eq!(case("CH").map(|c| c.id), Some("Ch"));
-    }
-
-    #[test]
-    fn a_setup_group_is_one_setup() {
-        for a in CATALOGUE {
-            for b in CATALOGUE.iter().filter(|b| b.setup.group == a.setup.group) {
-                assert_eq!(a.setup, b.setup, "{} / {}", a.id, b.id);
-            }
-        }
-    }
-
-    #[test]
-    fn declared_outcomes_fit_their_setup() {
-        for c in CATALOGUE {
-            let s = &c.setup;
-            assert_eq!(
-                s.daemonset || s.each_node,
-                c.client == Client::EachNode,
-                "{}",
-                c.id
-            );
-            assert!(!(s.daemonset && s.each_node), "{}", c.id);
-            assert_eq!(c.declared == Declared::OwnNode, s.daemonset, "{}", c.id);
-            if s.each_node {
-                assert_eq!(c.declared, Declared::Timeout, "{}", c.id);
-            }
-            if let Declared::AnsweredBy(roles) = c.declared {
-                assert!(!roles.is_empty(), "{}", c.id);
-                for r in roles {
-                    assert!(s.backends.contains(r), "{}: {} has no backend", c.id, r.as_str());
-                }
-            }
-            if let Dial::NodePort(_) = c.dial {
-                assert!(s.node_port, "{}", c.id);
-            }
-            assert_eq!(
-                c.declared == Declared::NoLocalEndpointsCounted,
-                s.metrics,
-                "{}",
-                c.id
-            );
-            if s.daemonset {
-                assert!(s.backends.is_empty() && s.unready.is_empty(), "{}", c.id);
-            }
-        }
-    }
-}
