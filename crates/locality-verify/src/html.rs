@@ -320,6 +320,21 @@ fn timeline(c: &CaseRecord) -> String {
         );
     }
     let axis = TOP + rows.len() as f64 * ROW + 4.0;
+    // Rollout cases: where N1's endpoints changed phase, as the slices showed it.
+    for tr in c.transitions.iter().filter(|tr| (t0..=end).contains(&tr.at_ms)) {
+        let tx = x(tr.at_ms);
+        let _ = writeln!(
+            s,
+            "<line class=\"transition\" x1=\"{tx:.1}\" y1=\"{TOP}\" x2=\"{tx:.1}\" y2=\"{axis:.1}\" \
+             stroke=\"#555\" stroke-dasharray=\"3,3\"><title>{}: +{} ms</title></line>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"#555\">{}</text>",
+            escape(&tr.phase),
+            tr.at_ms.saturating_sub(t0),
+            tx + 2.0,
+            axis - 2.0,
+            escape(&tr.phase)
+        );
+    }
     let _ = writeln!(
         s,
         "<line x1=\"{LEFT}\" y1=\"{axis:.1}\" x2=\"{:.1}\" y2=\"{axis:.1}\" stroke=\"#444\"/>\
@@ -384,6 +399,7 @@ mod tests {
                 tries,
                 nodes: Vec::new(),
                 lag_over_limit: None,
+                transitions: Vec::new(),
             }],
             advice: vec!["a \"quoted\" advice".into()],
             rerun: Vec::new(),
@@ -477,6 +493,34 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert!(html.contains("<a href=\"cases/C/\">cases/C/</a>"));
         assert!(html.contains("<pre>server: v1.35.0 &lt;sim&gt;</pre>"), "{html}");
+    }
+
+    #[test]
+    fn rollout_phases_are_drawn_where_the_slices_showed_them() {
+        let tries = vec![
+            attempt(1_000, Seen::Timeout, ""),
+            attempt(3_000, Seen::Timeout, ""),
+        ];
+        let mut o = outcome(tries);
+        o.cases[0].transitions = vec![
+            crate::record::Transition {
+                at_ms: 2_000,
+                phase: "NoLocal".into(),
+            },
+            // Outside the tries' span: not drawn.
+            crate::record::Transition {
+                at_ms: 9_000,
+                phase: "NewReady".into(),
+            },
+        ];
+        let html = report(&o, "HOLD", &options(), Path::new("/nonexistent"));
+        assert_eq!(html.matches("class=\"transition\"").count(), 1, "{html}");
+        assert!(html.contains("<title>NoLocal: +1000 ms</title>"), "{html}");
+        // About halfway through the plot (x from 220 to 860): between the two tries.
+        let at = html.find("class=\"transition\" x1=\"").unwrap() + "class=\"transition\" x1=\"".len();
+        let x: f64 = html[at..].split('"').next().unwrap().parse().unwrap();
+        assert!((500.0..560.0).contains(&x), "{x}");
+        assert!(!html.contains("NewReady"));
     }
 
     #[test]

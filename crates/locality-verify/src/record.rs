@@ -48,6 +48,20 @@ pub struct CaseRecord {
     /// INCOMPLETE, never FAIL.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lag_over_limit: Option<LagOverLimit>,
+    /// Rollout cases: the phases of N1's endpoints as the EndpointSlices showed them, on the
+    /// same clock as the tries (the report draws them on the timeline).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transitions: Vec<Transition>,
+}
+
+/// A rollout phase first seen in the EndpointSlices.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transition {
+    /// When (Unix ms, the clock of the tries).
+    pub at_ms: u128,
+    /// The phase (`OldReady`, `OldServingTerminating`, `NoLocal`, …).
+    pub phase: String,
 }
 
 /// A measured kube-proxy lag over the limit.
@@ -140,6 +154,7 @@ pub(crate) fn record(case: &Case, client_node: Option<&str>) -> CaseRecord {
         tries: Vec::new(),
         nodes: Vec::new(),
         lag_over_limit: None,
+        transitions: Vec::new(),
     }
 }
 

@@ -691,6 +691,14 @@ pub(crate) async fn rollout_case(
         .iter()
         .map(|(at, p)| json!({"atUnixMs": at.to_string(), "phase": p}))
         .collect();
+    r.transitions = timeline
+        .transitions
+        .iter()
+        .map(|(at, p)| crate::record::Transition {
+            at_ms: *at,
+            phase: format!("{p:?}"),
+        })
+        .collect();
     evidence.case_file(
         c.id,
         "timeline.json",
