@@ -1,0 +1,301 @@
+//! The rollout cases `E-a`, `E-b` and `H3` (docs/design.md §5.4): N1's backend is replaced while a
+//! probe-loop client on N1 tries the Service continuously (the `logs` channel, ≥ 10 tries per
+//! second); each try is judged against the phase of N1's endpoints it falls in.
+//!
+//! The old backend runs agnhost netexec with `--delay-shutdown=D` and a grace period > D: after
+//! SIGTERM it keeps serving D seconds. With tcpSocket readiness (`E-a`, `H3`) it stays Ready
+//! until its process exits, so its endpoint is serving-terminating; with readiness httpGet
+//! `/readyz` (`E-b`), netexec fails the probe from SIGTERM on. Once the old pod is gone a new
+//! backend is created on N1.
+//!
+//! Phases come from the EndpointSlices, polled throughout; each observation is stamped with
+//! the cluster's clock (the newest line of the probe loop's log, read with
+//! `timestamps=true&tailLines=1`), so they compare with the tries' own timestamps whatever the
+//! clock of the machine running the tool. A try may show what any phase overlapping
+//! `[start − lag, start + lag]` allows (`lag` = `--max-proxy-lag`; the early side absorbs the
+//! polling delay): kube-proxy programs changes
+//! late. The measured lag (a phase's first try showing its own outcome) above the band makes
+//! the case INCOMPLETE, never FAIL.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::cases::{Case, Role};
+use crate::env::{Env, pods_path, settle, slices, wait_pods};
+use crate::error::VerifyError;
+use crate::fixture::{self, HTTP_PORT, SERVICE_PORT};
+use crate::judge::Status;
+use crate::ledger::Evidence;
+use crate::logs::ProbeLoop;
+use crate::record::{CaseRecord, record};
+
+/// agnhost's `--delay-shutdown` of the old backend (s): an upper bound. The phase it makes
+/// (serving-terminating with tcpSocket readiness, no serving endpoint with `/readyz`) lasts
+/// until the tool has seen it settled for `2 × band` plus [`SETTLED_MARGIN_MS`] (then it
+/// deletes the old pod with grace 0), so what a data plane does in it is judged strictly,
+/// never excused as lag, however slowly the EndpointSlices can be polled: a data plane
+/// without the serving-terminating fallback cannot pass `E-a`.
+pub const DELAY_SHUTDOWN_S: u64 = 3600;
+
+/// The backends' grace period (s): 10 s above [`DELAY_SHUTDOWN_S`].
+pub const GRACE_S: u64 = DELAY_SHUTDOWN_S + 10;
+
+mod judge;
+
+pub(crate) use judge::{Phase, Policy, Timeline, judge_timeline};
+use judge::{SETTLED_MARGIN_MS, phase_of, rollout_judgement};
+
+fn rollout_backend(env: &Env<'_>, c: &Case, role: Role, name: &str) -> Value {
+    let node = env.roles.node(role).unwrap_or_default();
+    let mut m = fixture::backend(env.ns, &env.opts.run_id, &c.setup, role, node, true);
+    m["metadata"]["name"] = json!(name);
+    m["spec"]["terminationGracePeriodSeconds"] = json!(GRACE_S);
+    let ctr = &mut m["spec"]["containers"][0];
+    // The probe loop asks /hostname; /readyz must stay netexec's own (no --http-override).
+    ctr["args"] = json!([
+        "netexec",
+        format!("--http-port={HTTP_PORT}"),
+        "--udp-port=-1",
+        format!("--delay-shutdown={DELAY_SHUTDOWN_S}")
+    ]);
+    ctr["readinessProbe"] = if c.setup.readyz {
+        json!({"httpGet": {"path": "/readyz", "port": HTTP_PORT}, "periodSeconds": 1, "failureThreshold": 1})
+    } else {
+        json!({"tcpSocket": {"port": HTTP_PORT}, "periodSeconds": 1, "failureThreshold": 1})
+    };
+    m
+}
+
+/// Runs one rollout case with its own Service and backends.
+pub(crate) async fn rollout_case(
+    env: &Env<'_>,
+    c: &Case,
+    evidence: &mut Evidence,
+) -> Result<CaseRecord, VerifyError> {
+    let Env {
+        opts,
+        cluster,
+        ns,
+        roles,
+        ..
+    } = *env;
+    let group = c.setup.group;
+    // How often the slices are polled: the phases' resolution (the simulated cluster runs
+    // faster than real time).
+    let poll = Duration::from_millis(if opts.simulated { 5 } else { 100 });
+    let n1 = roles.node(Role::N1).unwrap_or_default().to_string();
+    let mut r = record(c, Some(&n1));
+    r.reason = "rollout".into();
+    let old = fixture::backend_name(group, Role::N1, true);
+    let new = format!("{old}-new");
+    let mut pods = Vec::new();
+    for (role, name) in [
+        (Role::N1, old.clone()),
+        (Role::N2, fixture::backend_name(group, Role::N2, true)),
+    ] {
+        let m = rollout_backend(env, c, role, &name);
+        let m = evidence.manifest(&m)?;
+        cluster.create(&pods_path(ns), &m).await?;
+        pods.push((name, true));
+    }
+    let m = fixture::service(ns, &opts.run_id, &c.setup);
+    let m = evidence.manifest(&m)?;
+    let svc = cluster
+        .create(&format!("/api/v1/namespaces/{ns}/services"), &m)
+        .await?;
+    let ip = svc["spec"]["clusterIP"].as_str().unwrap_or_default().to_string();
+    if wait_pods(cluster, ns, &pods, opts.pod_ready_timeout)
+        .await?
+        .is_none()
+        || ip.is_empty()
+    {
+        r.status = Status::Incomplete;
+        r.why = format!(
+            "the backends or the Service were not ready within {:?}",
+            opts.pod_ready_timeout
+        );
+        return Ok(r);
+    }
+    // N1's kube-proxy must have programmed the Service before the first phase is judged:
+    // a lag over the limit is never judged.
+    if let Some(u) = crate::lag::gate(env, &n1, group, group, &format!("{group}-lag"), evidence).await? {
+        r.status = Status::Incomplete;
+        r.why = u.why;
+        r.lag_over_limit = u.over;
+        return Ok(r);
+    }
+    settle(cluster, ns, group, opts.settle).await?;
+    let probe = ProbeLoop::new(&format!("{group}-loop-n1"), &n1, &format!("{ip}:{SERVICE_PORT}"));
+    let m = probe.manifest(ns, &opts.run_id);
+    let m = evidence.manifest(&m)?;
+    cluster.create(&pods_path(ns), &m).await?;
+    if wait_pods(
+        cluster,
+        ns,
+        &[(probe.client.clone(), false)],
+        opts.pod_ready_timeout,
+    )
+    .await?
+    .is_none()
+    {
+        r.status = Status::Incomplete;
+        r.why = format!("the probe loop {} did not start", probe.client);
+        return Ok(r);
+    }
+    // The cluster's "now": the newest log line's kubelet timestamp.
+    let tail = format!(
+        "{}/{}/log?timestamps=true&tailLines=1",
+        pods_path(ns),
+        probe.client
+    );
+    let cluster_now = || async {
+        let (code, body) = cluster.call(http::Method::GET, &tail, None).await?;
+        Ok::<_, VerifyError>(if (200..300).contains(&code) {
+            String::from_utf8_lossy(&body)
+                .split_whitespace()
+                .next()
+                .and_then(crate::logs::unix_ms)
+        } else {
+            None
+        })
+    };
+    // Each poll is bracketed by the cluster's time before its list (the previous poll's
+    // stamp) and after it: a stall between the list and its stamp can never make a phase
+    // look longer than it was.
+    let mut timeline = Timeline::new(cluster_now().await?);
+    let observe = async |timeline: &mut Timeline| -> Result<Phase, VerifyError> {
+        let list = slices(cluster, ns, group).await?;
+        let p = phase_of(&list, &old, &new);
+        timeline.observe(p, cluster_now().await?);
+        Ok(p)
+    };
+    // A baseline of tries before the rollout.
+    let until = tokio::time::Instant::now() + opts.settle;
+    while tokio::time::Instant::now() < until || timeline.transitions.is_empty() {
+        observe(&mut timeline).await?;
+        tokio::time::sleep(poll).await;
+        if tokio::time::Instant::now() > until + opts.pod_ready_timeout {
+            break;
+        }
+    }
+    let tested = if !c.setup.itp_local || !c.setup.readyz {
+        Phase::OldServingTerminating
+    } else {
+        Phase::NoLocal
+    };
+    let lag_ms = opts.max_proxy_lag.as_millis();
+    cluster.delete(&format!("{}/{old}", pods_path(ns))).await?;
+    // The old pod serves its shutdown delay until the phase under test has been seen settled
+    // long enough; then it is deleted at once (grace 0).
+    // Bounded: past `pod_ready_timeout` plus twice the band (wall clock) it is ended anyway
+    // (a phase never seen settled is then INCOMPLETE).
+    let mut ended = false;
+    let hold_until = tokio::time::Instant::now() + opts.pod_ready_timeout + 2 * opts.max_proxy_lag;
+    let deadline = hold_until + opts.pod_ready_timeout;
+    // Until the old pod is gone.
+    loop {
+        observe(&mut timeline).await?;
+        if !ended
+            && (timeline.held_ms(tested) >= 2 * lag_ms + SETTLED_MARGIN_MS
+                || tokio::time::Instant::now() > hold_until)
+        {
+            cluster
+                .delete(&format!("{}/{old}?gracePeriodSeconds=0", pods_path(ns)))
+                .await?;
+            ended = true;
+        }
+        if cluster.get(&format!("{}/{old}", pods_path(ns))).await?.is_none() {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            r.status = Status::Incomplete;
+            r.why = format!(
+                "the old backend {old} did not go within {:?} of its deletion with grace 0",
+                opts.pod_ready_timeout
+            );
+            return Ok(r);
+        }
+        tokio::time::sleep(poll).await;
+    }
+    let m = rollout_backend(env, c, Role::N1, &new);
+    let m = evidence.manifest(&m)?;
+    cluster.create(&pods_path(ns), &m).await?;
+    let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
+    let mut after: Option<tokio::time::Instant> = None;
+    loop {
+        let p = observe(&mut timeline).await?;
+        if p == Phase::NewReady && after.is_none() {
+            after = Some(tokio::time::Instant::now() + opts.settle);
+        }
+        if after.is_some_and(|a| tokio::time::Instant::now() >= a) {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            r.status = Status::Incomplete;
+            r.why = format!(
+                "the new backend {new} was not ready within {:?}",
+                opts.pod_ready_timeout
+            );
+            return Ok(r);
+        }
+        tokio::time::sleep(poll).await;
+    }
+    let tries = probe.tries(cluster, ns).await?;
+    let _ = cluster
+        .delete(&format!("{}/{}", pods_path(ns), probe.client))
+        .await;
+    // The client node's mode, as its kube-proxy reported it.
+    let ipvs = env
+        .planes
+        .get(&n1)
+        .and_then(crate::diagnose::NodeDataPlane::model_mode)
+        == Some(locality_model::proxy::ProxyMode::Ipvs);
+    let policy = Policy {
+        itp_local: c.setup.itp_local,
+        ipvs,
+        tested: Some(tested),
+    };
+    let (status, why, measured) = judge_timeline(policy, &timeline, &tries, &old, &new, lag_ms);
+    if status == Status::Incomplete && measured > lag_ms {
+        r.lag_over_limit = Some(crate::record::LagOverLimit {
+            measured_ms: measured as u64,
+            limit_ms: lag_ms as u64,
+        });
+    }
+    if status == Status::Fail {
+        r.nodes.push(rollout_judgement(
+            c.setup.itp_local,
+            r.client_node.as_deref(),
+            &tries,
+            &old,
+            &new,
+        ));
+    }
+    let phases: Vec<Value> = timeline
+        .transitions
+        .iter()
+        .map(|(at, p)| json!({"atUnixMs": at.to_string(), "phase": p}))
+        .collect();
+    r.transitions = timeline
+        .transitions
+        .iter()
+        .map(|(at, p)| crate::record::Transition {
+            at_ms: *at,
+            phase: format!("{p:?}"),
+        })
+        .collect();
+    evidence.case_file(
+        c.id,
+        "timeline.json",
+        &format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({"transitions": phases})).unwrap_or_default()
+        ),
+    )?;
+    r.status = status;
+    r.why = why;
+    r.rounds = 1;
+    r.tries = tries;
+    Ok(r)
+}
