@@ -151,6 +151,7 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
             Object::Pod(SimPod {
                 behaviour: behaviour(&v["spec"]),
                 pod: p,
+                restart_count: 0,
             })
         }),
         Some(Kind::Service) => st.services.pop().map(Object::Service),

@@ -549,7 +549,7 @@ fn pod(ctx: &Ctx<'_>, p: &SimPod, v: &mut Value) {
                     "containerID": if running { json!(format!("simulated://{}", meta.uid)) } else { Value::Null },
                     "ready": p.pod.ready,
                     "started": running,
-                    "restartCount": 0,
+                    "restartCount": p.restart_count,
                     "state": state,
                 })
             })

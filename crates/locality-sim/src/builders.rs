@@ -125,6 +125,7 @@ pub fn pod(
             pod_ips: Vec::new(),
         },
         behaviour,
+        restart_count: 0,
     })
 }
 

@@ -440,6 +440,7 @@ impl Engine {
                 pod_ips: Vec::new(),
             },
             behaviour: w.pod_behaviour.clone(),
+            restart_count: 0,
         }
     }
 

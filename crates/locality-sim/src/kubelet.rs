@@ -57,6 +57,21 @@ impl Engine {
         ips
     }
 
+    /// The container of pod `key` exited and the kubelet started it again at once (as after
+    /// a crash under `restartPolicy: Always`): its `restartCount` goes up by one; the
+    /// simulated process keeps serving. `false` when there is no such running pod.
+    pub fn restart_container(&mut self, key: &ObjectKey) -> bool {
+        let Some((pod, _)) = self.stored_pod(key) else {
+            return false;
+        };
+        if pod.pod.phase != PodPhase::Running {
+            return false;
+        }
+        let mut pod = pod.clone();
+        pod.restart_count += 1;
+        self.update(Object::Pod(pod), None).is_ok()
+    }
+
     pub(crate) fn container_started(&mut self, key: &ObjectKey, uid: &str) {
         let Some((pod, _)) = self.stored_pod(key) else {
             return;

@@ -161,6 +161,9 @@ pub struct SimPod {
     pub pod: Pod,
     /// Declared behaviour.
     pub behaviour: PodBehaviour,
+    /// `status.containerStatuses[].restartCount`: how often the simulated kubelet restarted
+    /// the pod's container ([`crate::Engine::restart_container`]).
+    pub restart_count: u32,
 }
 
 /// A simulated workload: the model's [`Workload`] and its pods' declared behaviour.

@@ -54,6 +54,18 @@ pub(crate) async fn wait_pods(
         .await
 }
 
+/// Pod name → container restarts, for every pod of the run's namespace.
+pub(crate) async fn pod_restarts(
+    cluster: &Cluster,
+    ns: &str,
+) -> Result<std::collections::BTreeMap<String, u64>, VerifyError> {
+    Ok(cluster
+        .get(&pods_path(ns))
+        .await?
+        .map(|l| crate::restarts::restart_counts(&l))
+        .unwrap_or_default())
+}
+
 pub(crate) async fn slices(cluster: &Cluster, ns: &str, service: &str) -> Result<Value, VerifyError> {
     Ok(cluster
         .get(&format!(

@@ -38,6 +38,7 @@ pub mod probe;
 mod probing;
 mod record;
 mod repeat;
+pub mod restarts;
 pub mod retry;
 pub mod roles;
 pub mod rollout;

@@ -10,11 +10,12 @@ use crate::cases::{CATALOGUE, Case, Client, Role};
 use crate::cluster::Cluster;
 use crate::decision::decide;
 use crate::diagnose::NodeDataPlane;
-use crate::env::{Env, settle, slices};
+use crate::env::{Env, pod_restarts, settle, slices};
 use crate::fixture::{self, RUN_LABEL};
 use crate::judge::Status;
 use crate::ledger::{Evidence, Ledger};
 use crate::probing::{each_node_case, matrix_config, one_client_case, pod_ip_case};
+use crate::restarts::judge_restarts;
 use crate::roles::{kube_proxies, pick, sample};
 use crate::setup::{create_clients, create_group, not_executable};
 
@@ -388,11 +389,13 @@ async fn run_cases(
         }
         if setup.metrics || setup.rollout {
             for c in cases {
-                let r = if setup.metrics {
+                let before = pod_restarts(cluster, ns).await?;
+                let mut r = if setup.metrics {
                     crate::metrics::metrics_case(env, c, evidence).await?
                 } else {
                     crate::rollout::rollout_case(env, c, evidence).await?
                 };
+                judge_restarts(&before, &pod_restarts(cluster, ns).await?, &mut r);
                 let slices_now = slices(cluster, ns, group).await?;
                 let snap = locality_live::snapshot(&read(ns), None).await?;
                 evidence.case(&r, &slices_now, &snap.state)?;
@@ -468,6 +471,7 @@ async fn run_cases(
         let snap = locality_live::snapshot(&read(ns), None).await?;
         let config = matrix_config(&snap, opts.proxy_mode);
         for c in cases {
+            let before = pod_restarts(cluster, ns).await?;
             let mut r = if !setup.service {
                 pod_ip_case(env, c, &clients, &state).await?
             } else if c.declared == crate::cases::Declared::SameAsBefore {
@@ -483,6 +487,7 @@ async fn run_cases(
             if setup.terminating {
                 crate::probing::close_terminating_window(env, &setup, &state, &mut r).await?;
             }
+            judge_restarts(&before, &pod_restarts(cluster, ns).await?, &mut r);
             evidence.case(&r, &slices_now, &snap.state)?;
             on_case(&r);
             records.push(r);

@@ -52,6 +52,9 @@ struct Sim {
     speed: f64,
     api_latency: Duration,
     max_nodes: Option<usize>,
+    /// The container of this pod of the run restarts as soon as the run first reads its log
+    /// (a probe loop's, once it is probing).
+    restart_on_log_read: Option<String>,
 }
 
 impl Default for Sim {
@@ -65,6 +68,7 @@ impl Default for Sim {
             speed: 50.0,
             api_latency: Duration::ZERO,
             max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+            restart_on_log_read: None,
         }
     }
 }
@@ -116,9 +120,40 @@ impl Sim {
             .enable_all()
             .build()
             .unwrap();
-        let outcome = rt.block_on(verify(&opts)).expect("verify runs");
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let outcome = std::thread::scope(|s| {
+            if let Some(pod) = &self.restart_on_log_read {
+                let (running, done) = (&running, &done);
+                s.spawn(move || restart_when_read(running, pod, done));
+            }
+            let o = rt.block_on(verify(&opts)).expect("verify runs");
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            o
+        });
         assert!(outcome.simulated, "a simulated target is detected as such");
         (outcome, dir.join("evidence"), running.requests())
+    }
+}
+
+/// Restarts `pod`'s container once a request reads its log (the run is probing through it).
+fn restart_when_read(running: &locality_apiserver::Running, pod: &str, done: &std::sync::atomic::AtomicBool) {
+    let suffix = format!("/pods/{pod}/log");
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        let ns = running.requests().into_iter().find_map(|(_, path)| {
+            let path = path.split('?').next().unwrap_or_default().to_string();
+            path.strip_suffix(&suffix)
+                .and_then(|p| p.strip_prefix("/api/v1/namespaces/"))
+                .map(str::to_string)
+        });
+        if let Some(ns) = ns {
+            let key = locality_sim::objects::ObjectKey::new(locality_sim::objects::Kind::Pod, &ns, pod);
+            assert!(
+                running.with_engine(|e| e.restart_container(&key)),
+                "{ns}/{pod} restarts"
+            );
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -626,6 +661,20 @@ fn the_external_cases_catch_a_data_plane_that_masquerades_external_traffic() {
     let x2s = masq.cases.iter().find(|c| c.id == "X2s").unwrap();
     assert_eq!(x2s.status, Status::Fail, "{}", x2s.why);
     assert!(x2s.why.contains("masqueraded"), "{}", x2s.why);
+}
+
+#[test]
+fn a_client_that_restarts_while_probing_makes_its_case_incomplete() {
+    let (o, _) = Sim {
+        only: vec!["E-a".into()],
+        restart_on_log_read: Some("ea-loop-n1".into()),
+        ..Sim::default()
+    }
+    .verify("restart");
+    let ea = o.cases.iter().find(|c| c.id == "E-a").unwrap();
+    assert_eq!(ea.status, Status::Incomplete, "{}", ea.why);
+    assert!(ea.why.contains("ea-loop-n1 (restartCount 0 → 1)"), "{}", ea.why);
+    assert_ne!(o.decision, Decision::Accept, "{}", summary("restart", &o));
 }
 
 #[test]
