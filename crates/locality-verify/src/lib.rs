@@ -22,6 +22,7 @@ pub mod cases;
 pub mod cluster;
 pub mod decision;
 pub mod diagnose;
+mod each_node;
 mod env;
 mod error;
 pub mod expect;

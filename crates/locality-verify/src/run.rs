@@ -10,11 +10,12 @@ use crate::cases::{CATALOGUE, Case, Client, Role};
 use crate::cluster::Cluster;
 use crate::decision::decide;
 use crate::diagnose::NodeDataPlane;
+use crate::each_node::each_node_case;
 use crate::env::{Env, pod_restarts, settle, slices};
 use crate::fixture::{self, RUN_LABEL};
 use crate::judge::Status;
 use crate::ledger::{Evidence, Ledger};
-use crate::probing::{each_node_case, matrix_config, one_client_case, pod_ip_case};
+use crate::probing::{matrix_config, one_client_case, pod_ip_case};
 use crate::restarts::judge_restarts;
 use crate::roles::{kube_proxies, pick, sample};
 use crate::setup::{create_clients, create_group, not_executable};
@@ -485,7 +486,7 @@ async fn run_cases(
                 r.why = format!("{}; {note}", r.why);
             }
             if setup.terminating {
-                crate::probing::close_terminating_window(env, &setup, &state, &mut r).await?;
+                crate::each_node::close_terminating_window(env, &setup, &state, &mut r).await?;
             }
             judge_restarts(&before, &pod_restarts(cluster, ns).await?, &mut r);
             evidence.case(&r, &slices_now, &snap.state)?;
