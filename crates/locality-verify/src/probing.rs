@@ -24,12 +24,14 @@ use crate::record::{CaseRecord, describe, record};
 use crate::roles::Roles;
 use crate::setup::{Clients, GroupState};
 
-/// The declared outcome as an expectation. A declared timeout (kube-proxy's DROP for a Local
-/// policy without a local endpoint) is a refusal on IPVS, where the virtual server has no
-/// real server and the kernel answers port unreachable (docs/upstream.md §2.3).
+/// The declared outcome as an expectation. A declared timeout of a cluster IP (kube-proxy's
+/// DROP for a Local policy without a local endpoint) is a refusal on IPVS, where the virtual
+/// server has no real server and the kernel answers port unreachable (docs/upstream.md §2.3).
+/// External traffic to a nodePort under `externalTrafficPolicy: Local` without a local
+/// endpoint times out on IPVS too: it is forwarded unmasqueraded and the reply is lost.
 pub(crate) fn declared_expectation_in(case: &Case, roles: &Roles, ipvs: bool) -> Expected {
     match declared_expectation(case, roles) {
-        Expected::Drop if ipvs => Expected::Reject,
+        Expected::Drop if ipvs && case.dial == Dial::ClusterIp => Expected::Reject,
         e => e,
     }
 }
@@ -463,6 +465,23 @@ mod tests {
             Expected::Deliver {
                 pods: vec!["h4-be-n1".into()]
             }
+        );
+    }
+
+    #[test]
+    fn ipvs_refuses_a_local_cluster_ip_but_loses_external_traffic_without_a_local_endpoint() {
+        let roles = four_nodes(true);
+        assert_eq!(
+            declared_expectation_in(case("C").unwrap(), &roles, true),
+            Expected::Reject
+        );
+        assert_eq!(
+            declared_expectation_in(case("C").unwrap(), &roles, false),
+            Expected::Drop
+        );
+        assert_eq!(
+            declared_expectation_in(case("X2").unwrap(), &roles, true),
+            Expected::Drop
         );
     }
 }
