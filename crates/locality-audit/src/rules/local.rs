@@ -275,7 +275,7 @@ fn loc004(ctx: &mut Ctx<'_, '_>, svc: &Service, backing: &[&Workload], ls: Optio
                 .copied()
                 .filter(|&i| ctx.is_client[i])
                 .collect();
-            b = b.nodes(ctx.listed(nodes));
+            b = b.nodes(ctx.listed_clients_of(svc, nodes));
         }
         ctx.push(b);
     }
