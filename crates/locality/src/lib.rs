@@ -5,6 +5,7 @@
 //! formats in `locality-report`.
 
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod error;
@@ -13,6 +14,30 @@ pub mod error;
 /// exit, and freeing a 100,000-pod state allocation by allocation costs a quarter of a second.
 pub fn free_at_exit<T>(value: T) {
     std::mem::forget(value);
+}
+
+/// The header of a report made now by `command` (the one builder is
+/// [`locality_report::header::build`]; this adds the tool's version and the clock).
+pub fn report_header(
+    command: &'static str,
+    source: locality_report::header::ReportSource,
+    simulated: bool,
+    cluster_version: Option<String>,
+    config: &locality_model::matrix::MatrixConfig,
+    summary: locality_report::header::Summary,
+) -> locality_report::header::ReportHeader {
+    locality_report::header::build(
+        locality_report::header::HeaderInput {
+            command,
+            tool_version: env!("CARGO_PKG_VERSION"),
+            generated_at: clock::now_rfc3339(),
+            source,
+            simulated,
+            cluster_version,
+            config,
+        },
+        summary,
+    )
 }
 pub mod inputs;
 pub mod profile;
@@ -53,6 +78,8 @@ pub fn main(invocation: Invocation) -> ExitCode {
     let ui = Ui {
         quiet: cli.quiet,
         verbose: cli.verbose,
+        color: cli.color,
+        stdout_terminal: std::io::IsTerminal::is_terminal(&std::io::stdout()),
     };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
