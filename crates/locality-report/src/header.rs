@@ -152,6 +152,9 @@ pub struct ReportHeader {
     pub generated_at: String,
     /// True when the input was a simulated cluster (embedded or served).
     pub simulated: bool,
+    /// [`SIMULATED_BANNER`] when simulated (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub banner: Option<&'static str>,
     /// Where the state came from.
     pub source: ReportSource,
     /// The API server / controller manager version modelled (`1.35`).
@@ -198,12 +201,14 @@ pub struct HeaderInput<'a> {
 
 /// The one function that builds a report's header.
 pub fn build(input: HeaderInput<'_>, summary: Summary) -> ReportHeader {
+    let simulated = input.simulated || input.source.kind == "simulated";
     ReportHeader {
+        banner: simulated.then_some(SIMULATED_BANNER),
         tool: "locality",
         tool_version: input.tool_version.to_string(),
         command: input.command,
         generated_at: input.generated_at,
-        simulated: input.simulated || input.source.kind == "simulated",
+        simulated,
         source: input.source,
         kubernetes_version: input.config.kube_version.to_string(),
         kube_proxy_version: input.config.kube_proxy_version.to_string(),

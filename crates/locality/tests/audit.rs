@@ -910,3 +910,8 @@ fn junit_fails_open_findings_and_skips_suppressed_ones() {
     assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
     assert!(xml.contains("<system-out>warning: "), "{xml}");
 }
+
+// ---------------------------------------------------------------- report headers
+
+#[path = "report/header.rs"]
+mod header;
