@@ -9,6 +9,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod examples;
 
 /// Leaves a value to the operating system instead of freeing it: the process is about to
 /// exit, and freeing a 100,000-pod state allocation by allocation costs a quarter of a second.
@@ -49,7 +50,7 @@ pub mod ui;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 use crate::cli::{Cli, Command};
 use crate::error::CliError;
@@ -66,7 +67,7 @@ pub enum Invocation {
 
 /// Parses the command line, runs the command, and returns the exit code.
 pub fn main(invocation: Invocation) -> ExitCode {
-    let mut command = Cli::command();
+    let mut command = examples::command();
     if invocation == Invocation::KubectlPlugin {
         command = command.bin_name("kubectl locality").name("kubectl-locality");
     }
@@ -87,7 +88,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
         Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
         Command::Explain(args) => commands::explain::run(args, &ui, &mut out),
         Command::Completions { shell } => {
-            let mut command = Cli::command();
+            let mut command = examples::command();
             let name = if invocation == Invocation::KubectlPlugin {
                 "kubectl-locality"
             } else {
@@ -104,7 +105,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
             locality_model::version::KubeVersion::NEWEST
         )
         .map_err(|e| CliError::runtime(format!("writing: {e}"))),
-        Command::Man => clap_mangen::Man::new(Cli::command())
+        Command::Man => clap_mangen::Man::new(examples::command())
             .render(&mut out)
             .map_err(|e| CliError::runtime(format!("writing the man page: {e}"))),
         Command::Simulate(args) => commands::simulate::run(args, &ui, &mut out),

@@ -181,7 +181,12 @@ fn load_any(
     let snap = snapshot_blocking(&opts, Some(&report));
     progress.finish();
     let snap: LiveSnapshot = snap.map_err(|e| CliError {
-        code: e.exit_code() as u8,
+        // locality-live says 2 for a kubeconfig that cannot be used: a usage error here.
+        code: if e.exit_code() == i32::from(crate::error::EXIT_USAGE) {
+            crate::error::EXIT_USAGE
+        } else {
+            crate::error::EXIT_RUNTIME
+        },
         message: e.to_string(),
     })?;
     for w in &snap.warnings {

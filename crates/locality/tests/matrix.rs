@@ -761,3 +761,8 @@ apiVersion: v1\nkind: Pod\nmetadata: {name: scraper, namespace: mon}\nspec:\n  n
 
 #[path = "oracle/differential.rs"]
 mod differential;
+
+// ----- The EXAMPLES of every command's help, run -----
+
+#[path = "report/examples.rs"]
+mod examples;

@@ -35,8 +35,8 @@ use crate::progress::{PROGRESS_THRESHOLD_BYTES, Progress, input_size};
 use crate::suggest::did_you_mean;
 use crate::ui::Ui;
 
-/// Exit code when a finding at or above `--fail-on` exists (docs/design.md §4).
-pub const EXIT_FINDINGS: u8 = 3;
+/// Exit code when a finding at or above `--fail-on` exists (the table: [`crate::error`]).
+pub use crate::error::EXIT_FINDINGS;
 
 /// Re-reading inputs to find the line of objects for SARIF scans at most about this many
 /// bytes in total (each lookup scans its file up to the object); the rest point at the file.
