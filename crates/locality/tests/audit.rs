@@ -915,3 +915,6 @@ fn junit_fails_open_findings_and_skips_suppressed_ones() {
 
 #[path = "report/header.rs"]
 mod header;
+
+#[path = "report/color.rs"]
+mod color;

@@ -452,3 +452,64 @@ fn api_fault_flags_are_checked_when_parsed() {
         .stderr(predicate::str::contains("cannot be used with"));
     locality(&["verify", "--live", "--drop-rate", "0.1"]).code(2);
 }
+
+/// `audit` (LOC004's nodes and pods) and `simulate` (its CLIENTS column) count the same
+/// clients for the same Service: one definition (`locality_audit::clients`), which leaves
+/// out the agent's own DaemonSet pods and kube-proxy's.
+#[test]
+fn audit_and_simulate_count_the_same_clients() {
+    let out = locality(&["audit", "--sim=telemetry", "-o", "json", "-q"]).success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let loc004 = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "LOC004" && f["service"]["name"] == "agent")
+        .expect("LOC004 on the telemetry agent");
+    let audit: std::collections::BTreeMap<String, u64> = loc004["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().to_string(),
+                n["pods"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!audit.is_empty());
+    assert_eq!(
+        loc004["nodeCount"].as_u64(),
+        Some(audit.len() as u64),
+        "every node listed"
+    );
+
+    let out = locality(&[
+        "simulate",
+        "--topology",
+        "telemetry",
+        "--rollout",
+        "daemonset/telemetry/agent",
+        "-o",
+        "json",
+        "-q",
+    ])
+    .success();
+    let what_if: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let port = &what_if["result"]["ports"][0];
+    let clients: std::collections::BTreeMap<String, u64> = port["clients"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    // The nodes the rollout blinds with clients on them are LOC004's nodes, with the same
+    // counts.
+    let windows = port["windows"].as_object().unwrap();
+    let simulated: std::collections::BTreeMap<String, u64> = clients
+        .into_iter()
+        .filter(|(node, _)| windows.contains_key(node))
+        .collect();
+    assert_eq!(simulated, audit);
+}
