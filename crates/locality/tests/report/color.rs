@@ -10,6 +10,7 @@ fn out(args: &[&str], no_color: Option<&str>) -> String {
     let mut c = Command::cargo_bin("locality").unwrap();
     c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
         .env_remove("NO_COLOR")
+        .env("SOURCE_DATE_EPOCH", "1767225600")
         .args(args)
         .arg("-q");
     if let Some(v) = no_color {
