@@ -304,3 +304,63 @@ fn html_loads_nothing_from_the_network() {
         }
     }
 }
+
+/// The chromium binary, when installed (Debian's package is `chromium`).
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// The page as a browser shows it: headless Chromium's DOM has the header and the banner,
+/// with the script run (the grid's squares drawn), and a screenshot is written.
+#[test]
+#[ignore = "needs Debian's chromium (installed by .ci/run): cargo nextest run --profile chromium --run-ignored only"]
+fn html_header_renders_in_headless_chromium() {
+    let browser = chromium().expect("chromium on PATH");
+    let dir = std::env::temp_dir().join(format!("locality-chromium-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("audit.html");
+    std::fs::write(&page, run(&["audit", "--sim=telemetry", "-o", "html"])).unwrap();
+    let url = format!("file://{}", page.display());
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+    ];
+    let user_data = format!("--user-data-dir={}", dir.join("profile").display());
+    let dom = std::process::Command::new(browser)
+        .args(common)
+        .arg(&user_data)
+        .args(["--dump-dom", &url])
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("class=\"report-header\""), "{dom}");
+    assert!(dom.contains("class=\"simulated-banner\""), "{dom}");
+    assert!(dom.contains("SIMULATED cluster"), "{dom}");
+    assert!(dom.contains("class=\"nodes\""), "the Nodes section");
+    let shot = dir.join("audit.png");
+    let status = std::process::Command::new(browser)
+        .args(common)
+        .arg(&user_data)
+        .arg(format!("--screenshot={}", shot.display()))
+        .args(["--window-size=1280,1600", &url])
+        .output()
+        .expect("chromium runs");
+    let png = std::fs::read(&shot)
+        .unwrap_or_else(|_| panic!("no screenshot: {}", String::from_utf8_lossy(&status.stderr)));
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

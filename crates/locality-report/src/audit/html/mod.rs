@@ -75,6 +75,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .grid details summary{cursor:pointer;color:var(--mut);font-size:12px}
 .cells{line-height:0;padding:4px 0}
 .rowlabel{min-width:260px}.blind{color:var(--x);font-size:12px}
+.v-x{color:var(--x);font-weight:600}.v-r{color:var(--r);font-weight:600}
 "#;
 
 const SCRIPT: &str = r#"
@@ -186,6 +187,16 @@ pub fn write_html(
     );
     let _ = writeln!(h, "<script>{SCRIPT}</script>\n</body>\n</html>");
     out.write_all(h.as_bytes())
+}
+
+/// The class of a count cell: coloured as its verdict (`x` dropped, `r` rejected) when
+/// non-zero.
+fn verdict_class(n: usize, letter: &str) -> String {
+    if n > 0 {
+        format!("num v-{letter}")
+    } else {
+        "num".to_string()
+    }
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -331,14 +342,16 @@ fn services(h: &mut String, report: &AuditReport) {
         for s in &notable {
             let _ = writeln!(
                 h,
-                "<tr><td>{}/{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>pod→clusterIP</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td>{}/{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>pod→clusterIP</td><td class=\"num\">{}</td><td class=\"{}\">{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td></tr>",
                 escape(&s.service.namespace),
                 escape(&s.service.name),
                 escape(&port_text(&s.port)),
                 s.ip_family.as_str(),
                 escape(&policy_text(s)),
                 s.delivered,
+                verdict_class(s.dropped, "x"),
                 s.dropped,
+                verdict_class(s.rejected, "r"),
                 s.rejected,
                 s.findings
             );
