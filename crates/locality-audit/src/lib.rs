@@ -124,8 +124,9 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
     all_notes.extend(suppress_notes);
     if assumed {
         all_notes.push(format!(
-            "the input has no Nodes: audited on an assumed cluster of {} nodes; workloads' pods are spread one per node, zones interleaved",
-            m.nodes.len()
+            "the input has no Nodes: audited on an assumed cluster of {} {}; workloads' pods are spread one per node, zones interleaved",
+            m.nodes.len(),
+            if m.nodes.len() == 1 { "node" } else { "nodes" }
         ));
     }
     let mut report = AuditReport {

@@ -68,7 +68,7 @@ fn rows_for(m: &Matrix<'_>, s: &PortSummary) -> Vec<Row> {
         }
         let blind = if *source == Source::Pod && *dest == Destination::ClusterIp && s.blind_count > 0 {
             if s.blind_nodes.is_empty() {
-                format!("{} nodes", s.blind_count)
+                plural(s.blind_count as u64, "node", "nodes")
             } else {
                 s.blind_nodes.join(",")
             }

@@ -352,12 +352,13 @@ fn loc015(ctx: &mut Ctx<'_, '_>, svc: &Service, entry: &PortEntry<'_>, ls: &Loca
     }
     let behind_lb = svc.type_ == ServiceType::LoadBalancer;
     let mut msg = format!(
-        "{} {} has externalTrafficPolicy: Local and {} of {} nodes ({}) have no local endpoint: external traffic arriving there is dropped (timeout)",
+        "{} {} has externalTrafficPolicy: Local and {} of {} ({}) {} no local endpoint: external traffic arriving there is dropped (timeout)",
         svc_name(svc),
         port_text(entry),
         dropping.count,
-        ctx.linux_sorted.len(),
-        name_list(&dropping)
+        plural(ctx.linux_sorted.len(), "node", "nodes"),
+        name_list(&dropping),
+        if dropping.count == 1 { "has" } else { "have" }
     );
     let (severity, fix) = if behind_lb {
         msg.push_str(

@@ -356,9 +356,9 @@ pub(super) fn grid_html(h: &mut String, g: &Grid) {
         let name = if z.name.is_empty() { "(no zone)" } else { &z.name };
         let _ = write!(
             h,
-            "<th>{} <span class=\"muted\">({} nodes)</span></th>",
+            "<th>{} <span class=\"muted\">({})</span></th>",
             escape(name),
-            z.nodes.len()
+            crate::header::plural(z.nodes.len() as u64, "node", "nodes")
         );
     }
     let _ = writeln!(h, "</tr></thead>\n<tbody>");
@@ -433,8 +433,8 @@ pub(super) fn grid_html(h: &mut String, g: &Grid) {
                 let letters: String = cells.iter().map(|c| c.letter()).collect();
                 let _ = write!(
                     h,
-                    "<details data-z=\"{zi}\" data-v=\"{letters}\"><summary>{} nodes</summary></details>",
-                    cells.len()
+                    "<details data-z=\"{zi}\" data-v=\"{letters}\"><summary>{}</summary></details>",
+                    crate::header::plural(cells.len() as u64, "node", "nodes")
                 );
             }
             let _ = write!(h, "</td>");
