@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::ui::ColorChoice;
+
 /// Find the nodes where a Kubernetes Service is blind, and say why.
 ///
 /// `locality` models exactly what kube-proxy does with a Service's traffic on every node
@@ -25,17 +27,6 @@ pub struct Cli {
     /// Colour text reports: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: ColorChoice,
-}
-
-/// `--color` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when stdout is a terminal and NO_COLOR is not set.
-    Auto,
-    /// Always colour (also into files and pipes).
-    Always,
-    /// Never colour.
-    Never,
 }
 
 /// Subcommands.

@@ -3,7 +3,16 @@
 
 use locality_report::style::Paint;
 
-use crate::cli::ColorChoice;
+/// `--color` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and NO_COLOR is not set.
+    Auto,
+    /// Always colour (also into files and pipes).
+    Always,
+    /// Never colour.
+    Never,
+}
 
 /// Where human messages go.
 #[derive(Debug, Clone, Copy)]
