@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use locality_model::endpointslice::TopologyCache;
 use locality_model::matrix::{DataPlane, Matrix, PortEntry};
-use locality_model::objects::{ClusterState, EndpointSlice, Node, PodPhase, Service, Workload, WorkloadKind};
+use locality_model::objects::{ClusterState, EndpointSlice, Node, Service, Workload, WorkloadKind};
 use locality_model::proxy::ProxyMode;
 use locality_model::selector::service_selects;
 use locality_model::version::{ControlPlaneFeatures, ProxyFeatures};
@@ -160,7 +160,7 @@ impl<'a, 's> Ctx<'a, 's> {
         let mut pods_on = vec![0usize; n];
         let mut any_pod = false;
         for p in &state.pods {
-            if matches!(p.phase, PodPhase::Succeeded | PodPhase::Failed) || p.spec.node_name.is_empty() {
+            if !crate::clients::is_client_pod(p) {
                 continue;
             }
             if let Some(i) = m.node_position(&p.spec.node_name) {

@@ -11,8 +11,10 @@
 //! `CategorizeEndpoints`, hints and safeguards come from the controller model
 //! (`endpointslice::{derive_endpoint_slices, recompute_hints, hint_counts_by_zone}`).
 //!
-//! **Client nodes** are nodes that run pods (any non-terminal pod, hostNetwork or not),
-//! weighted by their pod count; cordoned nodes still run clients. When the input has no pods,
+//! **Client nodes** are nodes that run client pods ([`clients`]: bound, not finished, not
+//! kube-proxy's own pods; hostNetwork pods count), weighted by their client pod count;
+//! cordoned nodes still run clients. Where a finding names one Service's nodes (LOC004),
+//! the Service's own backends are not counted as its clients. When the input has no pods,
 //! or the shape is assumed (`--nodes`/`--zones`), every node counts as a client node.
 //!
 //! **Cost.** Indexes are built once, linear in the input. Per service port the work is
@@ -20,6 +22,7 @@
 //! [`AuditOptions::node_limit`]); the summary uses [`Matrix::summary`], whose cost is
 //! endpoints + ports × zones. Nothing iterates nodes × ports.
 
+pub mod clients;
 pub mod config;
 mod context;
 pub mod report;
@@ -121,8 +124,9 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
     all_notes.extend(suppress_notes);
     if assumed {
         all_notes.push(format!(
-            "the input has no Nodes: audited on an assumed cluster of {} nodes; workloads' pods are spread one per node, zones interleaved",
-            m.nodes.len()
+            "the input has no Nodes: audited on an assumed cluster of {} {}; workloads' pods are spread one per node, zones interleaved",
+            m.nodes.len(),
+            if m.nodes.len() == 1 { "node" } else { "nodes" }
         ));
     }
     let mut report = AuditReport {

@@ -6,7 +6,9 @@ use locality_model::explain::{Explanation, Usability};
 use locality_model::proxy::VerdictKind;
 use serde::Serialize;
 
+use crate::header::{Count, ReportHeader, Summary, plural};
 use crate::matrix::API_VERSION;
+use crate::style::Paint;
 
 /// The JSON document of `explain -o json`.
 #[derive(Debug, Serialize)]
@@ -18,31 +20,64 @@ pub struct ExplanationDoc<'a> {
     pub kind: &'static str,
     /// One per service port and family explained.
     pub explanations: &'a [Explanation],
+    /// What the report is a report of ([`crate::header`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<&'a ReportHeader>,
 }
 
-/// Writes explanations as JSON.
-pub fn write_json(explanations: &[Explanation], out: &mut dyn Write) -> io::Result<()> {
+/// The header counts of an `explain` report: explanations, and how many deliver, drop,
+/// reject or are not proxied.
+pub fn counts(explanations: &[Explanation]) -> Summary {
+    let n = |v: VerdictKind| explanations.iter().filter(|e| e.verdict == v).count();
+    Summary(vec![
+        Count::new("explanations", "explanation", "explanations", explanations.len()),
+        Count::new("delivered", "delivered", "delivered", n(VerdictKind::Deliver)),
+        Count::new("dropped", "dropped", "dropped", n(VerdictKind::Drop)),
+        Count::new("rejected", "rejected", "rejected", n(VerdictKind::Reject)),
+        Count::new(
+            "notProxied",
+            "not proxied",
+            "not proxied",
+            n(VerdictKind::NotProxied),
+        ),
+    ])
+}
+
+/// Writes explanations as JSON, with `header`.
+pub fn write_json(
+    explanations: &[Explanation],
+    header: &ReportHeader,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let doc = ExplanationDoc {
         api_version: API_VERSION,
         kind: "Explanation",
         explanations,
+        header: Some(header),
     };
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
     writeln!(out)
 }
 
-/// Writes explanations in words.
-pub fn write_text(explanations: &[Explanation], out: &mut dyn Write) -> io::Result<()> {
+/// Writes the [header](crate::header), then explanations in words; the verdict is
+/// coloured when `paint` is on.
+pub fn write_text(
+    explanations: &[Explanation],
+    header: &ReportHeader,
+    paint: Paint,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    crate::header::write_text(header, paint, out)?;
     for (i, e) in explanations.iter().enumerate() {
         if i > 0 {
             writeln!(out, "\n{}\n", "─".repeat(60))?;
         }
-        write_one(e, out)?;
+        write_one(e, paint, out)?;
     }
     Ok(())
 }
 
-fn write_one(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
+fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<()> {
     let zone = e
         .zone
         .as_deref()
@@ -120,7 +155,7 @@ fn write_one(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
     }
     let set = |s: Option<usize>| match s {
         None => "not used".to_string(),
-        Some(n) => format!("{n} endpoint(s)"),
+        Some(n) => plural(n as u64, "endpoint", "endpoints"),
     };
     writeln!(
         out,
@@ -140,7 +175,12 @@ fn write_one(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
         VerdictKind::NotProxied => "NOT PROXIED".to_string(),
     };
     if e.by_mode.is_empty() {
-        writeln!(out, "\nVerdict:    {verdict} ({})", e.reason.as_str())?;
+        writeln!(
+            out,
+            "\nVerdict:    {} ({})",
+            paint.verdict(e.verdict, &verdict),
+            e.reason.as_str()
+        )?;
         writeln!(out, "Client sees: {}", e.client_sees)?;
     } else {
         writeln!(

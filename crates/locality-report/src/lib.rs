@@ -1,11 +1,16 @@
 //! `locality-report`: renders locality results for people and for programs.
 //!
 //! One module per output: [`matrix`] (the stable `RoutingMatrix` JSON/YAML documents),
-//! [`table`] (a text table), [`summary`] (node counts per verdict). Renderers never compute
-//! routing themselves: they format what `locality-model` returns.
+//! [`table`] (a text table), [`summary`] (node counts per verdict), [`explain`], [`audit`].
+//! Every report starts with the same [`header`] (source, versions, time, tool version,
+//! counts, and a banner when the input was simulated); [`style`] colours text outputs when
+//! the caller turns colour on. Renderers never compute routing themselves: they format what
+//! `locality-model` returns.
 
 pub mod audit;
 pub mod explain;
+pub mod header;
 pub mod matrix;
+pub mod style;
 pub mod summary;
 pub mod table;

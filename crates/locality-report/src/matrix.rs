@@ -28,6 +28,9 @@ pub struct MatrixHeader {
     pub kube_proxy_version: String,
     /// Data plane.
     pub data_plane: DataPlaneDoc,
+    /// What the report is a report of ([`crate::header`]); absent when built without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<crate::header::ReportHeader>,
 }
 
 /// `dataPlane`.
@@ -155,6 +158,7 @@ pub fn header(m: &Matrix<'_>) -> MatrixHeader {
             mode,
             name,
         },
+        header: None,
     }
 }
 
@@ -258,9 +262,17 @@ impl Selection {
     }
 }
 
-/// Writes the matrix as pretty JSON, one service port at a time.
-pub fn write_json(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::Result<()> {
-    let mut head_text = serde_json::to_string_pretty(&header(m)).map_err(io::Error::other)?;
+/// Writes the matrix as pretty JSON, one service port at a time, with `report` as its
+/// `header` field.
+pub fn write_json(
+    m: &Matrix<'_>,
+    sel: &Selection,
+    report: Option<&crate::header::ReportHeader>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut head = header(m);
+    head.header = report.cloned();
+    let mut head_text = serde_json::to_string_pretty(&head).map_err(io::Error::other)?;
     // Re-open the header object to append `services`.
     head_text.truncate(head_text.trim_end().len() - 1);
     let head_text = head_text.trim_end().to_string();
@@ -297,9 +309,15 @@ pub struct RoutingMatrixDoc<'a> {
 }
 
 /// Builds the whole document in memory.
-pub fn document<'a>(m: &'a Matrix<'a>, sel: &Selection) -> RoutingMatrixDoc<'a> {
+pub fn document<'a>(
+    m: &'a Matrix<'a>,
+    sel: &Selection,
+    report: Option<&crate::header::ReportHeader>,
+) -> RoutingMatrixDoc<'a> {
+    let mut head = header(m);
+    head.header = report.cloned();
     RoutingMatrixDoc {
-        header: header(m),
+        header: head,
         services: sel
             .port_indices(m)
             .into_iter()
@@ -309,8 +327,13 @@ pub fn document<'a>(m: &'a Matrix<'a>, sel: &Selection) -> RoutingMatrixDoc<'a> 
 }
 
 /// Writes the matrix as YAML.
-pub fn write_yaml(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::Result<()> {
-    let doc = document(m, sel);
+pub fn write_yaml(
+    m: &Matrix<'_>,
+    sel: &Selection,
+    report: Option<&crate::header::ReportHeader>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let doc = document(m, sel, report);
     let text = serde_saphyr::to_string(&doc).map_err(io::Error::other)?;
     out.write_all(text.as_bytes())
 }

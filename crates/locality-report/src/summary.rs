@@ -2,13 +2,15 @@
 //! nodes are blind when there are few. Its cost does not grow with nodes × services (see
 //! [`Matrix::summary`]).
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use locality_model::matrix::{Matrix, PortSummary, VerdictCounts};
 use locality_model::proxy::{Destination, Source};
 
+use crate::header::{Count, ReportHeader, Summary, plural};
 use crate::matrix::Selection;
+use crate::style::Paint;
+use locality_model::proxy::VerdictKind;
 
 /// Blind nodes are listed by name up to this many per service port.
 pub const BLIND_LIST_LIMIT: usize = 5;
@@ -66,7 +68,7 @@ fn rows_for(m: &Matrix<'_>, s: &PortSummary) -> Vec<Row> {
         }
         let blind = if *source == Source::Pod && *dest == Destination::ClusterIp && s.blind_count > 0 {
             if s.blind_nodes.is_empty() {
-                format!("{} nodes", s.blind_count)
+                plural(s.blind_count as u64, "node", "nodes")
             } else {
                 s.blind_nodes.join(",")
             }
@@ -86,8 +88,36 @@ fn rows_for(m: &Matrix<'_>, s: &PortSummary) -> Vec<Row> {
     rows
 }
 
-/// Writes the summary as aligned text (no colours; one line per service port and route).
-pub fn write_summary(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::Result<()> {
+/// The header counts of a `matrix` report: Services, service ports and nodes selected.
+pub fn counts(m: &Matrix<'_>, sel: &Selection) -> Summary {
+    let ports = sel.port_indices(m);
+    let mut services: Vec<(&str, &str)> = ports
+        .iter()
+        .map(|&p| {
+            let s = m.ports[p].service;
+            (s.meta.namespace.as_str(), s.meta.name.as_str())
+        })
+        .collect();
+    services.sort_unstable();
+    services.dedup();
+    let nodes = sel.nodes.as_ref().map_or(m.nodes.len(), Vec::len);
+    Summary(vec![
+        Count::new("services", "Service", "Services", services.len()),
+        Count::new("servicePorts", "service port", "service ports", ports.len()),
+        Count::new("nodes", "node", "nodes", nodes),
+    ])
+}
+
+/// Writes the [header](crate::header), then the summary as aligned text (one line per
+/// service port and route); nodes that drop or reject are coloured when `paint` is on.
+pub fn write_summary(
+    m: &Matrix<'_>,
+    sel: &Selection,
+    header: &ReportHeader,
+    paint: Paint,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    crate::header::write_text(header, paint, out)?;
     let mut rows = Vec::new();
     for port in sel.port_indices(m) {
         let s = m.summary(port, BLIND_LIST_LIMIT);
@@ -95,16 +125,16 @@ pub fn write_summary(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io
     }
     let mode_dependent = rows.iter().any(|r| r.counts.mode_dependent > 0);
     let not_proxied = rows.iter().any(|r| r.counts.not_proxied > 0);
-    let mut header = vec![
+    let mut columns = vec![
         "SERVICE", "PORT", "FAMILY", "POLICY", "ROUTE", "DELIVER", "DROP", "REJECT",
     ];
     if not_proxied {
-        header.push("NOT-PROXIED");
+        columns.push("NOT-PROXIED");
     }
     if mode_dependent {
-        header.push("MODE-DEPENDENT");
+        columns.push("MODE-DEPENDENT");
     }
-    header.push("BLIND NODES");
+    columns.push("BLIND NODES");
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -128,35 +158,49 @@ pub fn write_summary(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io
             cells
         })
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = columns.iter().map(|h| h.chars().count()).collect();
     for row in &table {
         for (w, c) in widths.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
     }
     let mut line = String::new();
-    let mut emit = |cells: &[&str], out: &mut dyn Write| -> io::Result<()> {
+    // The verdict a column's non-zero counts stand for (DROP, REJECT, BLIND NODES).
+    let verdict_of = |name: &str| match name {
+        "DROP" | "BLIND NODES" => Some(VerdictKind::Drop),
+        "REJECT" => Some(VerdictKind::Reject),
+        _ => None,
+    };
+    let mut emit = |cells: &[&str], colour: bool, out: &mut dyn Write| -> io::Result<()> {
         line.clear();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            if i + 1 == cells.len() {
-                line.push_str(c);
+        for (i, ((c, w), name)) in cells.iter().zip(&widths).zip(&columns).enumerate() {
+            let cell = if i + 1 == cells.len() {
+                c.to_string()
             } else {
-                let _ = write!(line, "{c:<w$}  ");
+                format!("{c:<w$}  ")
+            };
+            match verdict_of(name) {
+                Some(v) if colour && !c.is_empty() && *c != "0" => {
+                    let trimmed = cell.trim_end();
+                    line.push_str(&paint.verdict(v, trimmed));
+                    line.push_str(&cell[trimmed.len()..]);
+                }
+                _ => line.push_str(&cell),
             }
         }
         writeln!(out, "{}", line.trim_end())
     };
-    emit(&header, out)?;
+    emit(&columns, false, out)?;
     for row in &table {
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        emit(&cells, out)?;
+        emit(&cells, true, out)?;
     }
     let nodes = m.nodes.len();
     writeln!(
         out,
-        "\n{} service port(s) over {} node(s); kube-proxy {} {}, Kubernetes {}.",
-        sel.port_indices(m).len(),
-        nodes,
+        "\n{} over {}; kube-proxy {} {}, Kubernetes {}.",
+        plural(sel.port_indices(m).len() as u64, "service port", "service ports"),
+        plural(nodes as u64, "node", "nodes"),
         m.config.kube_proxy_version,
         match &m.config.data_plane {
             locality_model::matrix::DataPlane::KubeProxy(Some(mode)) => mode.as_str().to_string(),

@@ -5,10 +5,22 @@ use std::io::{self, Write};
 use comfy_table::{Table, presets};
 use locality_model::matrix::Matrix;
 
+use crate::header::ReportHeader;
 use crate::matrix::{Selection, port_doc};
+use crate::style::Paint;
+use locality_model::proxy::VerdictKind;
 
-/// Writes the matrix as a text table (UTF-8 borders, no colours).
-pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the [header](crate::header), then the matrix as a text table; rows that drop or
+/// reject are coloured when `paint` is on.
+pub fn write_table(
+    m: &Matrix<'_>,
+    sel: &Selection,
+    header: &ReportHeader,
+    paint: Paint,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    crate::header::write_text(header, paint, out)?;
+    let mut verdicts: Vec<VerdictKind> = Vec::new();
     let mut table = Table::new();
     table.load_style(presets::NOTHING);
     table.set_header(vec![
@@ -36,6 +48,12 @@ pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::
                 if r.fallback.is_some() {
                     verdict.push_str(" (terminating)");
                 }
+                verdicts.push(match r.verdict {
+                    "deliver" => VerdictKind::Deliver,
+                    "drop" => VerdictKind::Drop,
+                    "reject" => VerdictKind::Reject,
+                    _ => VerdictKind::NotProxied,
+                });
                 table.add_row(vec![
                     service.clone(),
                     port_text.clone(),
@@ -56,9 +74,18 @@ pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::
         }
     }
     let text = table.to_string();
-    for line in text.lines() {
+    let lines: Vec<&str> = text.lines().collect();
+    // One line per row after the header (no wrapping): rows can be coloured by verdict.
+    let colour_rows = paint.enabled && lines.len() == verdicts.len() + 1;
+    for (i, line) in lines.iter().enumerate() {
         let line = line.trim_end();
-        writeln!(out, "{}", line.strip_prefix(' ').unwrap_or(line))?;
+        let line = line.strip_prefix(' ').unwrap_or(line);
+        match i.checked_sub(1).and_then(|r| verdicts.get(r)) {
+            Some(v) if colour_rows && *v != VerdictKind::Deliver => {
+                writeln!(out, "{}", paint.verdict(*v, line))?
+            }
+            _ => writeln!(out, "{line}")?,
+        }
     }
     Ok(())
 }

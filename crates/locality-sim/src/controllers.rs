@@ -512,7 +512,7 @@ impl Engine {
             if feasible.is_empty() {
                 let why = reasons
                     .iter()
-                    .map(|(r, n)| format!("{n} node(s) {r}"))
+                    .map(|(r, n)| format!("{n} {} {r}", if *n == 1 { "node" } else { "nodes" }))
                     .collect::<Vec<_>>()
                     .join(", ");
                 self.unschedulable.insert(

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 
 use locality_model::matrix::{Matrix, MatrixConfig};
 use locality_model::objects::{ServiceType, TrafficPolicy};
-use locality_model::selector::service_selects;
 
 use crate::engine::{Engine, SimError};
 use crate::objects::{Kind, Object, ObjectKey};
@@ -70,7 +69,9 @@ pub struct PortTimeline {
     pub blind_throughout: Vec<String>,
     /// Drop windows per node that the change opened (only nodes with at least one).
     pub windows: BTreeMap<String, Vec<Window>>,
-    /// Client pods per node (pods the Service does not select), the weights of the loss.
+    /// Client pods per node (`locality_audit::clients`: bound, unfinished pods of any
+    /// namespace that the Service does not select, kube-proxy's excluded), the weights of
+    /// the loss.
     pub clients: BTreeMap<String, usize>,
     /// Client-time the change cost: Σ clients × blind time in `windows` / (Σ clients ×
     /// duration), in [0, 1].
@@ -113,15 +114,8 @@ fn blind(
             p.info.family.as_str().to_string(),
         );
         let summary = matrix.summary(i, usize::MAX);
-        let selector = svc.selector.clone().unwrap_or_default();
-        let mut clients: BTreeMap<String, usize> = BTreeMap::new();
-        for pod in state.pods.iter().filter(|pod| {
-            pod.meta.namespace == svc.meta.namespace
-                && !pod.spec.node_name.is_empty()
-                && !service_selects(&selector, &pod.meta.labels)
-        }) {
-            *clients.entry(pod.spec.node_name.clone()).or_default() += 1;
-        }
+        // Who is a client is `audit`'s definition, so both commands count the same pods.
+        let clients = locality_audit::clients::service_clients_per_node(&state, svc);
         out.insert(key, (summary.blind_nodes, clients));
     }
     out

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::ui::ColorChoice;
+
 /// Find the nodes where a Kubernetes Service is blind, and say why.
 ///
 /// `locality` models exactly what kube-proxy does with a Service's traffic on every node
@@ -22,6 +24,9 @@ pub struct Cli {
     /// More detail on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Colour text reports: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 /// Subcommands.

@@ -188,9 +188,9 @@ pub fn resolve(explicit: Option<&Path>) -> Result<AuditConfig, CliError> {
     }
 }
 
-/// Today in UTC, for exemptions' expiry.
+/// Today in UTC, for exemptions' expiry ([`crate::clock`]: `SOURCE_DATE_EPOCH` fixes it).
 pub fn today() -> jiff::civil::Date {
-    jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date()
+    crate::clock::today()
 }
 
 #[cfg(test)]

@@ -1,17 +1,142 @@
-//! Errors at the binary edge and their exit codes (docs/design.md §4).
+//! Errors at the binary edge and their exit codes: one table, [`EXIT_CODES`], maps every
+//! kind of ending ([`ExitKind`]) to its code; `--help` prints it ([`exit_codes_help`]) and
+//! docs/exit-codes.md is checked against it ([`exit_codes_markdown`]).
 
 use std::fmt;
 
+/// How a run of `locality` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitKind {
+    /// The command did its job (`verify`: ACCEPT; `audit`: no finding at or above
+    /// `--fail-on`).
+    Success,
+    /// A runtime error: I/O, the API server, writing the output.
+    Runtime,
+    /// A usage or input error: bad flags, unknown names, unreadable or invalid input,
+    /// nothing to analyse, an invalid `.locality.yaml`, a kubeconfig that cannot be used.
+    Usage,
+    /// `audit`: an unsuppressed finding at or above `--fail-on`; `verify`: REPAIR.
+    Findings,
+    /// `verify`: RERUN (the evidence is incomplete; run again).
+    Rerun,
+    /// `verify`: HOLD (the data plane does not do what the model says).
+    Hold,
+    /// Interrupted by Ctrl-C (SIGINT): 128 + 2, as shells report it.
+    Interrupted,
+    /// Terminated by SIGTERM: 128 + 15, as shells report it.
+    Terminated,
+}
+
+/// One row of the exit-code table.
+#[derive(Debug, Clone, Copy)]
+pub struct ExitCodeRow {
+    /// The kind of ending.
+    pub kind: ExitKind,
+    /// Its exit code.
+    pub code: u8,
+    /// What it means, for `--help` and the docs.
+    pub meaning: &'static str,
+}
+
+/// The exit codes of every command.
+pub const EXIT_CODES: [ExitCodeRow; 8] = [
+    ExitCodeRow {
+        kind: ExitKind::Success,
+        code: 0,
+        meaning: "success (audit: no finding at or above --fail-on; verify: ACCEPT)",
+    },
+    ExitCodeRow {
+        kind: ExitKind::Runtime,
+        code: 1,
+        meaning: "runtime error: I/O, the API server, writing the output",
+    },
+    ExitCodeRow {
+        kind: ExitKind::Usage,
+        code: 2,
+        meaning: "usage or input error: bad flags or names, unreadable or invalid input, nothing to analyse",
+    },
+    ExitCodeRow {
+        kind: ExitKind::Findings,
+        code: 3,
+        meaning: "audit: a finding at or above --fail-on; verify: REPAIR",
+    },
+    ExitCodeRow {
+        kind: ExitKind::Rerun,
+        code: 4,
+        meaning: "verify: RERUN (the evidence is incomplete)",
+    },
+    ExitCodeRow {
+        kind: ExitKind::Hold,
+        code: 5,
+        meaning: "verify: HOLD (the data plane contradicts the model)",
+    },
+    ExitCodeRow {
+        kind: ExitKind::Interrupted,
+        code: 130,
+        meaning: "interrupted (Ctrl-C); verify deletes its namespace and writes the evidence first",
+    },
+    ExitCodeRow {
+        kind: ExitKind::Terminated,
+        code: 143,
+        meaning: "terminated (SIGTERM); as for Ctrl-C",
+    },
+];
+
+impl ExitKind {
+    /// Its exit code, from [`EXIT_CODES`].
+    pub const fn code(self) -> u8 {
+        let mut i = 0;
+        while i < EXIT_CODES.len() {
+            if EXIT_CODES[i].kind as u8 == self as u8 {
+                return EXIT_CODES[i].code;
+            }
+            i += 1;
+        }
+        1
+    }
+}
+
 /// Exit code for success.
-pub const EXIT_OK: u8 = 0;
+pub const EXIT_OK: u8 = ExitKind::Success.code();
 /// Exit code for a runtime error (I/O, API server).
-pub const EXIT_RUNTIME: u8 = 1;
+pub const EXIT_RUNTIME: u8 = ExitKind::Runtime.code();
 /// Exit code for a usage or input error.
-pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_USAGE: u8 = ExitKind::Usage.code();
+/// Exit code when `audit` finds something at or above `--fail-on`.
+pub const EXIT_FINDINGS: u8 = ExitKind::Findings.code();
 /// Exit code after Ctrl-C (SIGINT): 128 + 2, as shells report a process killed by it.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_INTERRUPTED: u8 = ExitKind::Interrupted.code();
 /// Exit code after SIGTERM: 128 + 15, as shells report a process killed by it.
-pub const EXIT_TERMINATED: u8 = 143;
+pub const EXIT_TERMINATED: u8 = ExitKind::Terminated.code();
+
+/// The exit-code kind of a `verify` decision.
+pub fn decision_exit(decision: locality_verify::decision::Decision) -> ExitKind {
+    use locality_verify::decision::Decision;
+    match decision {
+        Decision::Accept => ExitKind::Success,
+        Decision::Repair => ExitKind::Findings,
+        Decision::Rerun => ExitKind::Rerun,
+        Decision::Hold => ExitKind::Hold,
+    }
+}
+
+/// The table for `--help`: `Exit codes:` then one line per code.
+pub fn exit_codes_help() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for r in EXIT_CODES {
+        s.push_str(&format!("  {:>3}  {}\n", r.code, r.meaning));
+    }
+    s
+}
+
+/// The table as Markdown, as docs/exit-codes.md carries it.
+pub fn exit_codes_markdown() -> String {
+    let mut s = String::from("| code | meaning |\n|---|---|\n");
+    for r in EXIT_CODES {
+        s.push_str(&format!("| {} | {} |\n", r.code, r.meaning));
+    }
+    s
+}
 
 /// An error that ends the program with a message on stderr and an exit code.
 #[derive(Debug)]
@@ -50,5 +175,44 @@ impl std::error::Error for CliError {}
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
         CliError::runtime(format!("writing output: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locality_verify::decision::Decision;
+
+    #[test]
+    fn one_code_per_kind_and_verify_decisions_agree() {
+        let mut codes: Vec<u8> = EXIT_CODES.iter().map(|r| r.code).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), EXIT_CODES.len(), "codes are distinct");
+        for d in [
+            Decision::Accept,
+            Decision::Repair,
+            Decision::Rerun,
+            Decision::Hold,
+        ] {
+            assert_eq!(
+                i32::from(decision_exit(d).code()),
+                d.exit_code(),
+                "{}",
+                d.as_str()
+            );
+        }
+        assert_eq!((EXIT_INTERRUPTED, EXIT_TERMINATED), (130, 143));
+    }
+
+    #[test]
+    fn the_docs_carry_the_table() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/exit-codes.md"))
+            .expect("docs/exit-codes.md");
+        assert!(
+            doc.contains(&exit_codes_markdown()),
+            "docs/exit-codes.md must contain, verbatim:\n{}",
+            exit_codes_markdown()
+        );
     }
 }

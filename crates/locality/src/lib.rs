@@ -5,14 +5,40 @@
 //! formats in `locality-report`.
 
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod examples;
 
 /// Leaves a value to the operating system instead of freeing it: the process is about to
 /// exit, and freeing a 100,000-pod state allocation by allocation costs a quarter of a second.
 pub fn free_at_exit<T>(value: T) {
     std::mem::forget(value);
+}
+
+/// The header of a report made now by `command` (the one builder is
+/// [`locality_report::header::build`]; this adds the tool's version and the clock).
+pub fn report_header(
+    command: &'static str,
+    source: locality_report::header::ReportSource,
+    simulated: bool,
+    cluster_version: Option<String>,
+    config: &locality_model::matrix::MatrixConfig,
+    summary: locality_report::header::Summary,
+) -> locality_report::header::ReportHeader {
+    locality_report::header::build(
+        locality_report::header::HeaderInput {
+            command,
+            tool_version: env!("CARGO_PKG_VERSION"),
+            generated_at: clock::now_rfc3339(),
+            source,
+            simulated,
+            cluster_version,
+            config,
+        },
+        summary,
+    )
 }
 pub mod inputs;
 pub mod profile;
@@ -24,7 +50,7 @@ pub mod ui;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 use crate::cli::{Cli, Command};
 use crate::error::CliError;
@@ -41,7 +67,7 @@ pub enum Invocation {
 
 /// Parses the command line, runs the command, and returns the exit code.
 pub fn main(invocation: Invocation) -> ExitCode {
-    let mut command = Cli::command();
+    let mut command = examples::command();
     if invocation == Invocation::KubectlPlugin {
         command = command.bin_name("kubectl locality").name("kubectl-locality");
     }
@@ -53,6 +79,8 @@ pub fn main(invocation: Invocation) -> ExitCode {
     let ui = Ui {
         quiet: cli.quiet,
         verbose: cli.verbose,
+        color: cli.color,
+        stdout_terminal: std::io::IsTerminal::is_terminal(&std::io::stdout()),
     };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -60,7 +88,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
         Command::Matrix(args) => commands::matrix::run(args, &ui, &mut out),
         Command::Explain(args) => commands::explain::run(args, &ui, &mut out),
         Command::Completions { shell } => {
-            let mut command = Cli::command();
+            let mut command = examples::command();
             let name = if invocation == Invocation::KubectlPlugin {
                 "kubectl-locality"
             } else {
@@ -77,7 +105,7 @@ pub fn main(invocation: Invocation) -> ExitCode {
             locality_model::version::KubeVersion::NEWEST
         )
         .map_err(|e| CliError::runtime(format!("writing: {e}"))),
-        Command::Man => clap_mangen::Man::new(Cli::command())
+        Command::Man => clap_mangen::Man::new(examples::command())
             .render(&mut out)
             .map_err(|e| CliError::runtime(format!("writing the man page: {e}"))),
         Command::Simulate(args) => commands::simulate::run(args, &ui, &mut out),

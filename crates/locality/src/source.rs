@@ -7,6 +7,7 @@ use locality_model::matrix::{DataPlane, MatrixConfig};
 use locality_model::objects::ClusterState;
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
+use locality_report::header::{ReportHeader, ReportSource, Summary};
 
 use crate::cli::{ModelArgs, ProxyModeArg};
 use crate::error::CliError;
@@ -26,6 +27,27 @@ pub struct Loaded {
     pub files: Vec<String>,
     /// Kinds the live cluster refused to list (they disable some conclusions).
     pub forbidden: Vec<String>,
+    /// Where the state came from, as report headers name it.
+    pub source: ReportSource,
+    /// True when the state is simulated: `--sim`, or a live read of `locality sim serve`.
+    pub simulated: bool,
+    /// The version the API server reported (`v1.35.0`), live only.
+    pub cluster_version: Option<String>,
+}
+
+impl Loaded {
+    /// The [`ReportHeader`] of a report on this state made by `command`, with `summary`
+    /// (built by [`locality_report::header::build`], stamped by [`crate::clock`]).
+    pub fn header(&self, command: &'static str, summary: Summary) -> ReportHeader {
+        crate::report_header(
+            command,
+            self.source.clone(),
+            self.simulated,
+            self.cluster_version.clone(),
+            &self.config,
+            summary,
+        )
+    }
 }
 
 fn forced_mode(arg: Option<ProxyModeArg>) -> Option<DataPlane> {
@@ -140,8 +162,11 @@ fn load_any(
             state: loaded.state,
             config,
             kind: InputKind::Files,
+            source: ReportSource::files(loaded.files.clone()),
             files: loaded.files,
             forbidden: Vec::new(),
+            simulated: false,
+            cluster_version: None,
         });
     }
     let opts = LiveOptions {
@@ -156,7 +181,12 @@ fn load_any(
     let snap = snapshot_blocking(&opts, Some(&report));
     progress.finish();
     let snap: LiveSnapshot = snap.map_err(|e| CliError {
-        code: e.exit_code() as u8,
+        // locality-live says 2 for a kubeconfig that cannot be used: a usage error here.
+        code: if e.exit_code() == i32::from(crate::error::EXIT_USAGE) {
+            crate::error::EXIT_USAGE
+        } else {
+            crate::error::EXIT_RUNTIME
+        },
         message: e.to_string(),
     })?;
     for w in &snap.warnings {
@@ -200,6 +230,9 @@ fn load_any(
         kind: InputKind::Live,
         files: Vec::new(),
         forbidden: snap.forbidden,
+        source: ReportSource::live(snap.target.context.clone()),
+        simulated: snap.simulated,
+        cluster_version: snap.server_git_version.clone(),
     })
 }
 
@@ -248,6 +281,9 @@ fn load_simulated(
         kind: InputKind::Simulated,
         files: Vec::new(),
         forbidden: Vec::new(),
+        source: ReportSource::simulated(topology, args.sim_at),
+        simulated: true,
+        cluster_version: None,
     })
 }
 

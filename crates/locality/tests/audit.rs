@@ -21,6 +21,8 @@ fn data(name: &str) -> PathBuf {
 /// The binary, run from `examples/` so that file names (and SARIF URIs) are relative.
 fn locality() -> Command {
     let mut c = Command::cargo_bin("locality").expect("locality binary");
+    // Reports carry the time: fix it (crate::clock) so that snapshots do not rot.
+    c.env("SOURCE_DATE_EPOCH", "1767225600");
     c.env_remove("LOCALITY_PROFILE").current_dir(examples());
     c
 }
@@ -76,13 +78,14 @@ fn telemetry_json() {
     assert_eq!(doc["kind"], "AuditReport");
     assert_eq!(doc["nodeCount"], 30);
     assert_eq!(rules_of(&doc), ["LOC001", "LOC001", "LOC003", "LOC004"]);
-    // The three tainted ingress workers are blind, each with its 3 pods.
+    // The three tainted ingress workers are blind, each with its 2 client pods (the
+    // gateway's; the node's kube-proxy pod is not a client).
     let blind = &doc["findings"][0];
     assert_eq!(blind["nodeCount"], 3);
-    assert_eq!(blind["podCount"], 9);
+    assert_eq!(blind["podCount"], 6);
     assert_eq!(
         blind["nodes"][0],
-        serde_json::json!({"node": "ingress-1", "pods": 3})
+        serde_json::json!({"node": "ingress-1", "pods": 2})
     );
     // The per-Service summary comes with it.
     let agent = doc["services"]
@@ -324,8 +327,13 @@ fn html_is_one_self_contained_page_with_the_grid() {
     for zone in ["eu-west-1a", "eu-west-1b", "eu-west-1c"] {
         assert!(html.contains(zone), "{zone}");
     }
-    assert!(html.contains("title=\"ingress-1: dropped\""));
-    assert!(html.contains("title=\"worker-01: delivered\""));
+    // Each square names its node's zone, roles and client pods (kube-proxy's pod is not one).
+    assert!(
+        html.contains("title=\"ingress-1 (zone eu-west-1a, roles &lt;none&gt;, 2 client pods): dropped\"")
+    );
+    assert!(
+        html.contains("title=\"worker-01 (zone eu-west-1a, roles &lt;none&gt;, 3 client pods): delivered\"")
+    );
     assert!(html.contains("blind on 3: ingress-1, ingress-2, ingress-3"));
     assert_eq!(html.matches("class=\"finding ").count(), 4);
     std::fs::remove_dir_all(dir).ok();
@@ -548,6 +556,8 @@ fn json_does_not_depend_on_input_order() {
         match v {
             Value::Object(m) => {
                 m.remove("origin");
+                // The header names the input (stdin here, the file there).
+                m.remove("header");
                 m.values_mut().for_each(strip_origins);
             }
             Value::Array(a) => a.iter_mut().for_each(strip_origins),
@@ -900,3 +910,11 @@ fn junit_fails_open_findings_and_skips_suppressed_ones() {
     assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
     assert!(xml.contains("<system-out>warning: "), "{xml}");
 }
+
+// ---------------------------------------------------------------- report headers
+
+#[path = "report/header.rs"]
+mod header;
+
+#[path = "report/color.rs"]
+mod color;

@@ -142,7 +142,12 @@ fn serve_then_read_the_simulated_cluster_live() {
 }
 
 fn locality(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("locality").unwrap().args(args).assert()
+    Command::cargo_bin("locality")
+        .unwrap()
+        // Reports carry the time: fix it so that snapshots do not rot.
+        .env("SOURCE_DATE_EPOCH", "1767225600")
+        .args(args)
+        .assert()
 }
 
 /// `--sim[=TOPOLOGY]`: the read commands on a fresh embedded simulated cluster.
@@ -251,7 +256,8 @@ fn simulate_a_rollout_and_a_policy_change() {
     ])
     .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(text.starts_with("SIMULATED what-if"), "{text}");
+    assert!(text.starts_with("SIMULATED cluster"), "the banner first: {text}");
+    assert!(text.contains("\nSIMULATED what-if"), "{text}");
     assert!(text.contains("blind before: node-c; after: none"), "{text}");
 }
 
@@ -445,4 +451,65 @@ fn api_fault_flags_are_checked_when_parsed() {
         .code(2)
         .stderr(predicate::str::contains("cannot be used with"));
     locality(&["verify", "--live", "--drop-rate", "0.1"]).code(2);
+}
+
+/// `audit` (LOC004's nodes and pods) and `simulate` (its CLIENTS column) count the same
+/// clients for the same Service: one definition (`locality_audit::clients`), which leaves
+/// out the agent's own DaemonSet pods and kube-proxy's.
+#[test]
+fn audit_and_simulate_count_the_same_clients() {
+    let out = locality(&["audit", "--sim=telemetry", "-o", "json", "-q"]).success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let loc004 = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "LOC004" && f["service"]["name"] == "agent")
+        .expect("LOC004 on the telemetry agent");
+    let audit: std::collections::BTreeMap<String, u64> = loc004["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().to_string(),
+                n["pods"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!audit.is_empty());
+    assert_eq!(
+        loc004["nodeCount"].as_u64(),
+        Some(audit.len() as u64),
+        "every node listed"
+    );
+
+    let out = locality(&[
+        "simulate",
+        "--topology",
+        "telemetry",
+        "--rollout",
+        "daemonset/telemetry/agent",
+        "-o",
+        "json",
+        "-q",
+    ])
+    .success();
+    let what_if: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let port = &what_if["result"]["ports"][0];
+    let clients: std::collections::BTreeMap<String, u64> = port["clients"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    // The nodes the rollout blinds with clients on them are LOC004's nodes, with the same
+    // counts.
+    let windows = port["windows"].as_object().unwrap();
+    let simulated: std::collections::BTreeMap<String, u64> = clients
+        .into_iter()
+        .filter(|(node, _)| windows.contains_key(node))
+        .collect();
+    assert_eq!(simulated, audit);
 }

@@ -80,6 +80,14 @@ fn itp_symptom(mode: Mode, externally_accessible: bool) -> &'static str {
     }
 }
 
+/// An [`itp_symptom`] for one pod: its first verb in the third person singular.
+fn singular(symptom: &str) -> String {
+    match symptom.split_once(' ') {
+        Some((verb, rest)) => format!("{verb}s {rest}"),
+        None => symptom.to_string(),
+    }
+}
+
 fn loc001(
     ctx: &mut Ctx<'_, '_>,
     svc: &Service,
@@ -103,16 +111,22 @@ fn loc001(
         return;
     }
     let served = ctx.clients_sorted.len().saturating_sub(blind.count);
+    let symptom = itp_symptom(ctx.mode, ext);
     let msg = format!(
-        "{} of {} client nodes ({}) have no usable local endpoint for {} {}: endpoints run on {}; the {} there calling the Service {}",
+        "{} of {} client nodes ({}) {} no usable local endpoint for {} {}: endpoints run on {}; the {} there calling the Service {}",
         blind.count,
         ctx.clients_sorted.len(),
         name_list(&blind),
+        if blind.count == 1 { "has" } else { "have" },
         svc_name(svc),
         port_text(entry),
         plural(served, "client node", "client nodes"),
         plural(blind.pods, "pod", "pods"),
-        itp_symptom(ctx.mode, ext),
+        if blind.pods == 1 {
+            singular(symptom)
+        } else {
+            symptom.to_string()
+        },
     );
     let fix = match backing.iter().find(|w| w.kind == WorkloadKind::DaemonSet) {
         Some(ds) => format!(
@@ -275,7 +289,7 @@ fn loc004(ctx: &mut Ctx<'_, '_>, svc: &Service, backing: &[&Workload], ls: Optio
                 .copied()
                 .filter(|&i| ctx.is_client[i])
                 .collect();
-            b = b.nodes(ctx.listed(nodes));
+            b = b.nodes(ctx.listed_clients_of(svc, nodes));
         }
         ctx.push(b);
     }
@@ -338,12 +352,13 @@ fn loc015(ctx: &mut Ctx<'_, '_>, svc: &Service, entry: &PortEntry<'_>, ls: &Loca
     }
     let behind_lb = svc.type_ == ServiceType::LoadBalancer;
     let mut msg = format!(
-        "{} {} has externalTrafficPolicy: Local and {} of {} nodes ({}) have no local endpoint: external traffic arriving there is dropped (timeout)",
+        "{} {} has externalTrafficPolicy: Local and {} of {} ({}) {} no local endpoint: external traffic arriving there is dropped (timeout)",
         svc_name(svc),
         port_text(entry),
         dropping.count,
-        ctx.linux_sorted.len(),
-        name_list(&dropping)
+        plural(ctx.linux_sorted.len(), "node", "nodes"),
+        name_list(&dropping),
+        if dropping.count == 1 { "has" } else { "have" }
     );
     let (severity, fix) = if behind_lb {
         msg.push_str(

@@ -4,9 +4,22 @@
 use std::io::{self, Write};
 
 use locality_audit::AuditReport;
+use serde::Serialize;
+
+use crate::header::ReportHeader;
+
+/// The document: the report's fields, then `header` (added in place: no field of the
+/// report is renamed or removed).
+#[derive(Serialize)]
+pub(crate) struct Document<'a> {
+    #[serde(flatten)]
+    pub report: &'a AuditReport,
+    pub header: &'a ReportHeader,
+}
 
 /// Writes the report as pretty-printed JSON followed by a newline.
-pub fn write_json(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, report).map_err(io::Error::other)?;
+pub fn write_json(report: &AuditReport, header: &ReportHeader, out: &mut dyn Write) -> io::Result<()> {
+    let doc = Document { report, header };
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
     writeln!(out)
 }

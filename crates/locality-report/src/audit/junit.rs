@@ -24,9 +24,17 @@ fn case_name(f: &Finding) -> String {
 
 /// Writes the report as JUnit XML; findings at or above `fail_on` (every finding when
 /// `None`) are failures.
-pub fn write_junit(report: &AuditReport, fail_on: Option<Severity>, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_junit(
+    report: &AuditReport,
+    header: &crate::header::ReportHeader,
+    fail_on: Option<Severity>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut junit = Report::new("locality audit");
     let mut suite = TestSuite::new("locality audit");
+    for (name, value) in crate::header::junit_properties(header) {
+        suite.add_property(Property::new(name, value));
+    }
     suite.add_property(Property::new("summary", totals_text(report)));
     suite.add_property(Property::new(
         "input",

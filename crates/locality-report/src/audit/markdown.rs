@@ -39,10 +39,15 @@ fn icon(s: Severity) -> &'static str {
     }
 }
 
-/// Writes the report as Markdown.
-pub fn write_markdown(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the report as Markdown, its [header](crate::header) first.
+pub fn write_markdown(
+    report: &AuditReport,
+    header: &crate::header::ReportHeader,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut md = String::new();
     let _ = writeln!(md, "# Locality audit\n");
+    let _ = writeln!(md, "{}", crate::header::markdown(header, escape));
     let _ = writeln!(md, "**{}**  ", escape(&totals_text(report)));
     let _ = writeln!(md, "{}", escape(&context_line(report)));
     let active: Vec<&Finding> = report.active().collect();

@@ -342,6 +342,7 @@ fn result(f: &Finding, locations: &Locations) -> SarifResult {
 /// Writes the report as a SARIF 2.1.0 log (pretty-printed JSON) with one run.
 pub fn write_sarif(
     report: &AuditReport,
+    header: &crate::header::ReportHeader,
     locations: &Locations,
     tool: &ToolInfo<'_>,
     out: &mut dyn Write,
@@ -373,6 +374,9 @@ pub fn write_sarif(
         .collect();
     extra.insert("skippedRules".into(), skipped.into());
     extra.insert("notes".into(), report.notes.clone().into());
+    for (k, v) in crate::header::sarif_properties(header) {
+        extra.insert(k, v);
+    }
     let run = Run::builder()
         .tool(Tool::builder().driver(driver).build())
         .results(results)

@@ -7,6 +7,9 @@ use std::io::{self, Write};
 
 use locality_audit::{AuditReport, Finding, RuleId, ServiceSummary, Severity};
 
+use crate::header::ReportHeader;
+use crate::style::Paint;
+
 use super::{
     context_line, is_notable, nodes_text, object_text, policy_text, port_family_text, port_text,
     service_text, totals_text, wrap,
@@ -21,8 +24,15 @@ const NODES_SHOWN: usize = 10;
 /// At most this many objects are named per finding.
 const OBJECTS_SHOWN: usize = 6;
 
-/// Writes the report as text for a terminal (no colours).
-pub fn write_table(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the report as text for a terminal: the [header](crate::header), then the
+/// findings; severities are coloured when `paint` is on.
+pub fn write_table(
+    report: &AuditReport,
+    header: &ReportHeader,
+    paint: Paint,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    crate::header::write_text(header, paint, out)?;
     let mut text = String::new();
     let _ = writeln!(text, "locality audit: {}", totals_text(report));
     for l in wrap(&context_line(report), WIDTH, "", "  ") {
@@ -38,15 +48,27 @@ pub fn write_table(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> 
             super::severity_heading(severity).to_uppercase(),
             findings.len()
         );
-        let _ = writeln!(text, "\n{heading}\n{}", "─".repeat(heading.chars().count()));
+        let _ = writeln!(
+            text,
+            "\n{}\n{}",
+            paint.severity(severity, &heading),
+            "─".repeat(heading.chars().count())
+        );
         let mut rule: Option<RuleId> = None;
         for f in findings {
             if rule != Some(f.rule) {
                 rule = Some(f.rule);
                 text.push('\n');
                 let first = format!("{}  ", f.rule.as_str());
-                for l in wrap(f.title, WIDTH, &first, "        ") {
-                    let _ = writeln!(text, "{l}");
+                for (i, l) in wrap(f.title, WIDTH, &first, "        ").iter().enumerate() {
+                    match l.strip_prefix(f.rule.as_str()).filter(|_| i == 0) {
+                        Some(rest) => {
+                            let _ = writeln!(text, "{}{rest}", paint.severity(severity, f.rule.as_str()));
+                        }
+                        None => {
+                            let _ = writeln!(text, "{l}");
+                        }
+                    }
                 }
                 // A URL cannot be wrapped: indent it with the title when it fits.
                 let indent = if 8 + f.docs_url.len() <= WIDTH { 8 } else { 0 };
@@ -88,9 +110,8 @@ pub fn write_table(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> 
     }
     let _ = writeln!(
         text,
-        "\n{} rule{} run, {} skipped.",
-        report.rules.len(),
-        if report.rules.len() == 1 { "" } else { "s" },
+        "\n{} run, {} skipped.",
+        crate::header::plural(report.rules.len() as u64, "rule", "rules"),
         report.skipped_rules.len()
     );
     out.write_all(text.as_bytes())

@@ -4,8 +4,11 @@ use std::io::{self, Write};
 
 use locality_audit::AuditReport;
 
-/// Writes the report as one YAML document.
-pub fn write_yaml(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> {
-    let text = serde_saphyr::to_string(report).map_err(io::Error::other)?;
+use crate::header::ReportHeader;
+
+/// Writes the report as one YAML document (with its `header`).
+pub fn write_yaml(report: &AuditReport, header: &ReportHeader, out: &mut dyn Write) -> io::Result<()> {
+    let doc = super::json::Document { report, header };
+    let text = serde_saphyr::to_string(&doc).map_err(io::Error::other)?;
     out.write_all(text.as_bytes())
 }

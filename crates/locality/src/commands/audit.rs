@@ -25,6 +25,7 @@ use locality_report::audit::markdown::write_markdown;
 use locality_report::audit::sarif::{Locations, ToolInfo, write_sarif};
 use locality_report::audit::table::write_table;
 use locality_report::audit::yaml::write_yaml;
+use locality_report::header::{Count, Summary, plural};
 
 use crate::cli::{AuditArgs, AuditOutput, SeverityArg};
 use crate::error::{CliError, EXIT_OK};
@@ -34,8 +35,8 @@ use crate::progress::{PROGRESS_THRESHOLD_BYTES, Progress, input_size};
 use crate::suggest::did_you_mean;
 use crate::ui::Ui;
 
-/// Exit code when a finding at or above `--fail-on` exists (docs/design.md §4).
-pub const EXIT_FINDINGS: u8 = 3;
+/// Exit code when a finding at or above `--fail-on` exists (the table: [`crate::error`]).
+pub use crate::error::EXIT_FINDINGS;
 
 /// Re-reading inputs to find the line of objects for SARIF scans at most about this many
 /// bytes in total (each lookup scans its file up to the object); the rest point at the file.
@@ -176,10 +177,36 @@ fn resolve_locations(report: &AuditReport, ui: &Ui) -> Locations {
     }
     if unresolved > 0 {
         ui.warn(&format!(
-            "SARIF: the line of {unresolved} object(s) was not resolved (large input); their results point at the file"
+            "SARIF: the line of {} was not resolved (large input); {} at the file",
+            plural(unresolved as u64, "object", "objects"),
+            if unresolved == 1 {
+                "its result points"
+            } else {
+                "their results point"
+            }
         ));
     }
     locations
+}
+
+/// The header counts of an audit report: findings by severity, suppressed findings,
+/// service ports and nodes.
+fn counts(report: &AuditReport) -> Summary {
+    let t = &report.totals;
+    Summary(vec![
+        Count::new("findings", "finding", "findings", t.findings),
+        Count::new("errors", "error", "errors", t.error),
+        Count::new("warnings", "warning", "warnings", t.warning),
+        Count::new("info", "info", "info", t.info),
+        Count::new("suppressed", "suppressed", "suppressed", t.suppressed),
+        Count::new(
+            "servicePorts",
+            "service port",
+            "service ports",
+            report.services.len(),
+        ),
+        Count::new("nodes", "node", "nodes", report.node_count),
+    ])
 }
 
 /// Audits `input` and renders the report; returns [`EXIT_FINDINGS`] when `--fail-on`
@@ -222,17 +249,21 @@ pub fn run_on(
             &mut stdout_ref
         }
     };
+    let header = input.header("audit", counts(&report));
+    let paint = ui.paint_for(args.output_file.is_none() && ui.stdout_terminal);
     let threshold = args.fail_on.map(|s| match s {
         SeverityArg::Error => Severity::Error,
         SeverityArg::Warning => Severity::Warning,
         SeverityArg::Info => Severity::Info,
     });
     match args.output {
-        AuditOutput::Table => write_table(&report, target)?,
-        AuditOutput::Junit => locality_report::audit::junit::write_junit(&report, threshold, target)?,
-        AuditOutput::Json => write_json(&report, target)?,
-        AuditOutput::Yaml => write_yaml(&report, target)?,
-        AuditOutput::Markdown => write_markdown(&report, target)?,
+        AuditOutput::Table => write_table(&report, &header, paint, target)?,
+        AuditOutput::Junit => {
+            locality_report::audit::junit::write_junit(&report, &header, threshold, target)?
+        }
+        AuditOutput::Json => write_json(&report, &header, target)?,
+        AuditOutput::Yaml => write_yaml(&report, &header, target)?,
+        AuditOutput::Markdown => write_markdown(&report, &header, target)?,
         AuditOutput::Sarif => {
             let locations = resolve_locations(&report, ui);
             let tool = ToolInfo {
@@ -240,15 +271,15 @@ pub fn run_on(
                 version: env!("CARGO_PKG_VERSION"),
                 information_uri: "https://github.com/locality-dev/locality",
             };
-            write_sarif(&report, &locations, &tool, target)?;
+            write_sarif(&report, &header, &locations, &tool, target)?;
         }
         AuditOutput::Html => {
             // Per-node verdicts exist only for a real cluster; an assumed shape has none here.
             let grid = report
                 .assumed_shape
                 .is_none()
-                .then(|| Grid::from_matrix(&matrix, &report));
-            write_html(&report, grid.as_ref(), target)?;
+                .then(|| Grid::from_matrix(&matrix, &input.state, &report));
+            write_html(&report, &header, grid.as_ref(), target)?;
         }
     }
     target.flush()?;
@@ -260,7 +291,10 @@ pub fn run_on(
         Some(t) if report.fails_on(t) => {
             let n = report.active().filter(|f| f.severity.at_least(t)).count();
             if !ui.quiet {
-                eprintln!("locality audit: {n} finding(s) at or above {t} (--fail-on {t}): exit code 3");
+                eprintln!(
+                    "locality audit: {} at or above {t} (--fail-on {t}): exit code {EXIT_FINDINGS}",
+                    plural(n as u64, "finding", "findings")
+                );
             }
             Ok(EXIT_FINDINGS)
         }

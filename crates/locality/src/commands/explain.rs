@@ -176,9 +176,10 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
             family.map(|f| f.as_str())
         )));
     }
+    let header = loaded.header("explain", locality_report::explain::counts(&explanations));
     match args.output {
-        ExplainOutput::Text => write_text(&explanations, out)?,
-        ExplainOutput::Json => write_json(&explanations, out)?,
+        ExplainOutput::Text => write_text(&explanations, &header, ui.paint(), out)?,
+        ExplainOutput::Json => write_json(&explanations, &header, out)?,
     }
     out.flush()?;
     Ok(())

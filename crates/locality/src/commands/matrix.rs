@@ -33,15 +33,17 @@ pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliErr
     report_controller_events(&matrix, ui);
 
     let selection = select(&matrix, args)?;
+    let header = loaded.header("matrix", locality_report::summary::counts(&matrix, &selection));
+    let paint = ui.paint();
     match args.output {
         MatrixOutput::Summary => {
             // The summary's cost is the categorisation; rendering is small.
-            write_summary(&matrix, &selection, out)?;
+            write_summary(&matrix, &selection, &header, paint, out)?;
             profile.phase("categorize");
         }
-        MatrixOutput::Json => write_json(&matrix, &selection, out)?,
-        MatrixOutput::Yaml => write_yaml(&matrix, &selection, out)?,
-        MatrixOutput::Table => write_table(&matrix, &selection, out)?,
+        MatrixOutput::Json => write_json(&matrix, &selection, Some(&header), out)?,
+        MatrixOutput::Yaml => write_yaml(&matrix, &selection, Some(&header), out)?,
+        MatrixOutput::Table => write_table(&matrix, &selection, &header, paint, out)?,
     }
     out.flush()?;
     profile.phase("render");

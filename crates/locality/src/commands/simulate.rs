@@ -10,6 +10,9 @@ use locality_sim::{Kind, ObjectKey};
 use crate::cli::{SimulateArgs, SimulateOutput};
 use crate::error::CliError;
 use crate::ui::Ui;
+use locality_model::proxy::VerdictKind;
+use locality_report::header::{Count, ReportSource, Summary};
+use locality_report::style::Paint;
 
 fn secs(ms: u64) -> String {
     format!("{:.1}", ms as f64 / 1000.0)
@@ -84,6 +87,14 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         std::fs::write(path, svg(args, &result))
             .map_err(|e| CliError::runtime(format!("{}: {e}", path.display())))?;
     }
+    let header = crate::report_header(
+        "simulate",
+        ReportSource::simulated(&args.cluster.topology, args.at),
+        true,
+        None,
+        &config,
+        counts(&result),
+    );
     match args.output {
         SimulateOutput::Json => {
             let doc = serde_json::json!({
@@ -93,16 +104,46 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
                 "topology": args.cluster.topology,
                 "change": format!("{change:?}"),
                 "result": result,
+                "header": header,
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())?;
         }
-        SimulateOutput::Text => write!(out, "{}", text(args, &change, &result))?,
+        SimulateOutput::Text => {
+            locality_report::header::write_text(&header, ui.paint(), out)?;
+            write!(out, "{}", text(args, &change, &result, ui.paint()))?
+        }
     }
     out.flush()?;
     Ok(())
 }
 
-fn text(args: &SimulateArgs, change: &Change, r: &WhatIf) -> String {
+/// The header counts of a what-if: service ports that changed verdict, nodes with a drop
+/// window, and client pods on them.
+fn counts(r: &WhatIf) -> Summary {
+    let mut nodes: Vec<&str> = r
+        .ports
+        .iter()
+        .flat_map(|p| p.windows.keys().map(String::as_str))
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    Summary(vec![
+        Count::new(
+            "servicePorts",
+            "service port changed",
+            "service ports changed",
+            r.ports.len(),
+        ),
+        Count::new(
+            "nodesWithDropWindows",
+            "node with a drop window",
+            "nodes with a drop window",
+            nodes.len(),
+        ),
+    ])
+}
+
+fn text(args: &SimulateArgs, change: &Change, r: &WhatIf, paint: Paint) -> String {
     let mut s = String::new();
     let what = match change {
         Change::Rollout {
@@ -186,11 +227,16 @@ fn text(args: &SimulateArgs, change: &Change, r: &WhatIf) -> String {
                     .iter()
                     .map(|x| format!("{}–{}", secs(x.start_ms), secs(x.end_ms)))
                     .collect();
+                let blind = format!("{:>5}", format!("{}s", secs(total)));
                 let _ = writeln!(
                     s,
-                    "  {node:<w$}  {:>7}  {:>5}  {}",
+                    "  {node:<w$}  {:>7}  {}  {}",
                     p.clients.get(node).copied().unwrap_or(0),
-                    format!("{}s", secs(total)),
+                    if total > 0 {
+                        paint.verdict(VerdictKind::Drop, &blind)
+                    } else {
+                        blind
+                    },
                     spans.join(", ")
                 );
             }

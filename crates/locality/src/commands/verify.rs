@@ -281,7 +281,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             Stop::Terminate => EXIT_TERMINATED,
         });
     }
-    Ok(outcome.decision.exit_code() as u8)
+    Ok(crate::error::decision_exit(outcome.decision).code())
 }
 
 /// One line per case on stderr as the run goes, when stderr is a terminal and `--quiet` is

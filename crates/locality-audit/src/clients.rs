@@ -1,0 +1,180 @@
+//! Who is a **client**: the one definition shared by `audit` (client nodes, LOC004's pod
+//! counts, the HTML report's nodes) and `simulate` (its CLIENTS column and the share of
+//! client traffic a change lost).
+//!
+//! A pod is a client of the cluster's Services when it is bound to a node
+//! (`spec.nodeName` set), has not finished (phase neither `Succeeded` nor `Failed`), and
+//! is not part of the data plane itself: kube-proxy's pods in `kube-system` (label
+//! `k8s-app=kube-proxy` as kubeadm and most distributions set it, or owned by a DaemonSet
+//! whose name starts with `kube-proxy`) program the rules, they do not call Services
+//! through them. hostNetwork pods count: `internalTrafficPolicy` governs traffic a node
+//! sends to a ClusterIP too.
+//!
+//! A pod is a client **of a given Service** when it is a client and the Service does not
+//! select it: a Service's own backends (the pods of its DaemonSet, say) are what is
+//! called, not who calls. Clients in every namespace count.
+
+use std::collections::{BTreeMap, HashMap};
+
+use locality_model::objects::{ClusterState, Pod, PodPhase, Service};
+
+use crate::context::Picked;
+use crate::report::NodePods;
+use locality_model::selector::service_selects;
+
+/// The namespace kube-proxy runs in.
+const KUBE_SYSTEM: &str = "kube-system";
+
+/// True when `pod` is one of kube-proxy's pods (see the module documentation).
+pub fn is_kube_proxy_pod(pod: &Pod) -> bool {
+    pod.meta.namespace == KUBE_SYSTEM
+        && (pod.meta.labels.get("k8s-app").is_some_and(|v| v == "kube-proxy")
+            || pod
+                .meta
+                .owner_references
+                .iter()
+                .any(|o| o.kind == "DaemonSet" && o.name.starts_with("kube-proxy")))
+}
+
+/// True when `pod` is a client of the cluster's Services (see the module documentation).
+pub fn is_client_pod(pod: &Pod) -> bool {
+    !pod.spec.node_name.is_empty()
+        && !matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed)
+        && !is_kube_proxy_pod(pod)
+}
+
+/// True when `pod` is a client of `service`: a client the Service does not select.
+pub fn is_client_of(pod: &Pod, service: &Service) -> bool {
+    is_client_pod(pod)
+        && !(pod.meta.namespace == service.meta.namespace
+            && service
+                .selector
+                .as_ref()
+                .is_some_and(|s| !s.is_empty() && service_selects(s, &pod.meta.labels)))
+}
+
+/// Client pods per node name, over the whole state.
+pub fn clients_per_node(state: &ClusterState) -> HashMap<&str, usize> {
+    let mut out: HashMap<&str, usize> = HashMap::new();
+    for pod in state.pods.iter().filter(|p| is_client_pod(p)) {
+        *out.entry(pod.spec.node_name.as_str()).or_default() += 1;
+    }
+    out
+}
+
+/// Client pods of `service` per node name (nodes without one are absent), sorted by name.
+pub fn service_clients_per_node(state: &ClusterState, service: &Service) -> BTreeMap<String, usize> {
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for pod in state.pods.iter().filter(|p| is_client_of(p, service)) {
+        *out.entry(pod.spec.node_name.clone()).or_default() += 1;
+    }
+    out
+}
+
+impl crate::context::Ctx<'_, '_> {
+    /// Like [`Ctx::listed`], counting only the clients of `svc` ([`crate::clients`]: its own
+    /// backends are not its clients); nodes left without a client of `svc` are dropped.
+    pub(crate) fn listed_clients_of(&self, svc: &Service, nodes: impl IntoIterator<Item = usize>) -> Picked {
+        let mut own: HashMap<usize, usize> = HashMap::new();
+        for i in self.selected_pods(svc) {
+            let pod = &self.state.pods[i];
+            if crate::clients::is_client_pod(pod)
+                && let Some(n) = self.m.node_position(&pod.spec.node_name)
+            {
+                *own.entry(n).or_default() += 1;
+            }
+        }
+        let clients = |i: usize| self.pods_on[i].saturating_sub(own.get(&i).copied().unwrap_or(0));
+        // A node without any pod is listed only when every node counts as a client (no pods in
+        // the input, or an assumed shape): the caller passes client nodes only.
+        let mut v: Vec<usize> = nodes
+            .into_iter()
+            .filter(|&i| clients(i) > 0 || self.pods_on[i] == 0)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v.sort_by(|&a, &b| clients(b).cmp(&clients(a)).then_with(|| a.cmp(&b)));
+        let pods = v.iter().map(|&i| clients(i)).sum();
+        let count = v.len();
+        let nodes = v
+            .into_iter()
+            .take(self.opts.node_limit)
+            .map(|i| NodePods {
+                node: self.m.nodes[i].name().to_string(),
+                pods: clients(i),
+            })
+            .collect();
+        Picked { nodes, count, pods }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locality_model::objects::{ObjectMeta, OwnerReference};
+
+    fn pod(ns: &str, name: &str, node: &str, labels: &[(&str, &str)]) -> Pod {
+        Pod {
+            meta: ObjectMeta {
+                name: name.into(),
+                namespace: ns.into(),
+                labels: labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                ..ObjectMeta::default()
+            },
+            spec: locality_model::objects::PodSpec {
+                node_name: node.into(),
+                ..Default::default()
+            },
+            phase: PodPhase::Running,
+            ready: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn kube_proxy_backends_and_finished_pods_are_not_clients() {
+        let mut proxy_by_owner = pod("kube-system", "kube-proxy-x", "n1", &[]);
+        proxy_by_owner.meta.owner_references.push(OwnerReference {
+            kind: "DaemonSet".into(),
+            name: "kube-proxy-nftables".into(),
+            ..Default::default()
+        });
+        let mut done = pod("default", "job", "n1", &[]);
+        done.phase = PodPhase::Succeeded;
+        let state = ClusterState {
+            pods: vec![
+                pod("kube-system", "kube-proxy-a", "n1", &[("k8s-app", "kube-proxy")]),
+                proxy_by_owner,
+                done,
+                pod("monitoring", "agent-a", "n1", &[("app", "agent")]),
+                pod("monitoring", "agent-b", "n2", &[("app", "agent")]),
+                pod("default", "web", "n1", &[("app", "agent")]),
+                pod("kube-system", "coredns", "n2", &[("k8s-app", "kube-dns")]),
+                pod("default", "pending", "", &[]),
+            ],
+            ..ClusterState::default()
+        };
+        let per_node = clients_per_node(&state);
+        assert_eq!(per_node.get("n1"), Some(&2), "{per_node:?}");
+        assert_eq!(per_node.get("n2"), Some(&2), "{per_node:?}");
+        let svc = Service {
+            meta: ObjectMeta {
+                name: "agent".into(),
+                namespace: "monitoring".into(),
+                ..ObjectMeta::default()
+            },
+            selector: Some([("app".to_string(), "agent".to_string())].into_iter().collect()),
+            ..Service::default()
+        };
+        // The agent's own pods are not its clients; a pod of another namespace with the
+        // same label is.
+        let of_svc = service_clients_per_node(&state, &svc);
+        assert_eq!(
+            of_svc,
+            BTreeMap::from([("n1".to_string(), 1), ("n2".to_string(), 1)])
+        );
+    }
+}
