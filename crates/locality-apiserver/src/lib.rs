@@ -55,7 +55,9 @@ mod discovery;
 mod encode;
 mod faults;
 mod filter;
+mod http;
 mod kube_system;
+mod limits;
 mod logs;
 mod patch;
 mod protobuf;
@@ -80,6 +82,11 @@ use serde_json::Value;
 
 pub use discovery::{SIMULATED_BUILD_METADATA, simulated_git_version};
 pub use faults::{FaultCounts, Faults, Verb};
+pub use limits::{
+    HEADER_READ_TIMEOUT, JSON_PATCH_MAX_COPY_BYTES, Limits, MAX_DIAL_TRIES, MAX_JSON_PATCH_OPERATIONS,
+    MAX_OBJECT_BYTES, MAX_PROBE_TRIES_PER_SECOND, MAX_REQUEST_BODY_BYTES, MIN_PROBE_INTERVAL_MS,
+    REQUEST_TIMEOUT,
+};
 
 /// The context (and cluster and user) name in the written kubeconfig.
 pub const CONTEXT_NAME: &str = "locality-sim";
@@ -101,6 +108,8 @@ pub struct ServeOptions {
     pub kubeconfig_out: Option<PathBuf>,
     /// Fault injection for tests (default: none); see [`Faults`].
     pub faults: Faults,
+    /// The header-read and request timeouts (default: the real API server's); see [`Limits`].
+    pub limits: Limits,
 }
 
 impl ServeOptions {
@@ -112,6 +121,7 @@ impl ServeOptions {
             port: 0,
             kubeconfig_out: None,
             faults: Faults::default(),
+            limits: Limits::default(),
         }
     }
 
@@ -198,6 +208,8 @@ pub(crate) struct Shared {
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
     pub(crate) addr: SocketAddr,
     pub(crate) injector: faults::Injector,
+    /// The timeouts served with.
+    pub(crate) limits: Limits,
     /// Every request's method and path with its query (`Running::requests`).
     pub(crate) requests: Mutex<Vec<(String, String)>>,
 }
@@ -333,6 +345,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         )));
     }
     opts.faults.validate().map_err(ServeError::Options)?;
+    opts.limits.validate().map_err(ServeError::Options)?;
     let addr_text = format!("127.0.0.1:{}", opts.port);
     let listener = TcpListener::bind(&addr_text).map_err(|source| ServeError::Bind {
         addr: addr_text.clone(),
@@ -374,6 +387,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         addr,
         requests: Mutex::new(Vec::new()),
         injector: faults::Injector::new(opts.faults),
+        limits: opts.limits,
     });
     let (stop, stopped) = tokio::sync::oneshot::channel();
     let task_shared = shared.clone();

@@ -28,7 +28,10 @@
 //! **Probe-loop client pods** (docs/design.md §5.2 channel `logs`): a container with the environment
 //! variable `LOCALITY_PROBE_TARGET` (`host:port/path`, path default `/hostname`),
 //! `LOCALITY_PROBE_INTERVAL_MS` (default 100), `LOCALITY_PROBE_TIMEOUT_MS` (default 1000) and
-//! `LOCALITY_PROBE_LOOPS` (default 1). The real pod runs, per loop `L` in `0..LOOPS`:
+//! `LOCALITY_PROBE_LOOPS` (default 1, at most 1000). The interval is at least
+//! [`MIN_PROBE_INTERVAL_MS`] and at least `LOOPS × 1000 / MAX_PROBE_TRIES_PER_SECOND` ms
+//! (shorter ones run at that interval: the simulated pods run inside the server, and a 1 ms
+//! loop would hold it). The real pod runs, per loop `L` in `0..LOOPS`:
 //!
 //! ```sh
 //! while true; do
@@ -75,6 +78,7 @@ use locality_sim::traffic::{Client, ConnectError, Outcome, Target};
 use locality_sim::{Kind, Object, ObjectKey};
 use serde_json::Value;
 
+use crate::limits::{MAX_PROBE_TRIES_PER_SECOND, MIN_PROBE_INTERVAL_MS};
 use crate::server::{Body, Query, response};
 use crate::status::ApiError;
 use crate::{Shared, Sim};
@@ -213,14 +217,20 @@ fn probe_loop_of(c: &Value) -> Option<ProbeLoop> {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .unwrap_or(d)
     };
+    let loops = u32::try_from(num("LOCALITY_PROBE_LOOPS", 1))
+        .unwrap_or(1)
+        .clamp(1, 1000);
+    // What the server sustains: a minimum interval, and at most MAX_PROBE_TRIES_PER_SECOND
+    // tries per virtual second over all loops.
+    let floor = (u64::from(loops) * 1000).div_ceil(MAX_PROBE_TRIES_PER_SECOND);
     Some(ProbeLoop {
         host,
         port,
-        interval_ms: num("LOCALITY_PROBE_INTERVAL_MS", 100).max(1),
+        interval_ms: num("LOCALITY_PROBE_INTERVAL_MS", 100)
+            .max(MIN_PROBE_INTERVAL_MS)
+            .max(floor),
         timeout_ms: num("LOCALITY_PROBE_TIMEOUT_MS", 1000).max(1),
-        loops: u32::try_from(num("LOCALITY_PROBE_LOOPS", 1))
-            .unwrap_or(1)
-            .clamp(1, 1000),
+        loops,
     })
 }
 
@@ -591,6 +601,7 @@ fn container_names(sim: &Sim, meta: &locality_model::objects::ObjectMeta) -> Vec
 
 /// `GET /api/v1/namespaces/NS/pods/NAME/log`.
 pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) -> Result<Response, ApiError> {
+    let opts = LogOptions::parse(q, name)?;
     let mut sim = shared.lock();
     sim.catch_up();
     shared.notify(&sim);
@@ -635,23 +646,9 @@ pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) ->
         )));
     }
     let now = sim.engine.now();
-    // Invalid parameters are a 400 with a Status, as the API server's query decoding answers.
-    let mut since = match q.get("sinceTime") {
-        Some(t) => Some(
-            parse_rfc3339(t)
-                .ok_or_else(|| ApiError::bad_request(format!("sinceTime: {t:?} is not an RFC 3339 time")))?,
-        ),
-        None => None,
-    };
-    if let Some(s) = q.get("sinceSeconds")
-        && s.parse::<u64>().is_err()
-    {
-        return Err(ApiError::bad_request(format!(
-            "sinceSeconds: {s:?} is not a non-negative integer"
-        )));
-    }
-    if let Some(s) = q.get("sinceSeconds").and_then(|s| s.parse::<u64>().ok()) {
-        since = Some(since.unwrap_or(0).max(now.saturating_sub(s * 1000)));
+    let mut since = opts.since_time;
+    if let Some(secs) = opts.since_seconds {
+        since = Some(now.saturating_sub(secs.saturating_mul(1000)));
     }
     let timestamps = q.flag("timestamps");
     let mut lines: Vec<String> = Vec::new();
@@ -665,12 +662,14 @@ pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) ->
             push_lines(&mut lines, *at, text, timestamps);
         }
     }
-    if let Some(n) = q.get("tailLines").and_then(|s| s.parse::<usize>().ok()) {
-        let skip = lines.len().saturating_sub(n);
+    if let Some(n) = opts.tail_lines {
+        let skip = lines
+            .len()
+            .saturating_sub(usize::try_from(n).unwrap_or(usize::MAX));
         lines.drain(..skip);
     }
     let mut out = lines.concat().into_bytes();
-    let limit = q.get("limitBytes").and_then(|s| s.parse::<usize>().ok());
+    let limit = opts.limit_bytes.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     if let Some(n) = limit {
         out.truncate(n);
     }
@@ -686,6 +685,79 @@ pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) ->
         remaining: limit.map(|n| n.saturating_sub(out.len())),
     };
     Ok(follow.stream(shared.clone(), out))
+}
+
+/// `PodLogOptions` from the query, decoded and validated as upstream.
+struct LogOptions {
+    since_time: Option<Millis>,
+    since_seconds: Option<u64>,
+    tail_lines: Option<u64>,
+    limit_bytes: Option<u64>,
+}
+
+impl LogOptions {
+    /// Decodes the integer and time parameters (a value that does not parse: `400
+    /// BadRequest`, as the query parameter codec answers) and validates them as
+    /// k8s.io/kubernetes `pkg/apis/core/validation` `ValidatePodLogOptions` (`422 Invalid`,
+    /// `PodLogOptions "NAME" is invalid: …`): `tailLines` at least 0, `limitBytes` and
+    /// `sinceSeconds` at least 1, and not both `sinceTime` and `sinceSeconds`.
+    fn parse(q: &Query, name: &str) -> Result<LogOptions, ApiError> {
+        let int = |k: &str| -> Result<Option<i64>, ApiError> {
+            q.get(k)
+                .map(|v| {
+                    v.parse::<i64>().map_err(|_| {
+                        ApiError::bad_request(format!("{k}: strconv.ParseInt: parsing {v:?}: invalid syntax"))
+                    })
+                })
+                .transpose()
+        };
+        let since_time = q
+            .get("sinceTime")
+            .map(|t| {
+                parse_rfc3339(t)
+                    .ok_or_else(|| ApiError::bad_request(format!("sinceTime: {t:?} is not an RFC 3339 time")))
+            })
+            .transpose()?;
+        let (since_seconds, tail_lines, limit_bytes) =
+            (int("sinceSeconds")?, int("tailLines")?, int("limitBytes")?);
+        let mut errs = Vec::new();
+        if let Some(n) = tail_lines.filter(|n| *n < 0) {
+            errs.push(format!(
+                "tailLines: Invalid value: {n}: must be greater than or equal to 0"
+            ));
+        }
+        if let Some(n) = limit_bytes.filter(|n| *n < 1) {
+            errs.push(format!("limitBytes: Invalid value: {n}: must be greater than 0"));
+        }
+        match (since_seconds, since_time) {
+            (Some(_), Some(_)) => {
+                errs.push(
+                    "<nil>: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified".into(),
+                );
+            }
+            (Some(n), None) if n < 1 => {
+                errs.push(format!(
+                    "sinceSeconds: Invalid value: {n}: must be greater than 0"
+                ));
+            }
+            _ => {}
+        }
+        if !errs.is_empty() {
+            let why = if errs.len() == 1 {
+                errs.remove(0)
+            } else {
+                format!("[{}]", errs.join(", "))
+            };
+            return Err(ApiError::invalid("PodLogOptions", "", name, &why));
+        }
+        let unsigned = |v: Option<i64>| v.and_then(|n| u64::try_from(n).ok());
+        Ok(LogOptions {
+            since_time,
+            since_seconds: unsigned(since_seconds),
+            tail_lines: unsigned(tail_lines),
+            limit_bytes: unsigned(limit_bytes),
+        })
+    }
 }
 
 fn push_lines(lines: &mut Vec<String>, at: Millis, text: &str, timestamps: bool) {

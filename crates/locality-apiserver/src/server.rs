@@ -8,7 +8,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::{Bytes, Frame, Incoming};
 use locality_sim::store::{EventType, StoreError};
 use locality_sim::{Kind, Object, ObjectKey, SimError};
@@ -20,9 +19,6 @@ use crate::filter::{LastSeen, filter};
 use crate::resources::{self, Resource};
 use crate::status::ApiError;
 use crate::{SERVER_HEADER, Shared, Sim, discovery, table, write};
-
-/// Largest request body read (16 MiB).
-const MAX_BODY: usize = 16 << 20;
 
 /// A response body: all at once, or a stream of chunks (watches).
 pub(crate) enum Body {
@@ -84,12 +80,17 @@ pub(crate) async fn run(
                 let Ok((stream, _)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
+                let header_timeout = shared.limits.header_read_timeout;
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| {
                         let shared = shared.clone();
                         async move { with_faults(shared, req).await }
                     });
+                    // A client that sends no request head in time is disconnected
+                    // (`HEADER_READ_TIMEOUT`; hyper also applies it between requests).
                     let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(header_timeout)
                         .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                         .await;
                 });
@@ -272,16 +273,35 @@ async fn faulted(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
     Ok(handle(Arc::clone(&shared), req).await)
 }
 
+/// [`route`] within the request timeout, unless the request is long-running (see
+/// [`crate::limits::REQUEST_TIMEOUT`]).
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
+    let long_running = crate::http::is_long_running(req.method(), &segs, &Query::parse(req.uri().query()));
+    let limit = shared.limits.request_timeout;
+    if long_running {
+        return route(shared, req).await;
+    }
+    match tokio::time::timeout(limit, route(shared, req)).await {
+        Ok(r) => r,
+        Err(_) => error_response(&crate::limits::request_timed_out()),
+    }
+}
+
+/// Reads the body and answers the request.
+async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let query = Query::parse(parts.uri.query());
-    let body = match Limited::new(body, MAX_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
+    let body = match crate::http::read_body(&parts.headers, body).await {
+        Ok(b) => b,
         Err(e) => {
-            return error_response(&ApiError::bad_request(format!(
-                "cannot read the request body: {e}"
-            )));
+            // The rest of the body is not read: the connection cannot carry another request
+            // (Go's server likewise closes it after a too-large body).
+            let mut r = error_response(&e);
+            r.headers_mut()
+                .insert(header::CONNECTION, http::HeaderValue::from_static("close"));
+            return r;
         }
     };
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -390,7 +410,8 @@ async fn resource(
     if t.r.plural == "configmaps" {
         return crate::configmaps::request(shared, method, &t, q, want.table);
     }
-    let body = &crate::protobuf::json_body(method, headers, t.sub.as_deref(), t.r, body)?;
+    let body = crate::http::negotiate_body(method, headers, body.clone())?;
+    let body = &crate::protobuf::json_body(method, headers, t.sub.as_deref(), t.r, &body)?;
     if t.sub.as_deref() == Some("scale") && matches!(t.r.kind, Some(Kind::Deployment | Kind::ReplicaSet)) {
         return scale(shared, method, headers, &t, body);
     }

@@ -179,6 +179,7 @@ fn create_value(
     managed: Option<Vec<Value>>,
     dry: bool,
 ) -> Result<Value, ApiError> {
+    crate::limits::check_object_size(&value)?;
     let object = decode::to_object(t.r, &value)?;
     let name = object.meta().name.clone();
     validate::check_object(t.r, &name, &object, &value)?;
@@ -310,6 +311,20 @@ fn write_update(
     put: bool,
     managed: Option<Vec<Value>>,
 ) -> Result<Value, ApiError> {
+    // The precondition is checked before validation, as upstream's registry store
+    // (`pkg/registry/generic/registry/store.go` `Update`) compares resourceVersions first.
+    if let Some(given) = precondition.filter(|p| *p != cur.rv) {
+        return Err(map_sim_error(
+            t,
+            name,
+            locality_sim::SimError::Store(locality_sim::store::StoreError::Conflict {
+                key: key.clone(),
+                given,
+                current: cur.rv,
+            }),
+        ));
+    }
+    crate::limits::check_object_size(&doc)?;
     let cur_doc = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &cur.obj, cur.rv);
     let mut doc = doc;
     if t.r.kind == Some(Kind::Service) {
