@@ -33,9 +33,14 @@
 //! the `DefaultTolerationSeconds` admission on create and update. Dry runs run against a copy of
 //! the engine and change nothing. `DeleteOptions`: `gracePeriodSeconds` for pods (0: removed
 //! at once, as `kubectl delete --grace-period=0 --force`), `preconditions`, and
-//! `propagationPolicy` (`Orphan` keeps the dependents; `Foreground` runs as `Background`).
+//! `propagationPolicy` (`Orphan` keeps the dependents; `Foreground` keeps a workload, marked
+//! deleting, until its dependents are gone).
 //!
-//! Request bodies are JSON or, for create, update and delete, Kubernetes protobuf
+//! Limits as a real API server's (see the `limits` module): 3 MiB bodies (413), a 32 s
+//! header-read timeout, a 60 s timeout for requests that are not long-running (504), JSON
+//! patches of at most 10,000 operations and 3 MiB of copies, objects of at most 1.5 MiB.
+//!
+//! Request bodies are JSON, YAML or, for create, update and delete, Kubernetes protobuf
 //! (`application/vnd.kubernetes.protobuf`, which kubectl 1.32+ sends from its typed commands;
 //! see the `protobuf` module docs); answers are JSON.
 //!

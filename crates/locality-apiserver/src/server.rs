@@ -467,14 +467,26 @@ pub(crate) fn map_sim_error(t: &Target, name: &str, e: SimError) -> ApiError {
         ),
         SimError::Store(StoreError::Invalid(m)) => ApiError::invalid(r.kind_name, r.group, name, &m),
         SimError::Store(StoreError::Gone { .. }) => ApiError::gone(e.to_string()),
-        SimError::Store(StoreError::NamespaceTerminating(ns)) => ApiError::custom(
-            403,
-            "Forbidden",
-            format!(
-                "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-                r.plural
-            ),
-        ),
+        SimError::Store(StoreError::NamespaceTerminating(ns)) => {
+            // NamespaceLifecycle admission (k8s.io/apiserver
+            // `pkg/admission/plugin/namespace/lifecycle/admission.go` `Admit`): Forbidden with
+            // the cause `NamespaceTerminating`.
+            let mut e = ApiError::custom(
+                403,
+                "Forbidden",
+                format!(
+                    "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                    r.qualified()
+                ),
+            );
+            e.details = Some(json!({
+                "name": name, "group": r.group, "kind": r.plural,
+                "causes": [{"reason": "NamespaceTerminating",
+                            "message": format!("namespace {ns} is being terminated"),
+                            "field": "metadata.namespace"}],
+            }));
+            e
+        }
         other => ApiError::invalid(r.kind_name, r.group, name, &other.to_string()),
     }
 }

@@ -27,10 +27,12 @@
 //! **Delete options** (body, else query, as upstream): `gracePeriodSeconds` for Pods (0 removes
 //! at once, as `kubectl delete --grace-period=0 --force`; an unscheduled or terminated pod is
 //! removed at once, as `pkg/registry/core/pod/strategy.go` `CheckGracefulDelete`),
-//! `preconditions` (uid, resourceVersion), `propagationPolicy` `Background`, `Orphan` (the
-//! dependents' owner references to the object are removed first, so the garbage collector
-//! keeps them) and `Foreground` (accepted, run as `Background`: the owner is removed at once,
-//! then its dependents), and the legacy `orphanDependents`.
+//! `preconditions` (uid, resourceVersion), `propagationPolicy` `Background` (the owner is
+//! removed at once, then its dependents), `Orphan` (the dependents' owner references to the
+//! object are removed first, so the garbage collector keeps them) and `Foreground` (a
+//! Deployment, ReplicaSet or DaemonSet stays, with a `deletionTimestamp` and the
+//! `foregroundDeletion` finalizer, until its dependents are gone: `Engine::delete_foreground`;
+//! other kinds as `Background`), and the legacy `orphanDependents`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -744,6 +746,7 @@ struct DeleteOptions {
     dry_run: bool,
     grace_period_seconds: Option<i64>,
     orphan: bool,
+    foreground: bool,
     uid: Option<String>,
     resource_version: Option<String>,
 }
@@ -817,6 +820,7 @@ fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
         dry_run,
         grace_period_seconds: grace,
         orphan: policy.as_deref() == Some("Orphan") || orphan_dependents == Some(true),
+        foreground: policy.as_deref() == Some("Foreground"),
         uid,
         resource_version: rv,
     })
@@ -868,11 +872,16 @@ pub(crate) fn delete(
         (Object::Pod(_), Some(g)) => Some(u64::try_from(g).unwrap_or(1)),
         _ => None,
     };
+    let delete = |engine: &mut locality_sim::Engine| {
+        if opts.foreground {
+            engine.delete_foreground(&key, grace)
+        } else {
+            engine.delete_with(&key, grace)
+        }
+    };
     if opts.dry_run {
         let mut engine = sim.engine.clone();
-        engine
-            .delete_with(&key, grace)
-            .map_err(|e| map_sim_error(t, name, e))?;
+        delete(&mut engine).map_err(|e| map_sim_error(t, name, e))?;
         let (obj, rv) = engine
             .store()
             .get(&key)
@@ -883,9 +892,7 @@ pub(crate) fn delete(
     if opts.orphan {
         orphan_dependents(sim, &cur.uid);
     }
-    sim.engine
-        .delete_with(&key, grace)
-        .map_err(|e| map_sim_error(t, name, e))?;
+    delete(&mut sim.engine).map_err(|e| map_sim_error(t, name, e))?;
     let (obj, rv) = sim
         .engine
         .store()
