@@ -61,11 +61,13 @@ pub const MAX_DIAL_TRIES: i64 = 100;
 /// Shortest interval of a probe-loop client pod (`LOCALITY_PROBE_INTERVAL_MS`), in virtual
 /// ms: shorter ones are run at this interval. Not an upstream limit: the simulated pods run
 /// inside the server, and this is what it sustains.
-pub const MIN_PROBE_INTERVAL_MS: u64 = 10;
+pub const MIN_PROBE_INTERVAL_MS: u64 = 20;
 
 /// Most tries per virtual second of one probe-loop pod over all its loops: a pod asking for
-/// more has its interval stretched to `LOOPS × 1000 / MAX_PROBE_TRIES_PER_SECOND` ms.
-pub const MAX_PROBE_TRIES_PER_SECOND: u64 = 200;
+/// more has its interval stretched to `LOOPS × 1000 / MAX_PROBE_TRIES_PER_SECOND` ms. (What
+/// `locality verify`'s probe loops use: 5 loops every 100 ms. At `--speed 10` that is 500
+/// simulated connections per wall second for one pod.)
+pub const MAX_PROBE_TRIES_PER_SECOND: u64 = 50;
 
 /// The server's timeouts; [`Limits::default`] has the upstream values.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! The simulated API server over raw HTTP on loopback (no kubectl needed).
 
 mod common;
+#[path = "http_api/hostile.rs"]
+mod hostile;
 #[path = "http_api/lifecycle.rs"]
 mod lifecycle;
 #[path = "http_api/limits.rs"]
