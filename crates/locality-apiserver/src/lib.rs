@@ -54,8 +54,10 @@
 //! connections for tests.
 
 mod age;
+mod apply;
 mod configmaps;
 mod decode;
+mod delete;
 mod discovery;
 mod encode;
 mod faults;
@@ -67,10 +69,12 @@ mod logs;
 mod patch;
 mod protobuf;
 mod proxy;
+mod read;
 mod resources;
+mod router;
 mod select;
-mod server;
 mod status;
+mod subresources;
 mod table;
 mod validate;
 mod write;
@@ -398,7 +402,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
     let task_shared = shared.clone();
     let thread = std::thread::Builder::new()
         .name("locality-sim-apiserver".into())
-        .spawn(move || runtime.block_on(server::run(listener, task_shared, stopped)))
+        .spawn(move || runtime.block_on(http::run(listener, task_shared, stopped)))
         .map_err(ServeError::Runtime)?;
     let mut running = Running {
         url: url.clone(),

@@ -60,8 +60,8 @@ use locality_sim::{Kind, Object, ObjectKey, SimPod};
 use serde_json::Value;
 
 use crate::encode::Ctx;
+use crate::http::{Body, percent_decode, response};
 use crate::limits::MAX_DIAL_TRIES;
-use crate::server::{Body, percent_decode, response};
 use crate::status::ApiError;
 use crate::{Shared, Sim};
 
