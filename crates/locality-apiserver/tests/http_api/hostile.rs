@@ -3,8 +3,9 @@
 //! and bodies (proptest strategies drawn from fixed seeds, a fixed number of cases each),
 //! while a well-behaved client keeps listing pods. Passes when nothing panicked, the
 //! well-behaved client got every answer, its p99 latency under attack stayed within 5× its
-//! p99 measured unloaded just before, and the process's peak RSS (server and clients) stayed
-//! under 300 MB.
+//! p99 measured unloaded in the same run (the larger of the p99s measured just before and
+//! just after the attack), and the process's peak RSS (server and clients) stayed under
+//! 300 MB. It measures latency, so nextest runs it alone (`.config/nextest.toml`).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -425,12 +426,25 @@ fn hostile_clients_neither_crash_nor_wedge_nor_bloat_the_server() {
     done.store(true, Ordering::SeqCst);
     let (loaded, failed) = watcher.join().expect("the well-behaved client");
     drop(silent);
-    let (quiet, busy) = (p99(unloaded), p99(loaded.clone()));
+    // Unloaded again once the attack is over and its probe-loop pod gone: the baseline is the
+    // larger of the two unloaded p99s, so a machine that got busier meanwhile is not counted
+    // against the server.
+    let gone = Req::new(
+        "DELETE",
+        "/api/v1/namespaces/default/pods/flood?gracePeriodSeconds=0",
+        "",
+        "",
+    );
+    assert_eq!(send(port, &gone, Duration::from_secs(10)), Some(200));
+    std::thread::sleep(Duration::from_millis(200));
+    let after: Vec<Duration> = (0..SAMPLES).map(|_| behave(port).0).collect();
+    let (before, after) = (p99(unloaded), p99(after));
+    let (quiet, busy) = (before.max(after), p99(loaded.clone()));
 
     let ratio = busy.as_secs_f64() / quiet.as_secs_f64().max(1e-6);
     let hwm = peak_rss_kb();
     eprintln!(
-        "hostile: {} attacker answers; well-behaved p99 {quiet:?} unloaded, {busy:?} under attack ({ratio:.2}x, {} samples); peak RSS {} MB",
+        "hostile: {} attacker answers; well-behaved p99 {before:?} unloaded before, {after:?} after, {busy:?} under attack ({ratio:.2}x, {} samples); peak RSS {} MB",
         answered.load(Ordering::Relaxed),
         loaded.len(),
         hwm / 1024
