@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::age::age;
-use crate::server::{Body, Query, Target, json_response, line, stream_response};
+use crate::http::{Body, Query, json_response, line, stream_response};
+use crate::router::Target;
 use crate::status::ApiError;
 use crate::{Shared, decode, select};
 

@@ -186,6 +186,11 @@ pub fn metadata(meta: &ObjectMeta, rv: u64, kind: Kind, object: &Object) -> Valu
                 json!(p.behaviour.termination_grace_period_seconds),
             );
         }
+        // A workload still there while deleting waits for its dependents (a foreground
+        // deletion, `Engine::delete_foreground`), as the garbage collector's finalizer says.
+        if let Object::Workload(_) = object {
+            m.insert("finalizers".into(), json!(["foregroundDeletion"]));
+        }
     }
     if !meta.labels.is_empty() {
         m.insert("labels".into(), json!(meta.labels));

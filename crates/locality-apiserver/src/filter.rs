@@ -7,8 +7,9 @@ use std::sync::Arc;
 use locality_sim::store::{EventType, Store, WatchEvent};
 use locality_sim::{Kind, Object, ObjectKey};
 
+use crate::http::Query;
+use crate::router::Target;
 use crate::select::{self, FieldTerm};
-use crate::server::{Query, Target};
 use crate::status::ApiError;
 
 /// Label and field selectors of a request.

@@ -33,9 +33,14 @@
 //! the `DefaultTolerationSeconds` admission on create and update. Dry runs run against a copy of
 //! the engine and change nothing. `DeleteOptions`: `gracePeriodSeconds` for pods (0: removed
 //! at once, as `kubectl delete --grace-period=0 --force`), `preconditions`, and
-//! `propagationPolicy` (`Orphan` keeps the dependents; `Foreground` runs as `Background`).
+//! `propagationPolicy` (`Orphan` keeps the dependents; `Foreground` keeps a workload, marked
+//! deleting, until its dependents are gone).
 //!
-//! Request bodies are JSON or, for create, update and delete, Kubernetes protobuf
+//! Limits as a real API server's (see the `limits` module): 3 MiB bodies (413), a 32 s
+//! header-read timeout, a 60 s timeout for requests that are not long-running (504), JSON
+//! patches of at most 10,000 operations and 3 MiB of copies, objects of at most 1.5 MiB.
+//!
+//! Request bodies are JSON, YAML or, for create, update and delete, Kubernetes protobuf
 //! (`application/vnd.kubernetes.protobuf`, which kubectl 1.32+ sends from its typed commands;
 //! see the `protobuf` module docs); answers are JSON.
 //!
@@ -49,21 +54,27 @@
 //! connections for tests.
 
 mod age;
+mod apply;
 mod configmaps;
 mod decode;
+mod delete;
 mod discovery;
 mod encode;
 mod faults;
 mod filter;
+mod http;
 mod kube_system;
+mod limits;
 mod logs;
 mod patch;
 mod protobuf;
 mod proxy;
+mod read;
 mod resources;
+mod router;
 mod select;
-mod server;
 mod status;
+mod subresources;
 mod table;
 mod validate;
 mod write;
@@ -80,6 +91,11 @@ use serde_json::Value;
 
 pub use discovery::{SIMULATED_BUILD_METADATA, simulated_git_version};
 pub use faults::{FaultCounts, Faults, Verb};
+pub use limits::{
+    HEADER_READ_TIMEOUT, JSON_PATCH_MAX_COPY_BYTES, Limits, MAX_DIAL_TRIES, MAX_JSON_PATCH_OPERATIONS,
+    MAX_OBJECT_BYTES, MAX_PROBE_TRIES_PER_SECOND, MAX_REQUEST_BODY_BYTES, MIN_PROBE_INTERVAL_MS,
+    REQUEST_TIMEOUT,
+};
 
 /// The context (and cluster and user) name in the written kubeconfig.
 pub const CONTEXT_NAME: &str = "locality-sim";
@@ -101,6 +117,8 @@ pub struct ServeOptions {
     pub kubeconfig_out: Option<PathBuf>,
     /// Fault injection for tests (default: none); see [`Faults`].
     pub faults: Faults,
+    /// The header-read and request timeouts (default: the real API server's); see [`Limits`].
+    pub limits: Limits,
 }
 
 impl ServeOptions {
@@ -112,6 +130,7 @@ impl ServeOptions {
             port: 0,
             kubeconfig_out: None,
             faults: Faults::default(),
+            limits: Limits::default(),
         }
     }
 
@@ -198,6 +217,8 @@ pub(crate) struct Shared {
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
     pub(crate) addr: SocketAddr,
     pub(crate) injector: faults::Injector,
+    /// The timeouts served with.
+    pub(crate) limits: Limits,
     /// Every request's method and path with its query (`Running::requests`).
     pub(crate) requests: Mutex<Vec<(String, String)>>,
 }
@@ -333,6 +354,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         )));
     }
     opts.faults.validate().map_err(ServeError::Options)?;
+    opts.limits.validate().map_err(ServeError::Options)?;
     let addr_text = format!("127.0.0.1:{}", opts.port);
     let listener = TcpListener::bind(&addr_text).map_err(|source| ServeError::Bind {
         addr: addr_text.clone(),
@@ -374,12 +396,13 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         addr,
         requests: Mutex::new(Vec::new()),
         injector: faults::Injector::new(opts.faults),
+        limits: opts.limits,
     });
     let (stop, stopped) = tokio::sync::oneshot::channel();
     let task_shared = shared.clone();
     let thread = std::thread::Builder::new()
         .name("locality-sim-apiserver".into())
-        .spawn(move || runtime.block_on(server::run(listener, task_shared, stopped)))
+        .spawn(move || runtime.block_on(http::run(listener, task_shared, stopped)))
         .map_err(ServeError::Runtime)?;
     let mut running = Running {
         url: url.clone(),

@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use crate::limits::{self, JSON_PATCH_MAX_COPY_BYTES, MAX_JSON_PATCH_OPERATIONS};
 use crate::status::ApiError;
 
 /// How a list field merges in a strategic merge patch.
@@ -282,11 +283,17 @@ fn merge_list(
 }
 
 /// Applies an RFC 6902 JSON patch (add, remove, replace, move, copy, test) to `target`,
-/// atomically (`json_patch::patch` undoes a partly applied patch).
+/// atomically (the operations apply to a copy, which replaces `target` once all succeeded),
+/// within upstream's limits (k8s.io/apiserver `pkg/endpoints/handlers/patch.go`
+/// `applyJSPatch`): at most [`MAX_JSON_PATCH_OPERATIONS`] operations, and `copy` operations
+/// adding at most [`JSON_PATCH_MAX_COPY_BYTES`] in all (evanphx/json-patch's
+/// `AccumulatedCopySizeLimit`, which the `json-patch` crate does not have: each copy is
+/// measured before it is applied).
 ///
 /// # Errors
-/// A body that is not a list of operations: 400. An operation that fails (a `test` that does
-/// not match, a path that does not exist): 422 Invalid, worded as upstream's
+/// A body that is not a list of operations: 400. More operations than allowed: 413
+/// RequestEntityTooLarge. An operation that fails (a `test` that does not match, a path that
+/// does not exist, the copy limit): 422 Invalid, worded as upstream's
 /// `NewGenericServerResponse(422, …)` ("the server rejected our request due to an error in
 /// our request"), with the operation's error appended.
 pub(crate) fn json_patch(target: &mut Value, body: &[u8]) -> Result<(), ApiError> {
@@ -295,13 +302,41 @@ pub(crate) fn json_patch(target: &mut Value, body: &[u8]) -> Result<(), ApiError
             "the simulated API server could not decode the JSON patch: {e}"
         ))
     })?;
-    json_patch::patch(target, &ops).map_err(|e| {
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(limits::too_large(&format!(
+            "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+            ops.len()
+        )));
+    }
+    let rejected = |why: String| {
         ApiError::custom(
             422,
             "Invalid",
-            format!("the server rejected our request due to an error in our request ({e})"),
+            format!("the server rejected our request due to an error in our request ({why})"),
         )
-    })
+    };
+    let mut work = target.clone();
+    let mut copied = 0usize;
+    for (i, op) in ops.iter().enumerate() {
+        if let json_patch::PatchOperation::Copy(c) = op {
+            copied += work.pointer(c.from.as_str()).map_or(0, limits::json_len);
+            if copied > JSON_PATCH_MAX_COPY_BYTES {
+                return Err(rejected(format!(
+                    "operation '/{i}' failed at path '{}': Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {JSON_PATCH_MAX_COPY_BYTES}",
+                    c.path
+                )));
+            }
+        }
+        // `work` is a copy: a failed operation leaves `target` as it was, no undo needed.
+        json_patch::patch_unsafe(&mut work, std::slice::from_ref(op)).map_err(|e| {
+            rejected(format!(
+                "operation '/{i}' failed at path '{}': {}",
+                e.path, e.kind
+            ))
+        })?;
+    }
+    *target = work;
+    Ok(())
 }
 
 // ----- server-side apply: field sets -----

@@ -25,7 +25,8 @@
 //! `501`, not simulated.
 //!
 //! `/dial?host=&port=&request=&protocol=&tries=` copies the real handler's behaviour: `400`
-//! (plain text, Go's `http.Error`) for a bad `tries`, a missing `request` (`request parameter
+//! (plain text, Go's `http.Error`) for a bad `tries` (and, simulated only, for more than
+//! [`MAX_DIAL_TRIES`]), a missing `request` (`request parameter
 //! not specified. <nil>`), an unknown protocol or an unresolvable host (`host and/or port param
 //! are invalid. lookup NAME on DNS:53: no such host`, DNS being `kube-system/kube-dns`'s
 //! ClusterIP or `10.96.0.10`); otherwise **200 always**, with a JSON object (keys sorted, HTML
@@ -59,7 +60,8 @@ use locality_sim::{Kind, Object, ObjectKey, SimPod};
 use serde_json::Value;
 
 use crate::encode::Ctx;
-use crate::server::{Body, percent_decode, response};
+use crate::http::{Body, percent_decode, response};
+use crate::limits::MAX_DIAL_TRIES;
 use crate::status::ApiError;
 use crate::{Shared, Sim};
 
@@ -488,6 +490,14 @@ async fn dial(shared: &Arc<Shared>, client: &SimPod, q: &GoQuery) -> Answer {
             Err(e) => return Answer::error(400, format!("tries parameter is invalid. {e}")),
         }
     };
+    if tries > MAX_DIAL_TRIES {
+        return Answer::error(
+            400,
+            format!(
+                "tries parameter is invalid. the simulated netexec runs at most {MAX_DIAL_TRIES} tries, not {tries}"
+            ),
+        );
+    }
     if request.is_empty() {
         return Answer::error(400, "request parameter not specified. <nil>");
     }
@@ -526,6 +536,8 @@ async fn dial(shared: &Arc<Shared>, client: &SimPod, q: &GoQuery) -> Answer {
     let mut responses: Vec<String> = Vec::new();
     let mut last = String::new();
     for _ in 0..tries.max(0) {
+        // Each try holds the simulation's lock only for itself: other requests run between.
+        tokio::task::yield_now().await;
         let (result, waited) = one_try(shared, &client_ns, &client_name, client, addr, request, proto);
         match result {
             Ok(body) => {

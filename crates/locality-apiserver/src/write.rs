@@ -27,23 +27,25 @@
 //! **Delete options** (body, else query, as upstream): `gracePeriodSeconds` for Pods (0 removes
 //! at once, as `kubectl delete --grace-period=0 --force`; an unscheduled or terminated pod is
 //! removed at once, as `pkg/registry/core/pod/strategy.go` `CheckGracefulDelete`),
-//! `preconditions` (uid, resourceVersion), `propagationPolicy` `Background`, `Orphan` (the
-//! dependents' owner references to the object are removed first, so the garbage collector
-//! keeps them) and `Foreground` (accepted, run as `Background`: the owner is removed at once,
-//! then its dependents), and the legacy `orphanDependents`.
+//! `preconditions` (uid, resourceVersion), `propagationPolicy` `Background` (the owner is
+//! removed at once, then its dependents), `Orphan` (the dependents' owner references to the
+//! object are removed first, so the garbage collector keeps them) and `Foreground` (a
+//! Deployment, ReplicaSet or DaemonSet stays, with a `deletionTimestamp` and the
+//! `foregroundDeletion` finalizer, until its dependents are gone: `Engine::delete_foreground`;
+//! other kinds as `Background`), and the legacy `orphanDependents`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use http::{HeaderMap, Response, header};
 use hyper::body::Bytes;
-use locality_model::objects::PodPhase;
 use locality_sim::{Engine, Kind, Object, ObjectKey};
 use serde_json::{Value, json};
 
 use crate::encode::{self, Ctx, MANAGED_FIELDS_KEY};
-use crate::patch::{self, FieldPath};
-use crate::server::{Body, Query, Target, json_response, key_of, map_sim_error};
+use crate::http::{Body, Query, json_response};
+use crate::patch;
+use crate::router::{Target, key_of, map_sim_error};
 use crate::status::ApiError;
 use crate::{Shared, Sim, decode, validate};
 
@@ -56,12 +58,12 @@ const PATCH_TYPES: &[&str] = &[
 ];
 
 /// 422 Invalid for request options (`CreateOptions.meta.k8s.io "" is invalid: …`).
-fn invalid_options(kind: &str, why: &str) -> ApiError {
+pub(crate) fn invalid_options(kind: &str, why: &str) -> ApiError {
     ApiError::invalid(kind, "meta.k8s.io", "", why)
 }
 
 /// `ValidateDryRun`: only `All` (k8s.io/apimachinery `pkg/apis/meta/v1/validation`).
-fn check_dry_run(values: &[String], options_kind: &str) -> Result<bool, ApiError> {
+pub(crate) fn check_dry_run(values: &[String], options_kind: &str) -> Result<bool, ApiError> {
     if values.iter().any(|v| v != "All") {
         let shown = values
             .iter()
@@ -83,13 +85,13 @@ fn dry_run_query(q: &Query, options_kind: &str) -> Result<bool, ApiError> {
 }
 
 /// The stored object a write starts from.
-struct Current {
-    obj: Arc<Object>,
-    rv: u64,
-    uid: String,
+pub(crate) struct Current {
+    pub(crate) obj: Arc<Object>,
+    pub(crate) rv: u64,
+    pub(crate) uid: String,
 }
 
-fn current(sim: &Sim, key: &ObjectKey) -> Option<Current> {
+pub(crate) fn current(sim: &Sim, key: &ObjectKey) -> Option<Current> {
     sim.engine.store().get(key).map(|s| Current {
         obj: s.object.clone(),
         rv: s.resource_version,
@@ -179,6 +181,7 @@ fn create_value(
     managed: Option<Vec<Value>>,
     dry: bool,
 ) -> Result<Value, ApiError> {
+    crate::limits::check_object_size(&value)?;
     let object = decode::to_object(t.r, &value)?;
     let name = object.meta().name.clone();
     validate::check_object(t.r, &name, &object, &value)?;
@@ -310,6 +313,20 @@ fn write_update(
     put: bool,
     managed: Option<Vec<Value>>,
 ) -> Result<Value, ApiError> {
+    // The precondition is checked before validation, as upstream's registry store
+    // (`pkg/registry/generic/registry/store.go` `Update`) compares resourceVersions first.
+    if let Some(given) = precondition.filter(|p| *p != cur.rv) {
+        return Err(map_sim_error(
+            t,
+            name,
+            locality_sim::SimError::Store(locality_sim::store::StoreError::Conflict {
+                key: key.clone(),
+                given,
+                current: cur.rv,
+            }),
+        ));
+    }
+    crate::limits::check_object_size(&doc)?;
     let cur_doc = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &cur.obj, cur.rv);
     let mut doc = doc;
     if t.r.kind == Some(Kind::Service) {
@@ -490,7 +507,7 @@ pub(crate) fn patch(
     }
     let force = q.flag("force");
     let applied = match pt {
-        PatchType::Apply => Some(apply_body(body)?),
+        PatchType::Apply => Some(crate::apply::apply_body(body)?),
         _ => None,
     };
     let mut sim = shared.lock();
@@ -505,7 +522,7 @@ pub(crate) fn patch(
         let value = decode::prepare_value(t.r, &ns, applied.clone(), "")?;
         check_name(&value, name)?;
         let set = patch::field_set(&applied);
-        let entry = manager_entry(&sim, t, &manager, &set);
+        let entry = crate::apply::manager_entry(&sim, t, &manager, &set);
         let v = create_value(shared, &mut sim, t, kind, value, Some(vec![entry]), dry)?;
         return Ok(json_response(201, &v));
     };
@@ -530,11 +547,11 @@ pub(crate) fn patch(
         }
         PatchType::Apply => {
             let applied = applied.unwrap_or_default();
-            let mut managers = managers_of(&sim, &cur.uid);
-            doc = apply(t, name, doc, &applied, &manager, force, &mut managers)?;
+            let mut managers = crate::apply::managers_of(&sim, &cur.uid);
+            doc = crate::apply::apply(t, name, doc, &applied, &manager, force, &mut managers)?;
             let set = patch::field_set(&applied);
             managers.retain(|m| m["manager"].as_str() != Some(manager.as_str()));
-            managers.push(manager_entry(&sim, t, &manager, &set));
+            managers.push(crate::apply::manager_entry(&sim, t, &manager, &set));
             managed = Some(managers);
         }
     }
@@ -555,355 +572,4 @@ pub(crate) fn patch(
         managed,
     )?;
     Ok(json_response(200, &v))
-}
-
-/// An apply patch's body: YAML (or JSON, which is YAML) holding one object.
-fn apply_body(body: &[u8]) -> Result<Value, ApiError> {
-    let v: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
-        Err(_) => {
-            let text = std::str::from_utf8(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-            serde_saphyr::from_str(text)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
-        }
-    };
-    if !v.is_object() {
-        return Err(ApiError::bad_request(
-            "error decoding patch: an apply patch must be an object",
-        ));
-    }
-    for k in ["apiVersion", "kind"] {
-        if v.get(k).and_then(Value::as_str).is_none_or(str::is_empty) {
-            return Err(ApiError::bad_request(format!(
-                "error decoding patch: {k} must be set in an apply patch"
-            )));
-        }
-    }
-    Ok(v)
-}
-
-/// The apply managers of an object (its raw JSON's `managedFields` entries).
-fn managers_of(sim: &Sim, uid: &str) -> Vec<Value> {
-    sim.raw
-        .get(uid)
-        .and_then(|r| r.get(MANAGED_FIELDS_KEY))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-}
-
-fn fields_of(entry: &Value) -> BTreeSet<FieldPath> {
-    entry["x-fields"]
-        .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| serde_json::from_value::<FieldPath>(p.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn set_fields(entry: &mut Value, fields: &BTreeSet<FieldPath>) {
-    entry["fieldsV1"] = patch::fields_v1(fields);
-    entry["x-fields"] = json!(fields);
-}
-
-/// A `managedFields` entry for an apply by `manager` owning `fields`.
-fn manager_entry(sim: &Sim, t: &Target, manager: &str, fields: &BTreeSet<FieldPath>) -> Value {
-    let mut e = json!({
-        "manager": manager,
-        "operation": "Apply",
-        "apiVersion": t.r.api_version(),
-        "time": locality_sim::time::rfc3339(sim.engine.now()),
-        "fieldsType": "FieldsV1",
-    });
-    set_fields(&mut e, fields);
-    e
-}
-
-/// Server-side apply of `applied` by `manager` to `doc` (the object as served): conflicts,
-/// removal of the fields the manager stopped applying, then the merge (see the module docs).
-fn apply(
-    t: &Target,
-    name: &str,
-    mut doc: Value,
-    applied: &Value,
-    manager: &str,
-    force: bool,
-    managers: &mut [Value],
-) -> Result<Value, ApiError> {
-    let new_set = patch::field_set(applied);
-    let mut conflicts: Vec<(String, FieldPath)> = Vec::new();
-    for path in new_set.iter().filter(|p| patch::is_leaf(p)) {
-        let now = patch::get_path(&doc, path);
-        if now.is_none() || now == patch::get_path(applied, path) {
-            continue;
-        }
-        for m in managers.iter() {
-            let other = m["manager"].as_str().unwrap_or_default();
-            if other != manager && fields_of(m).contains(path) {
-                conflicts.push((other.to_string(), path.clone()));
-            }
-        }
-    }
-    if !conflicts.is_empty() {
-        if !force {
-            return Err(apply_conflict(t, name, &conflicts));
-        }
-        for m in managers.iter_mut() {
-            let mut fields = fields_of(m);
-            let before = fields.len();
-            fields.retain(|p| !conflicts.iter().any(|(_, c)| c == p));
-            if fields.len() != before {
-                set_fields(m, &fields);
-            }
-        }
-    }
-    let previous = managers
-        .iter()
-        .find(|m| m["manager"].as_str() == Some(manager))
-        .map(fields_of)
-        .unwrap_or_default();
-    let shared_with_others = |p: &FieldPath| {
-        managers
-            .iter()
-            .filter(|m| m["manager"].as_str() != Some(manager))
-            .any(|m| fields_of(m).contains(p))
-    };
-    let mut dropped: Vec<&FieldPath> = previous.difference(&new_set).collect();
-    dropped.sort_by_key(|p| p.len());
-    for path in dropped {
-        if new_set.iter().any(|n| n.starts_with(path)) || shared_with_others(path) {
-            continue;
-        }
-        patch::remove_path(&mut doc, path);
-    }
-    patch::strategic_merge(&mut doc, applied)?;
-    Ok(doc)
-}
-
-/// `409 Conflict` of an apply (k8s.io/apiserver `pkg/endpoints/handlers/fieldmanager`
-/// `internal.NewConflictError`).
-fn apply_conflict(t: &Target, name: &str, conflicts: &[(String, FieldPath)]) -> ApiError {
-    let message = if let [(m, p)] = conflicts {
-        format!(
-            "Apply failed with 1 conflict: conflict with \"{m}\": {}",
-            patch::display_path(p)
-        )
-    } else {
-        let mut by: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
-        for (m, p) in conflicts {
-            by.entry(m.as_str()).or_default().push(patch::display_path(p));
-        }
-        let parts: Vec<String> = by
-            .iter()
-            .map(|(m, ps)| {
-                let mut s = format!("conflict with \"{m}\"");
-                for p in ps {
-                    s.push_str(&format!("\n- {p}"));
-                }
-                s
-            })
-            .collect();
-        format!(
-            "Apply failed with {} conflicts: {}",
-            conflicts.len(),
-            parts.join("\n")
-        )
-    };
-    let causes: Vec<Value> = conflicts
-        .iter()
-        .map(|(m, p)| json!({"reason": "FieldManagerConflict", "message": format!("conflict with \"{m}\""), "field": patch::display_path(p)}))
-        .collect();
-    let mut e = ApiError::custom(409, "Conflict", message);
-    e.details = Some(json!({"name": name, "group": t.r.group, "kind": t.r.plural, "causes": causes}));
-    e
-}
-
-// ----- delete -----
-
-/// `DeleteOptions`, from the body or else the query.
-#[derive(Debug, Default)]
-struct DeleteOptions {
-    dry_run: bool,
-    grace_period_seconds: Option<i64>,
-    orphan: bool,
-    uid: Option<String>,
-    resource_version: Option<String>,
-}
-
-fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
-    let (dry, grace, policy, orphan_dependents, uid, rv) = if body.iter().any(|b| !b.is_ascii_whitespace()) {
-        let v: Value = serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "the simulated API server could not decode DeleteOptions: {e}"
-            ))
-        })?;
-        if !v.is_object() {
-            return Err(ApiError::bad_request(
-                "decoded object cannot be converted to DeleteOptions",
-            ));
-        }
-        let dry: Vec<String> = v["dryRun"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
-            .unwrap_or_default();
-        (
-            dry,
-            v["gracePeriodSeconds"].as_i64(),
-            v["propagationPolicy"].as_str().map(str::to_string),
-            v["orphanDependents"].as_bool(),
-            v.pointer("/preconditions/uid")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            v.pointer("/preconditions/resourceVersion")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-        )
-    } else {
-        let grace = match q.get("gracePeriodSeconds") {
-            None => None,
-            Some(s) => Some(
-                s.parse::<i64>()
-                    .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {s:?}")))?,
-            ),
-        };
-        (
-            q.get("dryRun").map(|v| vec![v.to_string()]).unwrap_or_default(),
-            grace,
-            q.get("propagationPolicy").map(str::to_string),
-            q.get("orphanDependents").map(|v| v == "true"),
-            None,
-            None,
-        )
-    };
-    // ValidateDeleteOptions.
-    let dry_run = check_dry_run(&dry, "DeleteOptions")?;
-    if let Some(p) = &policy
-        && !matches!(p.as_str(), "Foreground" | "Background" | "Orphan")
-    {
-        return Err(invalid_options(
-            "DeleteOptions",
-            &format!(
-                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
-            ),
-        ));
-    }
-    if let (Some(p), Some(_)) = (&policy, orphan_dependents) {
-        return Err(invalid_options(
-            "DeleteOptions",
-            &format!(
-                "propagationPolicy: Invalid value: {p:?}: orphanDependents and deletionPropagation cannot be both set"
-            ),
-        ));
-    }
-    Ok(DeleteOptions {
-        dry_run,
-        grace_period_seconds: grace,
-        orphan: policy.as_deref() == Some("Orphan") || orphan_dependents == Some(true),
-        uid,
-        resource_version: rv,
-    })
-}
-
-/// `DELETE` an object (`delete.go`), with its `DeleteOptions` (see the module docs).
-pub(crate) fn delete(
-    shared: &Arc<Shared>,
-    t: &Target,
-    name: &str,
-    q: &Query,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
-    let Some(kind) = t.r.kind else {
-        return Err(ApiError::not_found(t.r.plural, t.r.group, name));
-    };
-    let opts = delete_options(q, body)?;
-    let mut sim = shared.lock();
-    sim.catch_up();
-    let key = key_of(t, kind, name);
-    let sim = &mut *sim;
-    let cur = current(sim, &key).ok_or_else(|| ApiError::not_found(t.r.plural, t.r.group, name))?;
-    let failed = |what: &str, given: &str, actual: &str| {
-        ApiError::conflict(
-            t.r.plural,
-            t.r.group,
-            name,
-            &format!("Precondition failed: {what} in precondition: {given}, {what} in object meta: {actual}"),
-        )
-    };
-    if let Some(uid) = opts.uid.as_deref().filter(|u| *u != cur.uid) {
-        return Err(failed("UID", uid, &cur.uid));
-    }
-    if let Some(rv) = opts
-        .resource_version
-        .as_deref()
-        .filter(|rv| *rv != cur.rv.to_string())
-    {
-        return Err(failed("ResourceVersion", rv, &cur.rv.to_string()));
-    }
-    let grace = match (&*cur.obj, opts.grace_period_seconds) {
-        // CheckGracefulDelete: unscheduled and terminated pods go at once; negative is 1.
-        (Object::Pod(p), _)
-            if p.pod.spec.node_name.is_empty()
-                || matches!(p.pod.phase, PodPhase::Succeeded | PodPhase::Failed) =>
-        {
-            Some(0)
-        }
-        (Object::Pod(_), Some(g)) => Some(u64::try_from(g).unwrap_or(1)),
-        _ => None,
-    };
-    if opts.dry_run {
-        let mut engine = sim.engine.clone();
-        engine
-            .delete_with(&key, grace)
-            .map_err(|e| map_sim_error(t, name, e))?;
-        let (obj, rv) = engine
-            .store()
-            .get(&key)
-            .map_or((cur.obj.clone(), cur.rv), |s| (s.object.clone(), cur.rv));
-        let v = encode::encode(&Ctx::new(&engine, &sim.raw), &obj, rv);
-        return Ok(json_response(200, &v));
-    }
-    if opts.orphan {
-        orphan_dependents(sim, &cur.uid);
-    }
-    sim.engine
-        .delete_with(&key, grace)
-        .map_err(|e| map_sim_error(t, name, e))?;
-    let (obj, rv) = sim
-        .engine
-        .store()
-        .get(&key)
-        .map_or((cur.obj.clone(), cur.rv), |s| {
-            (s.object.clone(), s.resource_version)
-        });
-    let v = encode::encode(&Ctx::new(&sim.engine, &sim.raw), &obj, rv);
-    shared.notify(sim);
-    Ok(json_response(200, &v))
-}
-
-/// `propagationPolicy: Orphan`: removes the owner references to `owner_uid` from the objects
-/// the simulated garbage collector would delete with it (ReplicaSets, Pods, EndpointSlices),
-/// as the garbage collector's `orphanDependents` does before the owner goes.
-fn orphan_dependents(sim: &mut Sim, owner_uid: &str) {
-    let mut dependents = Vec::new();
-    for kind in [Kind::ReplicaSet, Kind::Pod, Kind::EndpointSlice] {
-        for (_, s) in sim.engine.store().list(kind) {
-            if s.object
-                .meta()
-                .owner_references
-                .iter()
-                .any(|o| o.uid == owner_uid)
-            {
-                let mut o = (*s.object).clone();
-                o.meta_mut().owner_references.retain(|r| r.uid != owner_uid);
-                dependents.push(o);
-            }
-        }
-    }
-    for o in dependents {
-        // A dependent that changed meanwhile cannot conflict: no precondition.
-        let _ = sim.engine.update(o, None);
-    }
 }

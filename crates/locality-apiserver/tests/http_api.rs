@@ -1,6 +1,14 @@
 //! The simulated API server over raw HTTP on loopback (no kubectl needed).
 
 mod common;
+#[path = "http_api/hostile.rs"]
+mod hostile;
+#[path = "http_api/lifecycle.rs"]
+mod lifecycle;
+#[path = "http_api/limits.rs"]
+mod limits;
+#[path = "http_api/validation.rs"]
+mod validation;
 
 use common::{get_json, http, start};
 use serde_json::json;

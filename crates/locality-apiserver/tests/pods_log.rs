@@ -177,16 +177,44 @@ fn probe_loops_log_responders_and_curl_codes() {
         "2025-01-01T00:00:00.000000000Z".len(),
         "{first_line}"
     );
-    // Bad parameters are a 400, never a panic: a non-ASCII sinceTime once sliced a `&str`
-    // inside a character.
+    // Parameters that do not parse are a 400, never a panic (a non-ASCII sinceTime once
+    // sliced a `&str` inside a character); values out of range a 422 Invalid, as
+    // `ValidatePodLogOptions`.
     for bad in [
         "?sinceTime=2025-01-01T00:00:00%C3%A90:00",
+        "?sinceTime=%E2%82%AC%E2%82%AC%E2%82%AC%E2%82%AC%E2%82%AC%E2%82%AC%E2%82%AC",
         "?sinceTime=yesterday",
-        "?sinceSeconds=-5",
+        "?sinceSeconds=soon",
+        "?tailLines=ten",
+        "?limitBytes=1e3",
+        "?tailLines=99999999999999999999",
     ] {
         let (code, body) = log(&r, "probe-a", bad);
         assert_eq!(code, 400, "{bad}: {body}");
+        let v: Value = serde_json::from_str(&body).expect("a Status");
+        assert_eq!(v["reason"], "BadRequest", "{bad}: {body}");
     }
+    for (bad, field) in [
+        ("?sinceSeconds=-5", "sinceSeconds"),
+        ("?sinceSeconds=0", "sinceSeconds"),
+        ("?tailLines=-1", "tailLines"),
+        ("?limitBytes=0", "limitBytes"),
+        (
+            "?sinceSeconds=5&sinceTime=2025-01-01T00:00:14Z",
+            "at most one of `sinceTime` or `sinceSeconds`",
+        ),
+    ] {
+        let (code, body) = log(&r, "probe-a", bad);
+        assert_eq!(code, 422, "{bad}: {body}");
+        let v: Value = serde_json::from_str(&body).expect("a Status");
+        assert_eq!(v["reason"], "Invalid", "{bad}: {body}");
+        assert!(
+            v["message"].as_str().is_some_and(|m| m.starts_with("PodLogOptions \"probe-a\" is invalid: ") && m.contains(field)),
+            "{bad}: {body}"
+        );
+    }
+    assert_eq!(log(&r, "probe-a", "?tailLines=0").1, "");
+    assert_eq!(log(&r, "probe-a", "?limitBytes=5").1.len(), 5);
     let since = "2025-01-01T00:00:14Z";
     let filtered = log(&r, "probe-a", &format!("?timestamps=true&sinceTime={since}")).1;
     assert!(!filtered.is_empty());
@@ -199,6 +227,46 @@ fn probe_loops_log_responders_and_curl_codes() {
     assert_eq!(log(&r, "probe-a", "?tailLines=3").1.lines().count(), 3);
     let (code, body) = log(&r, "probe-a", "?container=nope");
     assert_eq!(code, 400, "{body}");
+}
+
+/// A probe-loop pod with `loops` loops every `interval_ms`.
+fn fast_probe_pod(name: &str, interval_ms: u64, loops: u32) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+           "spec": {"nodeName": "node-a", "containers": [{"name": "probe", "image": "curlimages/curl:8.11.1",
+             "env": [{"name": "LOCALITY_PROBE_TARGET", "value": "myservice:80/hostname"},
+                     {"name": "LOCALITY_PROBE_INTERVAL_MS", "value": interval_ms.to_string()},
+                     {"name": "LOCALITY_PROBE_TIMEOUT_MS", "value": "500"},
+                     {"name": "LOCALITY_PROBE_LOOPS", "value": loops.to_string()}]}]}})
+}
+
+#[test]
+fn probe_loops_faster_than_the_server_sustains_are_slowed_down() {
+    use locality_apiserver::{MAX_PROBE_TRIES_PER_SECOND, MIN_PROBE_INTERVAL_MS};
+    let r = common::start(0.0);
+    create(&r, &fast_probe_pod("every-ms", 1, 1));
+    create(&r, &fast_probe_pod("thousand-loops", 1, 1000));
+    let started = std::time::Instant::now();
+    r.advance(3_000);
+    let count = |name: &str| log(&r, name, "").1.lines().count();
+    let (one, many) = (count("every-ms"), count("thousand-loops"));
+    assert!(one > 0 && many > 0, "both run: {one} {many}");
+    r.advance(1_000);
+    // One virtual second at the minimum interval, not at 1 ms.
+    let per_second = usize::try_from(1_000 / MIN_PROBE_INTERVAL_MS).unwrap();
+    let more = count("every-ms") - one;
+    assert!((per_second - 1..=per_second + 1).contains(&more), "{more} lines");
+    // A thousand loops share the pod's MAX_PROBE_TRIES_PER_SECOND (50) tries per second:
+    // each loop tries every 20 s (all at the same instants, as the real loops start
+    // together), so once or twice in these 20 s.
+    assert_eq!(MAX_PROBE_TRIES_PER_SECOND, 50);
+    r.advance(20_000);
+    let more = count("thousand-loops") - many;
+    assert!((1000..=2000).contains(&more), "{more} lines in 20 s");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]

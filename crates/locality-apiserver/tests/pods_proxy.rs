@@ -186,3 +186,66 @@ fn dial_bad_parameters_answer_400_as_netexec() {
         )
     );
 }
+
+#[test]
+fn dial_tries_are_bounded_and_a_long_dial_does_not_hold_the_server() {
+    let r = common::start(10.0);
+    let max = locality_apiserver::MAX_DIAL_TRIES;
+    for tries in [max + 1, 3_000_000] {
+        let started = std::time::Instant::now();
+        let (code, body) = common::http(
+            &r,
+            "GET",
+            &format!("{CLIENT_A}/dial?host=myservice&port=80&request=hostname&tries={tries}"),
+            "",
+            "",
+        );
+        assert_eq!(
+            (code, body.as_str()),
+            (
+                400,
+                format!(
+                    "tries parameter is invalid. the simulated netexec runs at most {max} tries, not {tries}\n"
+                )
+                .as_str()
+            )
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+    // The most tries, each reaching web-a.
+    let (code, v) = dial(
+        &r,
+        CLIENT_A,
+        &format!("host=myservice&port=80&request=hostname&tries={max}"),
+    );
+    assert_eq!(code, 200);
+    assert_eq!(
+        strings(&v, "responses").len(),
+        usize::try_from(max).unwrap(),
+        "{v}"
+    );
+    // The most tries, each timing out (50 s of wall time at speed 10): the server answers
+    // others meanwhile.
+    let port = r.port();
+    let long = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let req = format!(
+            "GET {CLIENT_C}/dial?host=myservice&port=80&request=hostname&tries={max} HTTP/1.1\r\nHost: x\r\n\r\n"
+        );
+        s.write_all(req.as_bytes()).expect("write");
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        let (code, _) = common::get_json(&r, "/api/v1/namespaces/default/pods");
+        assert_eq!(code, 200);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "a list took {:?} during a long dial",
+            started.elapsed()
+        );
+    }
+    long.join().expect("the long dial's client");
+}

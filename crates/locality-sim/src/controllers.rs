@@ -37,7 +37,9 @@ impl Engine {
     /// One pass of every simulated controller over the store's new events.
     pub(crate) fn reconcile(&mut self) {
         self.reconcile_pending = false;
-        // Terminating Namespaces whose last object is gone.
+        // Workloads deleted in the foreground whose last dependent is gone, then terminating
+        // Namespaces whose last object is gone.
+        self.finish_foreground();
         self.finish_namespaces();
         let events = match self.store.events_since(self.controller_cursor) {
             Ok(e) => e.to_vec(),
@@ -385,6 +387,11 @@ impl Engine {
         let Some(rs) = s.object.as_workload().cloned() else {
             return;
         };
+        // A ReplicaSet being deleted manages no pods (`pkg/controller/replicaset`
+        // `syncReplicaSet`: `manageReplicas` only when `DeletionTimestamp == nil`).
+        if rs.workload.meta.deletion_timestamp.is_some() {
+            return;
+        }
         let want = i64::from(rs.workload.replicas.unwrap_or(1));
         let owned = self.owned_pods(&key.namespace, &rs.workload.meta.uid);
         let mut active: Vec<&SimPod> = owned

@@ -30,6 +30,7 @@ pub mod controllers;
 pub mod daemonsets;
 pub mod endpointslices;
 pub mod engine;
+mod gc;
 pub mod informer;
 pub mod kubelet;
 pub mod kubeproxy;

@@ -28,7 +28,10 @@
 //! **Probe-loop client pods** (docs/design.md §5.2 channel `logs`): a container with the environment
 //! variable `LOCALITY_PROBE_TARGET` (`host:port/path`, path default `/hostname`),
 //! `LOCALITY_PROBE_INTERVAL_MS` (default 100), `LOCALITY_PROBE_TIMEOUT_MS` (default 1000) and
-//! `LOCALITY_PROBE_LOOPS` (default 1). The real pod runs, per loop `L` in `0..LOOPS`:
+//! `LOCALITY_PROBE_LOOPS` (default 1, at most 1000). The interval is at least
+//! [`MIN_PROBE_INTERVAL_MS`] and at least `LOOPS × 1000 / MAX_PROBE_TRIES_PER_SECOND` ms
+//! (shorter ones run at that interval: the simulated pods run inside the server, and a 1 ms
+//! loop would hold it). The real pod runs, per loop `L` in `0..LOOPS`:
 //!
 //! ```sh
 //! while true; do
@@ -75,9 +78,14 @@ use locality_sim::traffic::{Client, ConnectError, Outcome, Target};
 use locality_sim::{Kind, Object, ObjectKey};
 use serde_json::Value;
 
-use crate::server::{Body, Query, response};
+use crate::http::{Body, Query, response};
+use crate::limits::{MAX_PROBE_TRIES_PER_SECOND, MIN_PROBE_INTERVAL_MS};
 use crate::status::ApiError;
 use crate::{Shared, Sim};
+
+mod read;
+
+pub(crate) use read::pods_log;
 
 /// kube-proxy's metrics port.
 const METRICS_PORT: u16 = 10249;
@@ -213,14 +221,20 @@ fn probe_loop_of(c: &Value) -> Option<ProbeLoop> {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .unwrap_or(d)
     };
+    let loops = u32::try_from(num("LOCALITY_PROBE_LOOPS", 1))
+        .unwrap_or(1)
+        .clamp(1, 1000);
+    // What the server sustains: a minimum interval, and at most MAX_PROBE_TRIES_PER_SECOND
+    // tries per virtual second over all loops.
+    let floor = (u64::from(loops) * 1000).div_ceil(MAX_PROBE_TRIES_PER_SECOND);
     Some(ProbeLoop {
         host,
         port,
-        interval_ms: num("LOCALITY_PROBE_INTERVAL_MS", 100).max(1),
+        interval_ms: num("LOCALITY_PROBE_INTERVAL_MS", 100)
+            .max(MIN_PROBE_INTERVAL_MS)
+            .max(floor),
         timeout_ms: num("LOCALITY_PROBE_TIMEOUT_MS", 1000).max(1),
-        loops: u32::try_from(num("LOCALITY_PROBE_LOOPS", 1))
-            .unwrap_or(1)
-            .clamp(1, 1000),
+        loops,
     })
 }
 
@@ -575,201 +589,6 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<Millis> {
     let rel = (unix - locality_sim::time::EPOCH_UNIX_SECONDS as i64) * 1000 + ms;
     Some(rel.max(0) as Millis)
 }
-
-fn container_names(sim: &Sim, meta: &locality_model::objects::ObjectMeta) -> Vec<String> {
-    let ctx = crate::encode::Ctx::new(&sim.engine, &sim.raw);
-    ctx.raw_pod_spec(meta, &meta.namespace, 0)
-        .and_then(|v| v.get("containers"))
-        .and_then(Value::as_array)
-        .map(|cs| {
-            cs.iter()
-                .filter_map(|c| c.get("name").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// `GET /api/v1/namespaces/NS/pods/NAME/log`.
-pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) -> Result<Response, ApiError> {
-    let mut sim = shared.lock();
-    sim.catch_up();
-    shared.notify(&sim);
-    let key = ObjectKey::new(Kind::Pod, ns, name);
-    let pod = sim
-        .engine
-        .get(&key)
-        .and_then(Object::as_pod)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found("pods", "", name))?;
-    let uid = pod.pod.meta.uid.clone();
-    if !sim.clients.contains_key(&uid) && pod.pod.phase == PodPhase::Running {
-        // A pod made by a controller (its template declares the program): started late, now.
-        let ctx = crate::encode::Ctx::new(&sim.engine, &sim.raw);
-        let spec = ctx.raw_pod_spec(&pod.pod.meta, ns, 0).cloned();
-        if let Some(spec) = spec {
-            register(&mut sim, &key, &uid, &serde_json::json!({ "spec": spec }));
-            let now = sim.engine.now();
-            run_until(&mut sim, now);
-        }
-    }
-    let names = container_names(&sim, &pod.pod.meta);
-    let container = match (q.get("container").filter(|c| !c.is_empty()), names.as_slice()) {
-        (Some(c), ns) if ns.is_empty() || ns.iter().any(|n| n == c) => c.to_string(),
-        (Some(c), _) => {
-            return Err(ApiError::bad_request(format!(
-                "container {c} is not valid for pod {name}"
-            )));
-        }
-        (None, []) => "main".to_string(),
-        (None, [one]) => one.clone(),
-        (None, many) => {
-            return Err(ApiError::bad_request(format!(
-                "a container name must be specified for pod {name}, choose one of: [{}]",
-                many.join(" ")
-            )));
-        }
-    };
-    if pod.pod.phase == PodPhase::Pending {
-        return Err(ApiError::bad_request(format!(
-            "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
-        )));
-    }
-    let now = sim.engine.now();
-    // Invalid parameters are a 400 with a Status, as the API server's query decoding answers.
-    let mut since = match q.get("sinceTime") {
-        Some(t) => Some(
-            parse_rfc3339(t)
-                .ok_or_else(|| ApiError::bad_request(format!("sinceTime: {t:?} is not an RFC 3339 time")))?,
-        ),
-        None => None,
-    };
-    if let Some(s) = q.get("sinceSeconds")
-        && s.parse::<u64>().is_err()
-    {
-        return Err(ApiError::bad_request(format!(
-            "sinceSeconds: {s:?} is not a non-negative integer"
-        )));
-    }
-    if let Some(s) = q.get("sinceSeconds").and_then(|s| s.parse::<u64>().ok()) {
-        since = Some(since.unwrap_or(0).max(now.saturating_sub(s * 1000)));
-    }
-    let timestamps = q.flag("timestamps");
-    let mut lines: Vec<String> = Vec::new();
-    let mut sent = 0;
-    if let Some(c) = sim.clients.get(&uid) {
-        for (at, text) in c.log.iter().filter(|(at, _)| *at <= now) {
-            sent += 1;
-            if since.is_some_and(|s| *at < s) {
-                continue;
-            }
-            push_lines(&mut lines, *at, text, timestamps);
-        }
-    }
-    if let Some(n) = q.get("tailLines").and_then(|s| s.parse::<usize>().ok()) {
-        let skip = lines.len().saturating_sub(n);
-        lines.drain(..skip);
-    }
-    let mut out = lines.concat().into_bytes();
-    let limit = q.get("limitBytes").and_then(|s| s.parse::<usize>().ok());
-    if let Some(n) = limit {
-        out.truncate(n);
-    }
-    if !q.flag("follow") {
-        return Ok(response(200, "text/plain", Bytes::from(out)));
-    }
-    drop(sim);
-    let follow = Follow {
-        key,
-        uid,
-        sent,
-        timestamps,
-        remaining: limit.map(|n| n.saturating_sub(out.len())),
-    };
-    Ok(follow.stream(shared.clone(), out))
-}
-
-fn push_lines(lines: &mut Vec<String>, at: Millis, text: &str, timestamps: bool) {
-    for l in text.split_inclusive('\n') {
-        lines.push(if timestamps {
-            format!("{} {l}", rfc3339_nano(at))
-        } else {
-            l.to_string()
-        });
-    }
-}
-
-/// How often a followed log looks for new lines (wall time).
-const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// A `follow=true` read (k8s.io/kubernetes `pkg/kubelet/kuberuntime/logs` `ReadLogs` with
-/// `Follow`): the log so far, then each line as the virtual clock reaches its write instant,
-/// until the container terminates (the pod `Succeeded` or `Failed`, or gone), `limitBytes`
-/// is reached, or the client disconnects.
-struct Follow {
-    key: ObjectKey,
-    uid: String,
-    /// Log entries (visible ones) already read.
-    sent: usize,
-    timestamps: bool,
-    /// Bytes left under `limitBytes`.
-    remaining: Option<usize>,
-}
-
-impl Follow {
-    fn stream(mut self, shared: Arc<Shared>, first: Vec<u8>) -> Response {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
-        tokio::spawn(async move {
-            if !first.is_empty() && tx.send(Bytes::from(first)).await.is_err() {
-                return;
-            }
-            loop {
-                if self.remaining == Some(0) {
-                    return;
-                }
-                let (chunk, done) = self.poll(&shared);
-                if !chunk.is_empty() && tx.send(Bytes::from(chunk)).await.is_err() {
-                    return;
-                }
-                if done {
-                    return;
-                }
-                tokio::select! {
-                    () = tokio::time::sleep(FOLLOW_POLL) => {}
-                    () = tx.closed() => return,
-                }
-            }
-        });
-        crate::server::stream_response(rx, "text/plain")
-    }
-
-    /// The lines written since the last poll, and whether the container has terminated.
-    fn poll(&mut self, shared: &Shared) -> (Vec<u8>, bool) {
-        let sim = shared.lock();
-        let now = sim.engine.now();
-        let pod = sim
-            .engine
-            .get(&self.key)
-            .and_then(Object::as_pod)
-            .filter(|p| p.pod.meta.uid == self.uid);
-        let terminated = pod.is_none_or(|p| matches!(p.pod.phase, PodPhase::Succeeded | PodPhase::Failed));
-        let mut lines = Vec::new();
-        if let Some(c) = sim.clients.get(&self.uid) {
-            let visible = c.log.partition_point(|(at, _)| *at <= now);
-            for (at, text) in c.log.iter().take(visible).skip(self.sent) {
-                push_lines(&mut lines, *at, text, self.timestamps);
-            }
-            self.sent = self.sent.max(visible);
-        }
-        let mut out = lines.concat().into_bytes();
-        if let Some(left) = &mut self.remaining {
-            out.truncate(*left);
-            *left -= out.len();
-        }
-        (out, terminated)
-    }
-}
-
-type Response = http::Response<Body>;
 
 #[cfg(test)]
 mod tests {

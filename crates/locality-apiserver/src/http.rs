@@ -1,0 +1,373 @@
+//! The HTTP layer: connections (the header-read timeout, the virtual-clock driver), fault
+//! injection, the request timeout, request bodies read within [`MAX_REQUEST_BODY_BYTES`],
+//! content negotiation of create, update and delete bodies, query parameters, and the
+//! answers' framing (whole or streamed, with the headers every answer carries).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::{Bytes, Frame, Incoming};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::limits::{self, MAX_REQUEST_BODY_BYTES};
+use crate::protobuf;
+use crate::status::ApiError;
+use crate::{SERVER_HEADER, Shared};
+
+/// A response body: all at once, or a stream of chunks (watches).
+pub(crate) enum Body {
+    Full(Option<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match &mut *self {
+            Body::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Body::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Body::Full(None))
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match self {
+            Body::Full(Some(b)) => hyper::body::SizeHint::with_exact(b.len() as u64),
+            Body::Full(None) => hyper::body::SizeHint::with_exact(0),
+            Body::Stream(_) => hyper::body::SizeHint::default(),
+        }
+    }
+}
+
+/// Accepts connections until `stop`, and drives the virtual clock.
+pub(crate) async fn run(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let driver = shared.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(20));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tick.tick().await;
+            let mut sim = driver.lock();
+            sim.catch_up();
+            driver.notify(&sim);
+        }
+    });
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let shared = shared.clone();
+                let header_timeout = shared.limits.header_read_timeout;
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let shared = shared.clone();
+                        async move { with_faults(shared, req).await }
+                    });
+                    // A client that sends no request head in time is disconnected
+                    // (`HEADER_READ_TIMEOUT`; hyper also applies it between requests).
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(header_timeout)
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        }
+    }
+}
+
+pub(crate) fn response(code: u16, content_type: &str, body: Bytes) -> Response<Body> {
+    let mut r = Response::new(Body::Full(Some(body)));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    if let Ok(v) = content_type.parse() {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));
+    h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
+    r
+}
+
+pub(crate) fn json_response(code: u16, v: &Value) -> Response<Body> {
+    let bytes = serde_json::to_vec(v).unwrap_or_default();
+    response(code, "application/json", Bytes::from(bytes))
+}
+
+pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
+    json_response(e.code, &e.to_status())
+}
+
+/// Query parameters, percent-decoded.
+pub(crate) struct Query(HashMap<String, String>);
+
+impl Query {
+    pub(crate) fn parse(q: Option<&str>) -> Query {
+        let mut m = HashMap::new();
+        for pair in q.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            m.insert(percent_decode(k), percent_decode(v));
+        }
+        Query(m)
+    }
+
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
+        self.0.get(k).map(String::as_str)
+    }
+
+    pub(crate) fn flag(&self, k: &str) -> bool {
+        matches!(self.get(k), Some("1" | "true" | ""))
+    }
+}
+
+pub(crate) fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// An injected dropped connection: hyper closes the connection without answering.
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection dropped by fault injection (simulated)")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
+/// Applies the configured faults (latency, drops, 5xx, 409 on create), then [`handle`].
+async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
+    {
+        // Bounded: a long-running server keeps the first requests only.
+        let mut log = shared
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if log.len() < crate::MAX_REQUEST_LOG {
+            log.push((req.method().to_string(), req.uri().to_string()));
+        }
+    }
+    // A round trip: half the latency on the way in, half on the way out (so what a client
+    // reads is already that old when it arrives, as over a real network).
+    let half = shared.injector.faults.latency / 2;
+    if !half.is_zero() {
+        tokio::time::sleep(half).await;
+    }
+    let answer = faulted(shared, req).await;
+    if !half.is_zero() {
+        tokio::time::sleep(half).await;
+    }
+    answer
+}
+
+/// The injected fault's answer, else [`handle`]'s.
+async fn faulted(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
+    let faults = &shared.injector.faults;
+    let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
+    let watch = Query::parse(req.uri().query()).flag("watch");
+    if let Some(verb) = crate::faults::classify(req.method(), &segs, watch) {
+        match shared.injector.decide(verb) {
+            crate::faults::Decision::Serve => {}
+            crate::faults::Decision::Drop => return Err(Dropped),
+            crate::faults::Decision::Error => {
+                let (code, reason) = faults.code_and_reason();
+                return Ok(error_response(&ApiError::custom(
+                    code,
+                    reason,
+                    format!(
+                        "Internal error occurred: injected fault: {code} for {} (simulated API server)",
+                        verb.as_str()
+                    ),
+                )));
+            }
+            crate::faults::Decision::Conflict => {
+                let plural = segs.last().copied().unwrap_or_default();
+                return Ok(error_response(&ApiError::custom(
+                    409,
+                    "Conflict",
+                    format!(
+                        "Operation cannot be fulfilled on {plural}: the object has been modified; please apply your changes to the latest version and try again (injected fault, simulated API server)"
+                    ),
+                )));
+            }
+        }
+    }
+    Ok(handle(Arc::clone(&shared), req).await)
+}
+
+/// [`crate::router::route`] within the request timeout, unless the request is long-running (see
+/// [`crate::limits::REQUEST_TIMEOUT`]).
+pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
+    let long_running = crate::http::is_long_running(req.method(), &segs, &Query::parse(req.uri().query()));
+    let limit = shared.limits.request_timeout;
+    if long_running {
+        return crate::router::route(shared, req).await;
+    }
+    match tokio::time::timeout(limit, crate::router::route(shared, req)).await {
+        Ok(r) => r,
+        Err(_) => error_response(&crate::limits::request_timed_out()),
+    }
+}
+
+/// A streamed answer (a watch, a followed log) of `content_type`, with the headers every
+/// answer of the simulated server carries.
+pub(crate) fn stream_response(rx: mpsc::Receiver<Bytes>, content_type: &'static str) -> Response<Body> {
+    let mut r = Response::new(Body::Stream(rx));
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
+    h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));
+    h.insert("x-locality-simulated", http::HeaderValue::from_static("true"));
+    r
+}
+
+pub(crate) fn line(v: &Value) -> Bytes {
+    let mut b = serde_json::to_vec(v).unwrap_or_default();
+    b.push(b'\n');
+    Bytes::from(b)
+}
+
+/// Bytes of a refused body still read (and dropped) after its answer, so the client reads
+/// the answer instead of a reset connection: 256 KiB, Go's `net/http`
+/// `maxPostHandlerReadBytes`, which the real API server's `http.Server` drains likewise.
+const MAX_DRAIN_BYTES: usize = 256 << 10;
+
+/// The media types of create, update and delete bodies (k8s.io/apiserver
+/// `pkg/endpoints/handlers/negotiation` `NegotiateInputSerializer` over the serializers of
+/// built-in kinds).
+pub(crate) const BODY_TYPES: &[&str] = &["application/json", "application/yaml", protobuf::MEDIA_TYPE];
+
+/// Reads a request body of at most [`MAX_REQUEST_BODY_BYTES`].
+///
+/// # Errors
+/// A body declared (`Content-Length`) or found larger: `413 RequestEntityTooLarge`, as
+/// k8s.io/apiserver `pkg/endpoints/handlers/rest.go` `limitedReadBody`; a body that cannot be
+/// read: 400.
+pub(crate) async fn read_body(headers: &HeaderMap, mut body: Incoming) -> Result<Bytes, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_REQUEST_BODY_BYTES as u64) {
+        return Err(limits::body_too_large());
+    }
+    let mut out: Vec<u8> = Vec::new();
+    let mut over = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::bad_request(format!("cannot read the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else { continue };
+        if over == 0 && out.len() + data.len() <= MAX_REQUEST_BODY_BYTES {
+            out.extend_from_slice(&data);
+            continue;
+        }
+        over += data.len();
+        if over > MAX_DRAIN_BYTES {
+            break;
+        }
+    }
+    if over > 0 {
+        return Err(limits::body_too_large());
+    }
+    Ok(Bytes::from(out))
+}
+
+/// Whether a request is long-running, so not bounded by the request timeout: watches and the
+/// `pods/log` and `pods/proxy` subresources (kube-apiserver's `LongRunningFunc`: verbs
+/// `watch` and `proxy`, subresources `attach`, `exec`, `proxy`, `log`, `portforward`).
+pub(crate) fn is_long_running(method: &Method, segs: &[&str], q: &Query) -> bool {
+    if *method == Method::GET && q.get("watch").is_some() && q.flag("watch") {
+        return true;
+    }
+    matches!(
+        segs,
+        ["api", "v1", "namespaces", _, "pods", _, "log" | "proxy", ..]
+    )
+}
+
+/// The media type of a `Content-Type` (parameters dropped, lower case); empty when absent.
+pub(crate) fn media_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// The body of a create, update or delete as JSON or protobuf (decoded later): JSON (also
+/// when no `Content-Type` is sent, as upstream takes the first serializer) and protobuf as
+/// they are, YAML converted to JSON. Patches negotiate their own types.
+///
+/// # Errors
+/// Another media type: `415 UnsupportedMediaType` listing [`BODY_TYPES`]
+/// (`negotiation.NewUnsupportedMediaTypeError`); YAML that does not parse: 400.
+pub(crate) fn negotiate_body(method: &Method, headers: &HeaderMap, body: Bytes) -> Result<Bytes, ApiError> {
+    if !matches!(*method, Method::POST | Method::PUT | Method::DELETE) || body.is_empty() {
+        return Ok(body);
+    }
+    match media_type(headers).as_str() {
+        "" | "application/json" => Ok(body),
+        t if t == protobuf::MEDIA_TYPE => Ok(body),
+        "application/yaml" => {
+            let text = std::str::from_utf8(&body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+            let v: Value = serde_saphyr::from_str(text)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+            let json = serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?;
+            Ok(Bytes::from(json))
+        }
+        _ => {
+            let raw = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            Err(ApiError::unsupported_media_type(raw, BODY_TYPES))
+        }
+    }
+}
