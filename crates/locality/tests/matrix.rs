@@ -6,10 +6,10 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
+/// An example file, relative to the crate directory the tests (and the binary they start)
+/// run in, so that the reports' `source` is the same in every clone.
 fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
+    PathBuf::from("../../examples").join(name)
 }
 
 fn locality() -> Command {
