@@ -36,6 +36,12 @@ pub fn write_table(m: &Matrix<'_>, sel: &Selection, out: &mut dyn Write) -> io::
                 if r.fallback.is_some() {
                     verdict.push_str(" (terminating)");
                 }
+                if r.session_affinity.is_some() {
+                    verdict.push_str(" (sticky per client)");
+                }
+                if !r.source_ranges.is_empty() {
+                    verdict.push_str(" (from sourceRanges only)");
+                }
                 table.add_row(vec![
                     service.clone(),
                     port_text.clone(),

@@ -3,7 +3,7 @@
 
 use locality_audit::InputKind;
 use locality_live::{LiveOptions, LiveSnapshot, snapshot_blocking};
-use locality_model::matrix::{DataPlane, MatrixConfig};
+use locality_model::matrix::{Assumed, DataPlane, MatrixConfig};
 use locality_model::objects::ClusterState;
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
@@ -26,6 +26,9 @@ pub struct Loaded {
     pub files: Vec<String>,
     /// Kinds the live cluster refused to list (they disable some conclusions).
     pub forbidden: Vec<String>,
+    /// What was assumed rather than read (versions, proxy mode): routes that depend on it
+    /// say so ([`locality_model::matrix::Assumed`]).
+    pub assumed: Assumed,
 }
 
 fn forced_mode(arg: Option<ProxyModeArg>) -> Option<DataPlane> {
@@ -127,8 +130,13 @@ fn load_any(
             args.kube_proxy_version.as_deref(),
             ui,
         )?;
-        let data_plane =
-            forced_mode(args.proxy_mode).unwrap_or(DataPlane::KubeProxy(Some(ProxyMode::Iptables)));
+        let forced = forced_mode(args.proxy_mode);
+        let assumed = Assumed {
+            kube_proxy_version: versions.kube_proxy_assumed,
+            kube_version: versions.kube_assumed,
+            proxy_mode: forced.is_none(),
+        };
+        let data_plane = forced.unwrap_or(DataPlane::KubeProxy(Some(ProxyMode::Iptables)));
         let config = MatrixConfig {
             kube_version: versions.kube,
             kube_proxy_version: versions.kube_proxy,
@@ -142,6 +150,7 @@ fn load_any(
             kind: InputKind::Files,
             files: loaded.files,
             forbidden: Vec::new(),
+            assumed,
         });
     }
     let opts = LiveOptions {
@@ -163,12 +172,18 @@ fn load_any(
         ui.warn(w);
     }
     let clamp = |v: KubeVersion| v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST);
-    let kube = parse("--kube-version", &args.kube_version)?
-        .or(snap.server_version.map(clamp))
-        .unwrap_or(KubeVersion::NEWEST);
-    let kube_proxy = parse("--kube-proxy-version", &args.kube_proxy_version)?
-        .or(snap.kube_proxy_version.map(clamp))
-        .unwrap_or(kube);
+    let kube_given = parse("--kube-version", &args.kube_version)?.or(snap.server_version.map(clamp));
+    let kube = kube_given.unwrap_or(KubeVersion::NEWEST);
+    let kube_proxy_given =
+        parse("--kube-proxy-version", &args.kube_proxy_version)?.or(snap.kube_proxy_version.map(clamp));
+    let kube_proxy = kube_proxy_given.unwrap_or(kube);
+    // A mode read from the cluster (or forced) is known; an unknown one is evaluated in
+    // every mode, so nothing is assumed about it.
+    let assumed = Assumed {
+        kube_proxy_version: kube_proxy_given.is_none(),
+        kube_version: kube_given.is_none(),
+        proxy_mode: false,
+    };
     let data_plane = match forced_mode(args.proxy_mode) {
         Some(d) => d,
         None => {
@@ -200,6 +215,7 @@ fn load_any(
         kind: InputKind::Live,
         files: Vec::new(),
         forbidden: snap.forbidden,
+        assumed,
     })
 }
 
@@ -248,6 +264,8 @@ fn load_simulated(
         kind: InputKind::Simulated,
         files: Vec::new(),
         forbidden: Vec::new(),
+        // The simulation's versions and modes are its own: nothing is assumed.
+        assumed: Assumed::default(),
     })
 }
 
