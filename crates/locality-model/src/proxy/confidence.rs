@@ -76,7 +76,7 @@ impl MissingFact {
                 "the control plane's version is assumed and these EndpointSlices were derived with hints whose rules changed between releases: give --kube-version, or the observed EndpointSlices"
             }
             MissingFact::ProxyMode => {
-                "kube-proxy's mode is not known (files are read as iptables) and the modes disagree here: give --proxy-mode"
+                "kube-proxy's mode is not known (unknown, or assumed iptables for files) and the modes disagree here: give --proxy-mode"
             }
         }
     }
