@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use locality_model::endpointslice::TopologyCache;
 use locality_model::matrix::{DataPlane, Matrix, PortEntry};
 use locality_model::objects::{ClusterState, EndpointSlice, Node, Service, Workload, WorkloadKind};
-use locality_model::proxy::ProxyMode;
+use locality_model::proxy::{MissingFacts, ProxyMode};
 use locality_model::selector::service_selects;
 use locality_model::version::{ControlPlaneFeatures, ProxyFeatures};
 
@@ -507,6 +507,9 @@ impl<'a, 's> Ctx<'a, 's> {
                 fix: String::new(),
                 docs_url: rule.docs_url(),
                 suppression: None,
+                // Set from the port summaries once every rule has run (`lib.rs` `run`).
+                confidence: None,
+                missing_facts: MissingFacts::NONE,
             },
         }
     }

@@ -60,7 +60,7 @@ pub fn audit(state: &ClusterState, matrix: &Matrix<'_>, options: &AuditOptions) 
     let wants_shape = options.assumed_nodes.is_some_and(|n| n > 0) || !options.assumed_zones.is_empty();
     if state.nodes.is_empty() && wants_shape {
         let (synth, shape) = shape::synthesize(state, options.assumed_nodes, &options.assumed_zones);
-        let m = Matrix::new(&synth, matrix.config.clone());
+        let m = Matrix::new(&synth, matrix.config.clone()).assuming(matrix.assumed);
         let mut report = run(&synth, &m, options, true);
         report.assumed_shape = Some(shape);
         return report;
@@ -72,6 +72,42 @@ pub fn audit(state: &ClusterState, matrix: &Matrix<'_>, options: &AuditOptions) 
             .push("--nodes/--zones ignored: the input has Nodes, the audit uses them".to_string());
     }
     report
+}
+
+/// Gives each finding the least sure assessment of the routes of the service ports it
+/// concerns (its port and family when it names them, else every port of its Service).
+fn assess(m: &Matrix<'_>, summaries: &[locality_model::matrix::PortSummary], findings: &mut [Finding]) {
+    let mut by_service: HashMap<(&str, &str), Vec<&locality_model::matrix::PortSummary>> = HashMap::new();
+    for s in summaries {
+        let svc = &m.ports[s.port].service.meta;
+        by_service
+            .entry((svc.namespace.as_str(), svc.name.as_str()))
+            .or_default()
+            .push(s);
+    }
+    for f in findings {
+        let mut acc: Option<locality_model::proxy::Assessment> = None;
+        let key = (f.service.namespace.as_str(), f.service.name.as_str());
+        for s in by_service.get(&key).into_iter().flatten() {
+            let entry = &m.ports[s.port];
+            let port = &entry.info.port;
+            let same_port = f
+                .port
+                .as_ref()
+                .is_none_or(|p| p.name == port.name && p.protocol == port.protocol && p.port == port.port);
+            let same_family = f.ip_family.is_none_or(|fam| fam == entry.info.family);
+            if same_port
+                && same_family
+                && let Some(a) = s.assessment
+            {
+                acc = Some(acc.map_or(a, |b| b.meet(a)));
+            }
+        }
+        if let Some(a) = acc {
+            f.confidence = Some(a.level);
+            f.missing_facts = a.missing;
+        }
+    }
 }
 
 fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bool) -> AuditReport {
@@ -93,6 +129,7 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
     });
 
     let mut findings = std::mem::take(&mut ctx.out);
+    assess(m, &port_summaries, &mut findings);
     // Annotations first (they win), then the configuration's severities and exemptions.
     let mut suppress_notes = suppress::apply(state, &mut findings);
     let today = options.today.unwrap_or(jiff::civil::Date::MAX);

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use locality_model::objects::{IpFamily, Origin, Protocol};
+use locality_model::proxy::{Confidence, MissingFacts};
 use locality_model::proxy::{Destination, ProxyMode, Source};
 use serde::Serialize;
 
@@ -186,6 +187,14 @@ pub struct Finding {
     /// never failing `--fail-on`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suppression: Option<crate::suppress::Suppression>,
+    /// How sure the finding is: the least sure of the routes of the service port(s) it
+    /// concerns (`upstream-test`, `source-read`, `inferred`); absent when no route backs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// What those routes depend on that the input does not give (`kube-proxy-version`,
+    /// `kube-version`, `proxy-mode`); the confidence is then `inferred`. Absent when nothing.
+    #[serde(skip_serializing_if = "MissingFacts::is_empty")]
+    pub missing_facts: MissingFacts,
 }
 
 /// A rule that did not run, and why.

@@ -190,6 +190,37 @@ fn json_shape() {
     assert!(v["skippedRules"][0]["reason"].is_string());
 }
 
+/// A finding carries the least sure assessment of its port's routes. With the proxy mode
+/// assumed (files without `--proxy-mode`), LOC001's blind nodes would be refused, not
+/// dropped, under ipvs: the finding is `inferred` and names `proxy-mode`; with the mode
+/// given, nothing is missing.
+#[test]
+fn findings_carry_the_confidence_of_their_routes_and_what_is_missing() {
+    let state = agent_cluster(3, &[1]);
+    let given = run(&state);
+    let f = one(&given, RuleId::Loc001);
+    assert!(f.confidence.is_some());
+    assert!(f.missing_facts.is_empty());
+    let v = serde_json::to_value(f).unwrap();
+    assert!(v.get("missingFacts").is_none(), "omitted when nothing is missing");
+    let m = locality_model::matrix::Matrix::new(&state, config(ProxyMode::Iptables)).assuming(
+        locality_model::matrix::Assumed {
+            proxy_mode: true,
+            ..Default::default()
+        },
+    );
+    let assumed = locality_audit::audit(&state, &m, &AuditOptions::default());
+    let f = one(&assumed, RuleId::Loc001);
+    assert_eq!(f.confidence, Some(locality_model::proxy::Confidence::Inferred));
+    assert!(
+        f.missing_facts
+            .contains(locality_model::proxy::MissingFact::ProxyMode)
+    );
+    let v = serde_json::to_value(f).unwrap();
+    assert_eq!(v["confidence"], "inferred");
+    assert_eq!(v["missingFacts"], serde_json::json!(["proxy-mode"]));
+}
+
 #[test]
 fn every_rule_has_metadata() {
     for r in RuleId::ALL {

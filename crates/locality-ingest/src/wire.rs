@@ -993,6 +993,25 @@ pub(crate) struct ServiceSpecW {
     load_balancer_source_ranges: Vec<String>,
     #[serde(default)]
     allocate_load_balancer_node_ports: Option<bool>,
+    #[serde(default, deserialize_with = "opt_nonempty")]
+    session_affinity: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    session_affinity_config: M<SessionAffinityConfigW>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct SessionAffinityConfigW {
+    #[serde(default, rename = "clientIP", deserialize_with = "nullable")]
+    client_ip: M<ClientIpConfigW>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ClientIpConfigW {
+    /// An `int32` (validated to 1..=86400 upstream); `null` is unset.
+    #[serde(default)]
+    timeout_seconds: Option<Int64>,
 }
 
 #[derive(Deserialize)]
@@ -1117,6 +1136,15 @@ pub(crate) fn build_service(
         publish_not_ready_addresses: spec.publish_not_ready_addresses,
         load_balancer_source_ranges: spec.load_balancer_source_ranges,
         allocate_load_balancer_node_ports: spec.allocate_load_balancer_node_ports,
+        session_affinity: spec.session_affinity,
+        // Out of the API's range (a file the API server would refuse): read as unset.
+        session_affinity_timeout_seconds: spec
+            .session_affinity_config
+            .0
+            .client_ip
+            .0
+            .timeout_seconds
+            .and_then(|t| u32::try_from(t.0).ok()),
         load_balancer_ingress: status
             .load_balancer
             .0

@@ -341,6 +341,32 @@ fn toleration_seconds_negative_null_and_absent() {
     assert_eq!(seconds, vec![Some(-1), None, None, Some(i64::MAX)]);
 }
 
+/// `spec.sessionAffinity` and `sessionAffinityConfig.clientIP.timeoutSeconds` as written;
+/// defaults are the admission step's (`SetDefaults_Service`).
+#[test]
+fn session_affinity_and_client_ip_timeout() {
+    let l = load(
+        "svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: n}\nspec: {sessionAffinity: ClientIP, sessionAffinityConfig: {clientIP: {timeoutSeconds: 600}}}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: n}\nspec: {sessionAffinity: ClientIP, sessionAffinityConfig: {clientIP: null}}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: c, namespace: n}\nspec: {sessionAffinityConfig: null}\n",
+    );
+    let read: Vec<(Option<&str>, Option<u32>)> = l
+        .state
+        .services
+        .iter()
+        .map(|s| (s.session_affinity.as_deref(), s.session_affinity_timeout_seconds))
+        .collect();
+    assert_eq!(
+        read,
+        vec![
+            (Some("ClientIP"), Some(600)),
+            (Some("ClientIP"), None),
+            (None, None)
+        ]
+    );
+    assert_eq!(l.state.services[1].client_ip_affinity_seconds(), Some(10800));
+    assert_eq!(l.state.services[2].client_ip_affinity_seconds(), None);
+}
+
 #[test]
 fn endpoints_core_v1() {
     let yaml = "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: db\n  namespace: n\n  labels: {endpointslice.kubernetes.io/skip-mirror: \"false\"}\n  annotations: {control-plane.alpha.kubernetes.io/leader: \"{}\", other: dropped}\nsubsets:\n- addresses:\n  - ip: 10.0.0.1\n    nodeName: n1\n    hostname: db-0\n    targetRef: {kind: Pod, namespace: n, name: db-0, uid: u-1}\n  - {ip: 010.000.000.002}\n  notReadyAddresses:\n  - {ip: \"fd00::3\", nodeName: \"\"}\n  ports:\n  - {name: sql, port: 5432}\n  - {port: 53, protocol: UDP}\n- addresses: null\n  ports: null\n";

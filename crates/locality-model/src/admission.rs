@@ -17,7 +17,8 @@
 //!   since the model's types have no "unset" for them, and records them the same way),
 //!   `internalTrafficPolicy: Cluster` for every type but ExternalName, `externalTrafficPolicy:
 //!   Cluster` for NodePort and LoadBalancer, `allocateLoadBalancerNodePorts: true` for
-//!   LoadBalancer.
+//!   LoadBalancer, `sessionAffinity: None`, and for `ClientIP` without one
+//!   `sessionAffinityConfig.clientIP.timeoutSeconds: 10800`.
 //! - The Service registry's allocators (`pkg/registry/core/service/storage/alloc.go`): cluster
 //!   IPs, `ipFamilies` (the cluster's primary family, taken as IPv4, unless the cluster IPs
 //!   say otherwise) and node ports. Numbers a file does not give stay unknown: the routes they
@@ -26,7 +27,8 @@
 //!   the kubeconfig context's namespace, else `default`.
 
 use crate::objects::{
-    ClusterState, Defaulted, DefaultedBy, IpFamily, ObjectMeta, Protocol, Service, ServiceType, TrafficPolicy,
+    ClusterState, DEFAULT_CLIENT_IP_AFFINITY_SECONDS, Defaulted, DefaultedBy, IpFamily, ObjectMeta, Protocol,
+    Service, ServiceType, TrafficPolicy,
 };
 
 /// What [`admit`] needs to know that the objects do not say.
@@ -153,6 +155,25 @@ fn admit_service(svc: &mut Service) -> usize {
             &mut svc.meta,
             "spec.allocateLoadBalancerNodePorts",
             "true",
+            DefaultedBy::Defaulting,
+        );
+    }
+    // `SessionAffinityConfig` is dropped for `None` and filled in for `ClientIP`.
+    if svc.session_affinity.is_none() {
+        svc.session_affinity = Some("None".into());
+        note(
+            &mut svc.meta,
+            "spec.sessionAffinity",
+            "None",
+            DefaultedBy::Defaulting,
+        );
+    }
+    if svc.session_affinity.as_deref() == Some("ClientIP") && svc.session_affinity_timeout_seconds.is_none() {
+        svc.session_affinity_timeout_seconds = Some(DEFAULT_CLIENT_IP_AFFINITY_SECONDS);
+        note(
+            &mut svc.meta,
+            "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
+            &DEFAULT_CLIENT_IP_AFFINITY_SECONDS.to_string(),
             DefaultedBy::Defaulting,
         );
     }
@@ -290,6 +311,37 @@ mod tests {
         let s = &state.services[0];
         assert!(!s.has_node_port(&s.ports[0]));
         assert!(!s.defaulted_field("spec.ports[0].nodePort"));
+    }
+
+    /// `SetDefaults_Service`: `sessionAffinity` unset is `None`; `ClientIP` without
+    /// `timeoutSeconds` gets `DefaultClientIPServiceAffinitySeconds` (10800); a written timeout stays.
+    #[test]
+    fn set_defaults_service_session_affinity_and_client_ip_timeout() {
+        let svc = |affinity: Option<&str>, timeout| Service {
+            session_affinity: affinity.map(Into::into),
+            session_affinity_timeout_seconds: timeout,
+            ports: vec![ServicePort::default()],
+            ..Service::default()
+        };
+        let mut state = ClusterState {
+            services: vec![
+                svc(None, None),
+                svc(Some("ClientIP"), None),
+                svc(Some("ClientIP"), Some(60)),
+            ],
+            ..ClusterState::default()
+        };
+        admit(&mut state, &AdmissionOptions::default());
+        let [none, sticky, short] = &state.services[..] else {
+            unreachable!()
+        };
+        assert_eq!(none.session_affinity.as_deref(), Some("None"));
+        assert!(none.defaulted_field("spec.sessionAffinity"));
+        assert_eq!(none.client_ip_affinity_seconds(), None);
+        assert_eq!(sticky.session_affinity_timeout_seconds, Some(10800));
+        assert!(sticky.defaulted_field("spec.sessionAffinityConfig.clientIP.timeoutSeconds"));
+        assert_eq!(short.client_ip_affinity_seconds(), Some(60));
+        assert!(!short.defaulted_field("spec.sessionAffinityConfig.clientIP.timeoutSeconds"));
     }
 
     /// Admission is idempotent: a state admitted twice is the state admitted once.

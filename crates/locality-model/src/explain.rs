@@ -74,6 +74,31 @@ pub struct ModeVerdict {
     pub reason: Reason,
 }
 
+/// `sessionAffinity: ClientIP` as Kubernetes writes it (`sessionAffinityConfig.clientIP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SessionAffinity {
+    /// `clientIP`.
+    #[serde(rename = "clientIP")]
+    pub client_ip: ClientIpAffinity,
+}
+
+/// `sessionAffinityConfig.clientIP`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientIpAffinity {
+    /// How long a client address sticks to its endpoint after its last new connection.
+    pub timeout_seconds: u32,
+}
+
+impl SessionAffinity {
+    /// Client-IP affinity with `timeout_seconds`.
+    pub fn client_ip(timeout_seconds: u32) -> Self {
+        SessionAffinity {
+            client_ip: ClientIpAffinity { timeout_seconds },
+        }
+    }
+}
+
 /// The explanation of one route.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -121,6 +146,19 @@ pub struct Explanation {
     pub confidence: crate::proxy::Confidence,
     /// What the confidence means, in words.
     pub confidence_note: &'static str,
+    /// What the verdict depends on that the input does not give (codes), which lowered the
+    /// confidence.
+    pub missing_facts: crate::proxy::MissingFacts,
+    /// Each missing fact in words, with what would supply it.
+    pub missing_notes: Vec<&'static str>,
+    /// `sessionAffinity: ClientIP` on a delivered route: each client address sticks to one
+    /// of `deliveredTo` (not a uniform spread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_affinity: Option<SessionAffinity>,
+    /// The `loadBalancerSourceRanges` the verdict is conditional on (the client's address must
+    /// be inside one; from elsewhere the connection is dropped). Empty when none applies.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub source_ranges: Vec<String>,
     /// What the client sees.
     pub client_sees: &'static str,
     /// Masqueraded.
@@ -188,7 +226,10 @@ fn hint_decision_text(d: &HintDecision, endpoints: &[ProxyEndpoint], zone: &str,
     }
 }
 
-fn confidence_note(c: crate::proxy::Confidence) -> &'static str {
+fn confidence_note(c: crate::proxy::Confidence, missing: crate::proxy::MissingFacts) -> &'static str {
+    if !missing.is_empty() {
+        return "not established: the verdict depends on what the input does not say";
+    }
     match c {
         crate::proxy::Confidence::UpstreamTest => "pinned by an upstream unit test",
         crate::proxy::Confidence::SourceRead => "read in upstream source, not pinned by a test",
@@ -230,6 +271,9 @@ fn remedies(route: &MatrixRoute, node: &str, m: &Matrix<'_>, port: usize) -> Vec
         ),
         Reason::NftablesHostExternalDrop => out.push(format!(
             "run a Ready endpoint on {node}, or reach the Service by its clusterIP from host-network clients"
+        )),
+        Reason::LoadBalancerSourceRanges => out.push(format!(
+            "add {node}'s address (or a range holding it) to loadBalancerSourceRanges, or reach the Service by its clusterIP from inside the cluster"
         )),
         _ => {}
     }
@@ -309,6 +353,18 @@ pub fn explain(
     if let Some(a) = &entry.info.hints_annotation {
         policy.push(format!("topology annotation: {a}"));
     }
+    if let Some(t) = entry.info.sticky_max_age_seconds {
+        policy.push(format!("sessionAffinity: ClientIP (timeoutSeconds: {t})"));
+    }
+    if destination == Destination::LoadBalancer && !entry.info.load_balancer_source_ranges.is_empty() {
+        let ranges: Vec<String> = entry
+            .info
+            .load_balancer_source_ranges
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        policy.push(format!("loadBalancerSourceRanges: [{}]", ranges.join(", ")));
+    }
     let mut defaulted: Vec<String> = svc
         .meta
         .defaulted
@@ -367,7 +423,25 @@ pub fn explain(
             .collect(),
         reason: route.route.reason,
         confidence: route.route.confidence,
-        confidence_note: confidence_note(route.route.confidence),
+        confidence_note: confidence_note(route.route.confidence, route.route.missing),
+        missing_facts: route.route.missing,
+        missing_notes: route
+            .route
+            .missing
+            .iter()
+            .map(crate::proxy::MissingFact::explain)
+            .collect(),
+        session_affinity: route.route.session_affinity.map(SessionAffinity::client_ip),
+        source_ranges: if route.route.source_ranges {
+            entry
+                .info
+                .load_balancer_source_ranges
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        },
         client_sees: route.route.verdict.client_sees(),
         masquerade: route.route.masquerade,
         trace: route.route.trace.clone(),

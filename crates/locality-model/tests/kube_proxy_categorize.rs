@@ -65,6 +65,8 @@ fn svc(s: Svc) -> ServicePortInfo {
         hints_annotation: None,
         not_proxied: None,
         has_node_port: s.node_port != 0,
+        sticky_max_age_seconds: None,
+        load_balancer_source_ranges: vec![],
     }
 }
 

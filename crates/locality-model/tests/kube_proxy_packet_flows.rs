@@ -10,6 +10,11 @@
 
 mod support;
 
+#[path = "packet_flows/confidence.rs"]
+mod confidence;
+#[path = "packet_flows/external.rs"]
+mod external;
+
 use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
 use locality_model::objects::*;
 use locality_model::proxy::{Destination, ProxyMode, Source, VerdictKind};

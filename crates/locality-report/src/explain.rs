@@ -198,6 +198,20 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
             )?;
         }
     }
+    if let Some(a) = &e.session_affinity {
+        writeln!(
+            out,
+            "Spread:     sessionAffinity ClientIP: each client address sticks to one of these endpoints (which one is not predictable) for {}s after its last new connection; not uniform",
+            a.client_ip.timeout_seconds
+        )?;
+    }
+    if !e.source_ranges.is_empty() {
+        writeln!(
+            out,
+            "Only from:  clients inside loadBalancerSourceRanges [{}]; from anywhere else kube-proxy drops the connection (a timeout)",
+            e.source_ranges.join(", ")
+        )?;
+    }
     if e.verdict == VerdictKind::Deliver {
         writeln!(
             out,
@@ -215,6 +229,9 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
         e.confidence.as_str(),
         e.confidence_note
     )?;
+    for note in &e.missing_notes {
+        writeln!(out, "            lowered: {note}")?;
+    }
     if !e.remedies.is_empty() {
         writeln!(out, "\nWhat would change it:")?;
         for r in &e.remedies {

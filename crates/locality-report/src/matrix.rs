@@ -6,9 +6,10 @@
 
 use std::io::{self, Write};
 
+use locality_model::explain::SessionAffinity;
 use locality_model::matrix::{DataPlane, Matrix, MatrixRoute, PortEntry};
 use locality_model::objects::TrafficPolicy;
-use locality_model::proxy::Route;
+use locality_model::proxy::{MissingFacts, Route};
 use serde::Serialize;
 
 /// `apiVersion` of every locality document.
@@ -115,6 +116,19 @@ pub struct RouteDoc {
     pub reason: &'static str,
     /// `upstream-test`, `source-read` or `inferred`.
     pub confidence: &'static str,
+    /// What the verdict depends on that the input does not give (`kube-proxy-version`,
+    /// `kube-version`, `proxy-mode`); present only when something is missing (the confidence
+    /// is then `inferred`).
+    #[serde(skip_serializing_if = "MissingFacts::is_empty")]
+    pub missing_facts: MissingFacts,
+    /// `sessionAffinity: ClientIP` on a delivered route: each client address sticks to one of
+    /// `endpoints`; present only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_affinity: Option<SessionAffinity>,
+    /// The `loadBalancerSourceRanges` the verdict holds for (clients elsewhere are dropped);
+    /// present only then.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub source_ranges: Vec<String>,
     /// Present only when the proxy mode is unknown and the modes disagree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by_mode: Option<ByModeDoc>,
@@ -181,6 +195,18 @@ pub fn route_doc(entry: &PortEntry<'_>, r: &Route) -> RouteDoc {
         masquerade: r.masquerade,
         reason: r.reason.as_str(),
         confidence: r.confidence.as_str(),
+        missing_facts: r.missing,
+        session_affinity: r.session_affinity.map(SessionAffinity::client_ip),
+        source_ranges: if r.source_ranges {
+            entry
+                .info
+                .load_balancer_source_ranges
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        },
         by_mode: None,
     }
 }

@@ -48,6 +48,12 @@ pub fn write_table(
                 if r.fallback.is_some() {
                     verdict.push_str(" (terminating)");
                 }
+                if r.session_affinity.is_some() {
+                    verdict.push_str(" (sticky per client)");
+                }
+                if !r.source_ranges.is_empty() {
+                    verdict.push_str(" (from sourceRanges only)");
+                }
                 verdicts.push(match r.verdict {
                     "deliver" => VerdictKind::Deliver,
                     "drop" => VerdictKind::Drop,

@@ -63,6 +63,11 @@ pub struct Versions {
     pub kube_proxy: KubeVersion,
     /// Per-node kube-proxy versions (from each Node's kubeletVersion when not forced).
     pub per_node: BTreeMap<String, KubeVersion>,
+    /// No `--kube-version`: the control plane's version is assumed.
+    pub kube_assumed: bool,
+    /// No `--kube-proxy-version`: kube-proxy's version is assumed (from `--kube-version`, the
+    /// kubelets' versions or the newest release).
+    pub kube_proxy_assumed: bool,
 }
 
 fn parse_flag(flag: &str, value: &str) -> Result<KubeVersion, CliError> {
@@ -137,6 +142,8 @@ pub fn resolve_versions(
         kube,
         kube_proxy,
         per_node,
+        kube_assumed: kube_forced.is_none(),
+        kube_proxy_assumed: proxy_forced.is_none(),
     })
 }
 

@@ -3,7 +3,7 @@
 
 use locality_audit::InputKind;
 use locality_live::{LiveOptions, LiveSnapshot, snapshot_blocking};
-use locality_model::matrix::{DataPlane, MatrixConfig};
+use locality_model::matrix::{Assumed, DataPlane, MatrixConfig};
 use locality_model::objects::ClusterState;
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
@@ -33,6 +33,9 @@ pub struct Loaded {
     pub simulated: bool,
     /// The version the API server reported (`v1.35.0`), live only.
     pub cluster_version: Option<String>,
+    /// What was assumed rather than read (versions, proxy mode): routes that depend on it
+    /// say so ([`locality_model::matrix::Assumed`]).
+    pub assumed: Assumed,
 }
 
 impl Loaded {
@@ -149,8 +152,13 @@ fn load_any(
             args.kube_proxy_version.as_deref(),
             ui,
         )?;
-        let data_plane =
-            forced_mode(args.proxy_mode).unwrap_or(DataPlane::KubeProxy(Some(ProxyMode::Iptables)));
+        let forced = forced_mode(args.proxy_mode);
+        let assumed = Assumed {
+            kube_proxy_version: versions.kube_proxy_assumed,
+            kube_version: versions.kube_assumed,
+            proxy_mode: forced.is_none(),
+        };
+        let data_plane = forced.unwrap_or(DataPlane::KubeProxy(Some(ProxyMode::Iptables)));
         let config = MatrixConfig {
             kube_version: versions.kube,
             kube_proxy_version: versions.kube_proxy,
@@ -167,6 +175,7 @@ fn load_any(
             forbidden: Vec::new(),
             simulated: false,
             cluster_version: None,
+            assumed,
         });
     }
     let opts = LiveOptions {
@@ -193,12 +202,18 @@ fn load_any(
         ui.warn(w);
     }
     let clamp = |v: KubeVersion| v.clamp(KubeVersion::OLDEST, KubeVersion::NEWEST);
-    let kube = parse("--kube-version", &args.kube_version)?
-        .or(snap.server_version.map(clamp))
-        .unwrap_or(KubeVersion::NEWEST);
-    let kube_proxy = parse("--kube-proxy-version", &args.kube_proxy_version)?
-        .or(snap.kube_proxy_version.map(clamp))
-        .unwrap_or(kube);
+    let kube_given = parse("--kube-version", &args.kube_version)?.or(snap.server_version.map(clamp));
+    let kube = kube_given.unwrap_or(KubeVersion::NEWEST);
+    let kube_proxy_given =
+        parse("--kube-proxy-version", &args.kube_proxy_version)?.or(snap.kube_proxy_version.map(clamp));
+    let kube_proxy = kube_proxy_given.unwrap_or(kube);
+    // A mode read from the cluster (or forced) is known; an unknown one is evaluated in
+    // every mode, so nothing is assumed about it.
+    let assumed = Assumed {
+        kube_proxy_version: kube_proxy_given.is_none(),
+        kube_version: kube_given.is_none(),
+        proxy_mode: false,
+    };
     let data_plane = match forced_mode(args.proxy_mode) {
         Some(d) => d,
         None => {
@@ -233,6 +248,7 @@ fn load_any(
         source: ReportSource::live(snap.target.context.clone()),
         simulated: snap.simulated,
         cluster_version: snap.server_git_version.clone(),
+        assumed,
     })
 }
 
@@ -284,6 +300,8 @@ fn load_simulated(
         source: ReportSource::simulated(topology, args.sim_at),
         simulated: true,
         cluster_version: None,
+        // The simulation's versions and modes are its own: nothing is assumed.
+        assumed: Assumed::default(),
     })
 }
 

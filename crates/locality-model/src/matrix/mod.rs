@@ -11,22 +11,25 @@
 //! representative answers for all of them.
 
 use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 
 use crate::endpointslice;
 use crate::endpointslice::mirroring::{self, NotMirrored, SkippedAddress};
 use crate::objects::{ClusterState, EndpointSlice, Endpoints, Node, Pod, Service};
-use crate::proxy::duplicates::{self, DuplicateEndpoint};
+use crate::proxy::duplicates::DuplicateEndpoint;
 use crate::proxy::{
-    CategorizeIndex, CategorizedEndpoints, CategorySignature, Confidence, Destination, ProxyEndpoint,
-    ProxyMode, ProxyNode, Route, RouteQuery, ServicePortInfo, Source, TraceStep, VerdictKind,
-    endpoints_for_port, route,
+    CategorizeIndex, CategorizedEndpoints, CategorySignature, Destination, ProxyEndpoint, ProxyMode,
+    ProxyNode, Route, ServicePortInfo, Source, VerdictKind, endpoints_for_port,
 };
 use crate::selector::service_selects;
 use crate::version::{ControlPlaneFeatures, KubeVersion, ProxyFeatures};
 
+mod assumptions;
 mod inputs;
+mod routes;
 mod summary;
 
+pub use assumptions::{Assumed, VersionSensitivity};
 use inputs::{PodIndex, destinations, mirror_endpoints};
 pub use summary::{PortSummary, VerdictCounts};
 
@@ -118,6 +121,15 @@ impl MatrixNode<'_> {
     pub fn name(&self) -> &str {
         &self.node.meta.name
     }
+    /// kube-proxy's node IP in `family`: the Node's first InternalIP of that family
+    /// (`pkg/proxy/util` `GetNodeIPs` reads the Node's addresses), when the input has one.
+    pub fn ip(&self, family: crate::objects::IpFamily) -> Option<IpAddr> {
+        self.node
+            .internal_ips
+            .iter()
+            .copied()
+            .find(|ip| crate::objects::IpFamily::of(ip) == family)
+    }
 }
 
 /// One service port in one IP family, with its endpoints.
@@ -137,6 +149,17 @@ pub struct PortEntry<'s> {
     pub endpoint_source: EndpointSource,
     /// Destinations this port has (clusterIP always, others when configured).
     pub destinations: Vec<Destination>,
+    /// Which version-dependent rules its routes may follow ([`VersionSensitivity`]).
+    pub sensitivity: VersionSensitivity,
+}
+
+impl PortEntry<'_> {
+    /// A load balancer VIP behind `loadBalancerSourceRanges`: the node's own traffic to it is
+    /// decided by each node's address, so nodes do not route alike within a group.
+    pub fn firewalled(&self) -> bool {
+        self.destinations.contains(&Destination::LoadBalancer)
+            && !self.info.load_balancer_source_ranges.is_empty()
+    }
 }
 
 /// A route with, when the proxy mode is unknown and the modes disagree, each mode's route.
@@ -190,6 +213,9 @@ pub struct Matrix<'s> {
     pub ports: Vec<PortEntry<'s>>,
     /// Notes.
     pub notes: MatrixNotes,
+    /// What the caller assumed rather than read ([`Matrix::assuming`]); routes that depend on
+    /// it name the missing fact and are at most `inferred`.
+    pub assumed: Assumed,
     default_proxy: ProxyFeatures,
     /// Groups of nodes that categorize alike unless special: (zone, proxy features, windows).
     groups: Vec<NodeGroup>,
@@ -314,17 +340,19 @@ impl<'s> Matrix<'s> {
             // service-proxy-name; the EndpointSlice controller copies the Service's labels
             // onto its slices, the mirroring controller the Endpoints'). Judged at the default
             // kube-proxy version.
-            let slice_refs: Vec<&EndpointSlice> = match observed {
+            let all_slices: Vec<&EndpointSlice> = match observed {
                 Some(s) => s.clone(),
                 None => slices.iter().collect(),
-            }
-            .into_iter()
-            .filter(|s| {
-                s.meta
-                    .kube_proxy_exclusion(false, default_proxy.informer_filters_per_kind)
-                    .is_none()
-            })
-            .collect();
+            };
+            let slice_refs: Vec<&EndpointSlice> = all_slices
+                .iter()
+                .copied()
+                .filter(|s| {
+                    s.meta
+                        .kube_proxy_exclusion(false, default_proxy.informer_filters_per_kind)
+                        .is_none()
+                })
+                .collect();
             let mut svc_ports: Vec<&crate::objects::ServicePort> = svc.ports.iter().collect();
             svc_ports.sort();
             for port in svc_ports {
@@ -332,6 +360,13 @@ impl<'s> Matrix<'s> {
                     let info = ServicePortInfo::new(svc, port, family, &default_proxy);
                     let read = endpoints_for_port(slice_refs.iter().copied(), port, family);
                     let destinations = destinations(&info);
+                    let sensitivity = VersionSensitivity::of(
+                        svc,
+                        &all_slices,
+                        &read.endpoints,
+                        !read.duplicates.is_empty(),
+                        source,
+                    );
                     ports.push(PortEntry {
                         service: svc,
                         info,
@@ -339,6 +374,7 @@ impl<'s> Matrix<'s> {
                         duplicates: read.duplicates,
                         endpoint_source: source,
                         destinations,
+                        sensitivity,
                     });
                 }
             }
@@ -348,11 +384,19 @@ impl<'s> Matrix<'s> {
             nodes,
             ports,
             notes,
+            assumed: Assumed::default(),
             default_proxy,
             groups,
             node_group,
             node_index,
         }
+    }
+
+    /// The same matrix, with what the caller assumed rather than read: routes whose answer
+    /// depends on it name the missing fact ([`crate::proxy::MissingFact`]).
+    pub fn assuming(mut self, assumed: Assumed) -> Self {
+        self.assumed = assumed;
+        self
     }
 
     /// The modes evaluated.
@@ -380,127 +424,20 @@ impl<'s> Matrix<'s> {
         }
     }
 
-    /// The routes of one node of a port with duplicated addresses: the copies its kube-proxy
-    /// keeps, and, where Go's map order decides, every possible outcome (the route keeps the
-    /// canonical copy's, lists the others and drops to `inferred` when they differ).
-    fn routes_with_duplicates(
-        &self,
-        entry: &PortEntry<'_>,
-        proxy: &ProxyFeatures,
-        node: ProxyNode<'_>,
-        windows: bool,
-    ) -> NodeRoutes {
-        let info = self.info_for(entry, proxy);
-        // One map order decides every duplicated address at once: only the combinations some
-        // order of the slices gives, the by-name order's first (duplicates::combinations).
-        let combos = duplicates::combinations(&entry.duplicates, node.name, proxy);
-        let with = |combo: &[usize]| {
-            let mut endpoints = entry.endpoints.clone();
-            for (d, &i) in entry.duplicates.iter().zip(combo) {
-                endpoints[d.index] = d.copies[i].clone();
-            }
-            endpoints
-        };
-        let endpoints = with(&combos[0]);
-        let evaluate = |endpoints: &[ProxyEndpoint]| {
-            let idx = CategorizeIndex::new(endpoints, &info, proxy);
-            let cat = idx.categorize(node).into_owned();
-            let routes = self.routes_of(entry, &info, &cat, windows);
-            (routes, cat)
-        };
-        let (mut routes, categorized) = evaluate(&endpoints);
-        for d in &entry.duplicates {
-            let note = TraceStep::new("duplicate", duplicates::describe(d, node.name, proxy));
-            for r in &mut routes {
-                r.route.trace.insert(0, note.clone());
-            }
-        }
-        // Where map order decides, every other combination some order gives.
-        for combo in combos.iter().skip(1) {
-            let (alt_routes, _) = evaluate(&with(combo));
-            let kept: Vec<String> = entry
-                .duplicates
-                .iter()
-                .zip(combo.iter().zip(&combos[0]))
-                .filter(|(_, (i, base))| i != base)
-                .map(|(d, (&i, _))| {
-                    let alt = &d.copies[i];
-                    format!("{alt} on {}", alt.node_name.as_deref().unwrap_or("no node"))
-                })
-                .collect();
-            for (r, a) in routes.iter_mut().zip(alt_routes) {
-                // The hint mode applied is part of the outcome too (the same endpoints can be
-                // reached with or without it).
-                let same = a.route.verdict == r.route.verdict
-                    && a.route.reason == r.route.reason
-                    && a.route.endpoints == r.route.endpoints
-                    && a.route.topology == r.route.topology;
-                if !same {
-                    r.route.confidence = Confidence::Inferred;
-                    r.route.trace.push(TraceStep::new(
-                        "possible-outcome",
-                        format!(
-                            "if kube-proxy keeps the copy of {}: {} ({})",
-                            kept.join(" and "),
-                            a.route.verdict.as_str(),
-                            a.route.reason.as_str()
-                        ),
-                    ));
-                }
-            }
-        }
-        NodeRoutes { routes, categorized }
-    }
-
-    /// The routes of one categorized node.
-    fn routes_of(
-        &self,
-        entry: &PortEntry<'_>,
-        info: &ServicePortInfo,
-        cat: &CategorizedEndpoints<'_>,
-        windows: bool,
-    ) -> Vec<MatrixRoute> {
-        let modes = self.modes();
-        let mut routes = Vec::with_capacity(Source::ALL.len() * entry.destinations.len());
-        for source in Source::ALL {
-            for &destination in &entry.destinations {
-                if windows {
-                    let q = RouteQuery {
-                        source,
-                        destination,
-                        mode: ProxyMode::Iptables,
-                    };
-                    let route = crate::proxy::winkernel::route(info, cat, entry.endpoints.len(), q);
-                    routes.push(MatrixRoute { route, by_mode: None });
-                    continue;
-                }
-                let per_mode: Vec<(ProxyMode, Route)> = modes
-                    .iter()
-                    .map(|&mode| {
-                        let q = RouteQuery {
-                            source,
-                            destination,
-                            mode,
-                        };
-                        (mode, route(info, cat, entry.endpoints.len(), q))
-                    })
-                    .collect();
-                routes.push(combine(per_mode));
-            }
-        }
-        routes
-    }
-
     fn routes_for(
         &self,
         entry: &PortEntry<'_>,
         info: &ServicePortInfo,
         idx: &CategorizeIndex<'_>,
-        node: ProxyNode<'_>,
-        windows: bool,
+        node: usize,
     ) -> NodeRoutes {
-        let cat = idx.categorize(node);
-        let routes = self.routes_of(entry, info, &cat, windows);
+        let n = &self.nodes[node];
+        let cat = idx.categorize(ProxyNode {
+            name: n.name(),
+            zone: n.zone,
+        });
+        let node_ip = n.ip(info.family);
+        let routes = self.routes_of(entry, info, &cat, &n.proxy, node_ip, n.node.is_windows());
         NodeRoutes {
             routes,
             categorized: cat.into_owned(),
@@ -516,19 +453,11 @@ impl<'s> Matrix<'s> {
                 name: n.name(),
                 zone: n.zone,
             };
-            return self.routes_with_duplicates(entry, &n.proxy, node, n.node.is_windows());
+            let node_ip = n.ip(entry.info.family);
+            return self.routes_with_duplicates(entry, &n.proxy, node, node_ip, n.node.is_windows());
         }
         let (info, idx) = self.index_for(entry, &n.proxy);
-        self.routes_for(
-            entry,
-            &info,
-            &idx,
-            ProxyNode {
-                name: n.name(),
-                zone: n.zone,
-            },
-            n.node.is_windows(),
-        )
+        self.routes_for(entry, &info, &idx, node)
     }
 
     /// Routes of every node (in [`Matrix::nodes`] order, restricted to `nodes` when given) for one port.
@@ -565,16 +494,7 @@ impl<'s> Matrix<'s> {
                 }
             };
             let (_, info, idx) = &cache[pos];
-            let routes = self.routes_for(
-                entry,
-                info,
-                idx,
-                ProxyNode {
-                    name: n.name(),
-                    zone: n.zone,
-                },
-                n.node.is_windows(),
-            );
+            let routes = self.routes_for(entry, info, idx, i);
             out.push((i, routes));
         }
         out
@@ -583,33 +503,5 @@ impl<'s> Matrix<'s> {
     /// Index of a node by name.
     pub fn node_position(&self, name: &str) -> Option<usize> {
         self.node_index.get(name).copied()
-    }
-}
-
-/// Combines the routes of several modes: one route when they agree (keeping the lowest
-/// confidence), else the first with every mode's route attached.
-fn combine(mut per_mode: Vec<(ProxyMode, Route)>) -> MatrixRoute {
-    if per_mode.len() == 1 {
-        let (_, route) = per_mode.remove(0);
-        return MatrixRoute { route, by_mode: None };
-    }
-    let first = &per_mode[0].1;
-    let agree = per_mode.iter().all(|(_, r)| {
-        r.verdict == first.verdict && r.endpoints == first.endpoints && r.masquerade == first.masquerade
-    });
-    if agree {
-        let confidence = per_mode
-            .iter()
-            .map(|(_, r)| r.confidence)
-            .min()
-            .unwrap_or(first.confidence);
-        let mut route = per_mode.swap_remove(0).1;
-        route.confidence = confidence;
-        MatrixRoute { route, by_mode: None }
-    } else {
-        MatrixRoute {
-            route: per_mode[0].1.clone(),
-            by_mode: Some(per_mode),
-        }
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::*;
+use crate::proxy::Assessment;
 
 /// Counts of nodes per verdict for one route of one port.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -48,6 +49,18 @@ pub struct PortSummary {
     pub blind_nodes: Vec<String>,
     /// Number of blind nodes.
     pub blind_count: usize,
+    /// The least sure of the port's routes (the meet of their confidence and missing facts,
+    /// every mode's route included); `None` without nodes.
+    pub assessment: Option<Assessment>,
+}
+
+/// Meets `r`'s assessment (and each of its per-mode routes') into `acc`.
+fn meet_into(acc: &mut Option<Assessment>, r: &MatrixRoute) {
+    let mut a = r.route.assessment();
+    for (_, m) in r.by_mode.iter().flatten() {
+        a = a.meet(m.assessment());
+    }
+    *acc = Some(acc.map_or(a, |b| b.meet(a)));
 }
 
 impl<'s> Matrix<'s> {
@@ -66,12 +79,15 @@ impl<'s> Matrix<'s> {
                 counts.push((source, d, VerdictCounts::default()));
             }
         }
-        if !entry.duplicates.is_empty() {
-            // Duplicated addresses make routes node-specific: every node on its own.
+        if !entry.duplicates.is_empty() || entry.firewalled() {
+            // Duplicated addresses, and a firewall that judges each node's own address, make
+            // routes node-specific: every node on its own.
             let mut blind = Vec::new();
+            let mut assessment = None;
             for (i, r) in self.port_routes(port, None) {
                 for (c, route) in counts.iter_mut().zip(r.routes.iter()) {
                     c.2.add(route, 1);
+                    meet_into(&mut assessment, route);
                 }
                 if r.routes
                     .first()
@@ -90,6 +106,7 @@ impl<'s> Matrix<'s> {
                     Vec::new()
                 },
                 blind_count,
+                assessment,
             };
         }
         // One (port info, index) per distinct kube-proxy behaviour among the nodes.
@@ -129,6 +146,7 @@ impl<'s> Matrix<'s> {
         let mut blind_special: Vec<usize> = Vec::new();
         let mut blind_groups: Vec<usize> = Vec::new();
         let mut blind_count = 0;
+        let mut assessment = None;
         let mut evaluate = |pos: usize,
                             node: ProxyNode<'_>,
                             windows: bool,
@@ -139,12 +157,13 @@ impl<'s> Matrix<'s> {
             let (_, info, idx) = &indexes[pos];
             let cat = idx.categorize(node);
             let (routes, blind) = memo.entry((pos, windows, cat.signature())).or_insert_with(|| {
-                let routes = self.routes_of(entry, info, &cat, windows);
+                let routes = self.routes_of(entry, info, &cat, &indexes[pos].0, None, windows);
                 let blind = is_blind(&routes);
                 (routes, blind)
             });
             for (c, route) in counts.iter_mut().zip(routes.iter()) {
                 c.2.add(route, weight);
+                meet_into(&mut assessment, route);
             }
             *blind
         };
@@ -200,6 +219,7 @@ impl<'s> Matrix<'s> {
             counts,
             blind_nodes,
             blind_count,
+            assessment,
         }
     }
 

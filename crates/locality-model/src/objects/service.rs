@@ -114,7 +114,16 @@ pub struct Service {
     /// `spec.allocateLoadBalancerNodePorts` (LoadBalancer only; `None` reads as `true`, the
     /// API server's default).
     pub allocate_load_balancer_node_ports: Option<bool>,
+    /// `spec.sessionAffinity` verbatim (`None` when unset; the API server stores `"None"`).
+    pub session_affinity: Option<String>,
+    /// `spec.sessionAffinityConfig.clientIP.timeoutSeconds` (`None` when unset; the API
+    /// server stores [`DEFAULT_CLIENT_IP_AFFINITY_SECONDS`] for `ClientIP`).
+    pub session_affinity_timeout_seconds: Option<u32>,
 }
+
+/// `v1.DefaultClientIPServiceAffinitySeconds`: the `timeoutSeconds` the API server stores for
+/// `sessionAffinity: ClientIP` without one (`pkg/apis/core/v1/defaults.go` `SetDefaults_Service`).
+pub const DEFAULT_CLIENT_IP_AFFINITY_SECONDS: u32 = 10800;
 
 impl Service {
     /// The families this Service serves: `spec.ipFamilies`, else the families of its cluster IPs, else IPv4.
@@ -147,6 +156,15 @@ impl Service {
             }
             _ => false,
         }
+    }
+    /// `sessionAffinity: ClientIP`: the stickiness timeout in seconds (the written one, else
+    /// the API server's default); `None` without client-IP affinity. What kube-proxy reads as
+    /// `StickyMaxAgeSeconds` (`pkg/proxy/serviceport.go` `newBaseServiceInfo`).
+    pub fn client_ip_affinity_seconds(&self) -> Option<u32> {
+        (self.session_affinity.as_deref() == Some("ClientIP")).then(|| {
+            self.session_affinity_timeout_seconds
+                .unwrap_or(DEFAULT_CLIENT_IP_AFFINITY_SECONDS)
+        })
     }
     /// Effective internal traffic policy.
     pub fn itp(&self) -> TrafficPolicy {

@@ -88,6 +88,12 @@ pub struct ServicePortInfo {
     /// The port has a NodePort ([`Service::has_node_port`]: a number, or one allocated whose
     /// number a file does not give).
     pub has_node_port: bool,
+    /// `StickyMaxAgeSeconds`: the client-IP affinity timeout under `sessionAffinity:
+    /// ClientIP`, `None` without affinity.
+    pub sticky_max_age_seconds: Option<u32>,
+    /// `LoadBalancerSourceRanges()`: the Service's ranges of this family, trimmed and parsed
+    /// (empty: no firewall in front of the VIPs).
+    pub load_balancer_source_ranges: Vec<super::firewall::SourceRange>,
 }
 
 /// Why kube-proxy ignores a Service.
@@ -157,6 +163,11 @@ impl ServicePortInfo {
             hints_annotation,
             not_proxied,
             has_node_port: svc.has_node_port(port),
+            sticky_max_age_seconds: svc.client_ip_affinity_seconds(),
+            load_balancer_source_ranges: super::firewall::ranges_of_family(
+                &svc.load_balancer_source_ranges,
+                family,
+            ),
         }
     }
 

@@ -4,10 +4,18 @@
 //! - [`duplicates`]: which copy of an address found in several slices it keeps, by version;
 //! - [`topology`]: `CategorizeEndpoints` (cluster and local sets, hints, fallback);
 //! - [`winkernel`]: the same on Windows nodes (HNS load balancers), inferred;
-//! - [`verdict`]: deliver / drop / reject / not-proxied per source and destination and mode.
+//! - [`verdict`]: deliver / drop / reject / not-proxied per source and destination and mode;
+//! - [`firewall`]: `loadBalancerSourceRanges` in front of load balancer VIPs;
+//! - [`affinity`]: `sessionAffinity: ClientIP` (one endpoint per client address);
+//! - [`confidence`]: how sure an answer is, and the missing facts that lowered it.
 
+pub mod affinity;
+mod codes;
+pub mod confidence;
 pub mod duplicates;
 pub mod endpoint;
+pub mod firewall;
+mod rule_text;
 pub mod topology;
 pub mod verdict;
 pub mod winkernel;
@@ -18,6 +26,6 @@ pub use topology::{
     categorize_endpoints,
 };
 pub use verdict::{
-    Confidence, Destination, Fallback, ProxyMode, Reason, Route, RouteQuery, Source, TraceStep, VerdictKind,
-    route,
+    Assessment, Confidence, Destination, Fallback, MissingFact, MissingFacts, ProxyMode, Reason, Route,
+    RouteQuery, Source, TraceStep, VerdictKind, route,
 };

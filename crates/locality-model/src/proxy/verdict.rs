@@ -7,225 +7,11 @@
 
 use serde::Serialize;
 
+pub use super::codes::{Destination, ProxyMode, Reason, Source, VerdictKind};
+pub use super::confidence::{Assessment, Confidence, MissingFact, MissingFacts};
 use super::endpoint::{NotProxiedReason, ServicePortInfo};
+use super::rule_text::{describe_sets, rule_text};
 use super::topology::{CategorizedEndpoints, TopologyMode};
-
-/// kube-proxy's proxy mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProxyMode {
-    /// iptables (the default mode up to at least 1.36).
-    Iptables,
-    /// nftables (GA in 1.33).
-    Nftables,
-    /// ipvs (deprecated in 1.35).
-    Ipvs,
-}
-
-impl ProxyMode {
-    /// All modes, in output order.
-    pub const ALL: [ProxyMode; 3] = [ProxyMode::Iptables, ProxyMode::Nftables, ProxyMode::Ipvs];
-    /// Lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProxyMode::Iptables => "iptables",
-            ProxyMode::Nftables => "nftables",
-            ProxyMode::Ipvs => "ipvs",
-        }
-    }
-}
-
-/// Where the connection starts, relative to the node being evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Source {
-    /// A pod (pod network) on the node.
-    Pod,
-    /// The node itself or a hostNetwork pod on it.
-    Host,
-    /// A client outside the cluster whose packet arrives at the node.
-    External,
-}
-
-impl Source {
-    /// All sources, in output order.
-    pub const ALL: [Source; 3] = [Source::Pod, Source::Host, Source::External];
-    /// Output spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Pod => "pod",
-            Source::Host => "host",
-            Source::External => "external",
-        }
-    }
-}
-
-/// The address the client connects to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Destination {
-    /// The Service's cluster IP.
-    #[serde(rename = "clusterIP")]
-    ClusterIp,
-    /// The node's own address at the Service's nodePort.
-    #[serde(rename = "nodePort")]
-    NodePort,
-    /// A load balancer VIP (`status.loadBalancer.ingress[].ip`, ipMode VIP).
-    #[serde(rename = "loadBalancer")]
-    LoadBalancer,
-    /// One of `spec.externalIPs`.
-    #[serde(rename = "externalIP")]
-    ExternalIp,
-}
-
-impl Destination {
-    /// All destinations, in output order.
-    pub const ALL: [Destination; 4] = [
-        Destination::ClusterIp,
-        Destination::NodePort,
-        Destination::LoadBalancer,
-        Destination::ExternalIp,
-    ];
-    /// Output spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Destination::ClusterIp => "clusterIP",
-            Destination::NodePort => "nodePort",
-            Destination::LoadBalancer => "loadBalancer",
-            Destination::ExternalIp => "externalIP",
-        }
-    }
-    /// True for the destinations `externalTrafficPolicy` governs.
-    pub fn is_external(self) -> bool {
-        self != Destination::ClusterIp
-    }
-}
-
-/// The outcome of a connection, as the client experiences it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum VerdictKind {
-    /// Delivered uniformly over the route's endpoints.
-    Deliver,
-    /// Dropped: the client times out.
-    Drop,
-    /// Rejected: connection refused (TCP) or ICMP port unreachable (UDP).
-    Reject,
-    /// kube-proxy writes no rule (headless, ExternalName, excluded by its informers).
-    NotProxied,
-}
-
-impl VerdictKind {
-    /// Output spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerdictKind::Deliver => "deliver",
-            VerdictKind::Drop => "drop",
-            VerdictKind::Reject => "reject",
-            VerdictKind::NotProxied => "not-proxied",
-        }
-    }
-    /// What the client sees.
-    pub fn client_sees(self) -> &'static str {
-        match self {
-            VerdictKind::Deliver => "a response from one of the endpoints",
-            VerdictKind::Drop => "a timeout",
-            VerdictKind::Reject => "connection refused",
-            VerdictKind::NotProxied => "no Service proxying (DNS or direct pod addressing)",
-        }
-    }
-}
-
-/// Why a route has its verdict: a stable, documented enumeration (docs/matrix-json.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Reason {
-    /// Delivered to the cluster set of ready endpoints (possibly hint-filtered).
-    ClusterReady,
-    /// Delivered to serving-terminating endpoints cluster-wide: no ready endpoint exists.
-    ClusterServingTerminating,
-    /// Local policy: delivered to this node's ready endpoints.
-    LocalReady,
-    /// Local policy: delivered to this node's serving-terminating endpoints.
-    LocalServingTerminating,
-    /// ETP Local: a pod or the node itself reaching an external address is short-circuited to
-    /// the cluster set.
-    ExternalPolicyShortCircuit,
-    /// Local policy, endpoints exist elsewhere, none usable on this node: dropped.
-    NoLocalEndpoints,
-    /// The service port has no endpoints at all: rejected.
-    NoEndpoints,
-    /// Endpoints exist, but none is ready or serving-terminating anywhere: rejected.
-    NoUsableEndpoints,
-    /// IPVS: ITP Local without local endpoints on an externally reachable Service uses the
-    /// cluster endpoints (ITP not enforced).
-    IpvsLocalPolicyNotEnforced,
-    /// IPVS: ITP Local without local endpoints, not externally reachable: the virtual server
-    /// has no real servers and the kernel answers port unreachable.
-    IpvsNoRealServers,
-    /// IPVS: ETP Local without local endpoints: external traffic is forwarded to a remote
-    /// endpoint without SNAT and the reply is lost.
-    IpvsExternalReplyLost,
-    /// nftables: a host-network client reaching a load balancer or external IP with ETP Local
-    /// and no local endpoint hits the `no-endpoint-services` drop in `filter-output`.
-    NftablesHostExternalDrop,
-    /// Headless Service: no virtual IP.
-    Headless,
-    /// ExternalName Service: a DNS alias.
-    ExternalName,
-    /// Labelled `service.kubernetes.io/service-proxy-name`: kube-proxy's informers never
-    /// deliver it; the proxy named handles it (or nothing does).
-    ServiceProxyName,
-    /// Labelled `service.kubernetes.io/headless` though it has a cluster IP: kube-proxy's
-    /// informers never deliver it.
-    HeadlessLabel,
-}
-
-impl Reason {
-    /// Kebab-case code, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::ClusterReady => "cluster-ready",
-            Reason::ClusterServingTerminating => "cluster-serving-terminating",
-            Reason::LocalReady => "local-ready",
-            Reason::LocalServingTerminating => "local-serving-terminating",
-            Reason::ExternalPolicyShortCircuit => "external-policy-short-circuit",
-            Reason::NoLocalEndpoints => "no-local-endpoints",
-            Reason::NoEndpoints => "no-endpoints",
-            Reason::NoUsableEndpoints => "no-usable-endpoints",
-            Reason::IpvsLocalPolicyNotEnforced => "ipvs-local-policy-not-enforced",
-            Reason::IpvsNoRealServers => "ipvs-no-real-servers",
-            Reason::IpvsExternalReplyLost => "ipvs-external-reply-lost",
-            Reason::NftablesHostExternalDrop => "nftables-host-external-drop",
-            Reason::Headless => "headless",
-            Reason::ExternalName => "external-name",
-            Reason::ServiceProxyName => "service-proxy-name",
-            Reason::HeadlessLabel => "headless-label",
-        }
-    }
-}
-
-/// How sure the model is of a verdict (docs/design.md §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Confidence {
-    /// Reasoned from the rule layout or kernel behaviour, not pinned by upstream.
-    Inferred,
-    /// Read in upstream source.
-    SourceRead,
-    /// Pinned by an upstream unit test.
-    UpstreamTest,
-}
-
-impl Confidence {
-    /// Kebab-case code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::Inferred => "inferred",
-            Confidence::SourceRead => "source-read",
-            Confidence::UpstreamTest => "upstream-test",
-        }
-    }
-}
 
 /// The fallback a route used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -272,10 +58,36 @@ pub struct Route {
     pub masquerade: bool,
     /// Why.
     pub reason: Reason,
-    /// How sure the model is.
+    /// How sure the model is (capped at `inferred` when `missing` is not empty).
     pub confidence: Confidence,
+    /// Facts the verdict depends on that the input does not give.
+    pub missing: MissingFacts,
+    /// `sessionAffinity: ClientIP` on a delivered route: each client address sticks to one of
+    /// `endpoints` for this many seconds after its last new connection, instead of a uniform
+    /// spread ([`super::affinity`]).
+    pub session_affinity: Option<u32>,
+    /// The destination is a load balancer VIP behind `loadBalancerSourceRanges` and the
+    /// verdict holds only for clients whose address is inside a range: kube-proxy's firewall
+    /// drops the others ([`super::firewall`]).
+    pub source_ranges: bool,
     /// How the verdict was reached.
     pub trace: Vec<TraceStep>,
+}
+
+impl Route {
+    /// Its confidence with the facts that lowered it.
+    pub fn assessment(&self) -> Assessment {
+        Assessment {
+            level: self.confidence,
+            missing: self.missing,
+        }
+    }
+    /// Records that the verdict depends on `fact`, which the input does not give.
+    pub fn lacking(&mut self, fact: MissingFact) {
+        let a = self.assessment().lacking(fact);
+        self.confidence = a.level;
+        self.missing = a.missing;
+    }
 }
 
 /// Everything [`route`] needs besides the categorized endpoints.
@@ -287,6 +99,10 @@ pub struct RouteQuery {
     pub destination: Destination,
     /// kube-proxy mode.
     pub mode: ProxyMode,
+    /// kube-proxy's node IP of the port's family (`proxier.nodeIP`: the Node's first
+    /// InternalIP of that family), when known; decides `loadBalancerSourceRanges` for the
+    /// node's own traffic.
+    pub node_ip: Option<std::net::IpAddr>,
 }
 
 /// The verdict of a Service kube-proxy does not program (headless, ExternalName, excluded by
@@ -315,6 +131,9 @@ pub fn not_proxied(source: Source, destination: Destination, reason: Reason) -> 
         masquerade: false,
         reason,
         confidence: Confidence::SourceRead,
+        missing: MissingFacts::NONE,
+        session_affinity: None,
+        source_ranges: false,
         trace: vec![TraceStep::new("not-proxied", detail)],
     }
 }
@@ -360,7 +179,8 @@ impl Builder {
 }
 
 /// The verdict kube-proxy's rules give a connection, from the categorized endpoints of the
-/// node that first processes the packet (docs/upstream.md §7, with §2.2 and §2.3).
+/// node that first processes the packet (docs/upstream.md §7, with §2.2 and §2.3), then
+/// what the Service's `loadBalancerSourceRanges` firewall and `sessionAffinity` make of it.
 ///
 /// Assumes kube-proxy's local-traffic detector is configured (the default: `--cluster-cidr`
 /// or `--detect-local-mode`), and `masqueradeAll=false`.
@@ -370,9 +190,43 @@ pub fn route(
     endpoint_count: usize,
     q: RouteQuery,
 ) -> Route {
+    route_with(svc, cat, endpoint_count, q, true)
+}
+
+/// [`route`], with or without the `loadBalancerSourceRanges` firewall (winkernel has none).
+pub(crate) fn route_with(
+    svc: &ServicePortInfo,
+    cat: &CategorizedEndpoints,
+    endpoint_count: usize,
+    q: RouteQuery,
+    firewall: bool,
+) -> Route {
     if let Some(np) = svc.not_proxied {
         return not_proxied(q.source, q.destination, not_proxied_reason(np));
     }
+    let mut r = by_endpoints(svc, cat, endpoint_count, q);
+    if firewall && q.destination == Destination::LoadBalancer {
+        super::firewall::apply(svc, q, &mut r);
+    }
+    if r.verdict == VerdictKind::Deliver
+        && let Some(seconds) = svc.sticky_max_age_seconds
+    {
+        r.session_affinity = Some(seconds);
+        r.trace.push(TraceStep::new(
+            "session-affinity",
+            super::affinity::describe(q.mode, seconds, r.endpoints.len()),
+        ));
+    }
+    r
+}
+
+/// The verdict from the endpoints alone.
+fn by_endpoints(
+    svc: &ServicePortInfo,
+    cat: &CategorizedEndpoints,
+    endpoint_count: usize,
+    q: RouteQuery,
+) -> Route {
     let mut b = Builder {
         route: Route {
             source: q.source,
@@ -384,6 +238,9 @@ pub fn route(
             masquerade: false,
             reason: Reason::NoEndpoints,
             confidence: Confidence::SourceRead,
+            missing: MissingFacts::NONE,
+            session_affinity: None,
+            source_ranges: false,
             trace: Vec::new(),
         },
     };
@@ -619,90 +476,4 @@ pub fn route(
             )
         }
     }
-}
-
-/// The filter rule kube-proxy writes for a DROP or REJECT, as `iptables-save` /
-/// `nft list ruleset` would show it (chain and set names as in the proxiers; the
-/// per-Service chain hashes are not computed).
-fn rule_text(svc: &ServicePortInfo, q: RouteQuery, target: &str, comment: &str) -> String {
-    let proto = svc.port.protocol.as_str().to_lowercase();
-    let service = if svc.port.name.is_empty() {
-        format!("{}/{}", svc.namespace, svc.name)
-    } else {
-        format!("{}/{}:{}", svc.namespace, svc.name, svc.port.name)
-    };
-    let v6 = svc.family == crate::objects::IpFamily::IPv6;
-    let address = match q.destination {
-        Destination::ClusterIp => svc.cluster_ip,
-        Destination::LoadBalancer => svc.load_balancer_vips.first().copied(),
-        Destination::ExternalIp => svc.external_ips.first().copied(),
-        Destination::NodePort => None,
-    };
-    let port = match q.destination {
-        Destination::NodePort if svc.port.node_port == 0 => "<allocated nodePort>".to_string(),
-        Destination::NodePort => svc.port.node_port.to_string(),
-        _ => svc.port.port.to_string(),
-    };
-    match q.mode {
-        ProxyMode::Iptables => {
-            let chain = if q.destination == Destination::ClusterIp {
-                "KUBE-SERVICES"
-            } else {
-                "KUBE-EXTERNAL-SERVICES"
-            };
-            let dst = match address {
-                Some(ip) => format!("-d {ip}/{}", if v6 { 128 } else { 32 }),
-                None => "-m addrtype --dst-type LOCAL".to_string(),
-            };
-            format!(
-                "{} filter: -A {chain} -m comment --comment \"{service} {comment}\" {dst} -p {proto} -m {proto} --dport {port} -j {target}",
-                if v6 { "ip6tables" } else { "iptables" }
-            )
-        }
-        ProxyMode::Nftables => {
-            let verdict = if target == "DROP" {
-                "drop"
-            } else {
-                "goto reject-chain"
-            };
-            let family = if v6 { "ip6" } else { "ip" };
-            match address {
-                Some(ip) => format!(
-                    "add element {family} kube-proxy no-endpoint-services {{ {ip} . {proto} . {port} comment \"{service}\" : {verdict} }}"
-                ),
-                None => format!(
-                    "add element {family} kube-proxy no-endpoint-nodeports {{ {proto} . {port} comment \"{service}\" : {verdict} }}"
-                ),
-            }
-        }
-        ProxyMode::Ipvs => format!("{target} ({comment})"),
-    }
-}
-
-fn describe_sets(cat: &CategorizedEndpoints<'_>) -> String {
-    let set = |s: &Option<std::borrow::Cow<'_, [usize]>>| match s {
-        None => "not used".to_string(),
-        Some(v) => format!("{} endpoint(s)", v.len()),
-    };
-    format!(
-        "cluster set: {}{}{}; local set: {}{}; hasAnyEndpoints: {}",
-        set(&cat.cluster),
-        if cat.topology != TopologyMode::None {
-            format!(" ({})", cat.topology.as_str())
-        } else {
-            String::new()
-        },
-        if cat.cluster_fallback {
-            " (serving-terminating fallback)"
-        } else {
-            ""
-        },
-        set(&cat.local),
-        if cat.local_fallback {
-            " (serving-terminating fallback)"
-        } else {
-            ""
-        },
-        cat.has_any_endpoints
-    )
 }

@@ -8,6 +8,11 @@
 //! that traffic (silently dropped or refused) is not established upstream; the model answers
 //! a drop, with confidence `inferred`. Before 1.27 winkernel did not honour the Local policy
 //! at all. Every Windows route is `inferred`: no upstream test pins winkernel's behaviour.
+//!
+//! winkernel does not implement `loadBalancerSourceRanges` (upstream issues #107019 and
+//! #120033: no check of the ranges in `syncProxyRules`), so no source is filtered on a
+//! Windows node. `sessionAffinity: ClientIP` becomes HNS session affinity only where the
+//! Windows version supports it (otherwise kube-proxy logs that it is not supported).
 
 use super::endpoint::ServicePortInfo;
 use super::topology::CategorizedEndpoints;
@@ -15,7 +20,7 @@ use super::verdict::{Confidence, Reason, Route, RouteQuery, TraceStep, VerdictKi
 
 /// The route on a Windows node: the Linux endpoint selection, the HNS consequence.
 pub fn route(info: &ServicePortInfo, cat: &CategorizedEndpoints<'_>, total: usize, q: RouteQuery) -> Route {
-    let mut r = super::verdict::route(info, cat, total, q);
+    let mut r = super::verdict::route_with(info, cat, total, q, false);
     // The Linux rule text does not apply.
     r.trace.retain(|t| t.step != "rule");
     r.confidence = Confidence::Inferred;
@@ -32,6 +37,20 @@ pub fn route(info: &ServicePortInfo, cat: &CategorizedEndpoints<'_>, total: usiz
         r.trace.push(TraceStep::new(
             "winkernel",
             "Windows node (kube-proxy winkernel): HNS load balancers over the same endpoints as on Linux; not pinned by an upstream test (before 1.27 winkernel ignored internalTrafficPolicy: Local)",
+        ));
+    }
+    if r.session_affinity.is_some() {
+        r.trace.push(TraceStep::new(
+            "winkernel",
+            "sessionAffinity: ClientIP is HNS session affinity only where this Windows version supports it; otherwise connections are spread as without it",
+        ));
+    }
+    if q.destination == super::verdict::Destination::LoadBalancer
+        && !info.load_balancer_source_ranges.is_empty()
+    {
+        r.trace.push(TraceStep::new(
+            "winkernel",
+            "winkernel does not apply loadBalancerSourceRanges (upstream issues #107019, #120033): no source is filtered on this node",
         ));
     }
     r

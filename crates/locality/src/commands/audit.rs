@@ -221,7 +221,7 @@ pub fn run_on(
 ) -> Result<u8, CliError> {
     let options = options(args, input.kind)?;
     progress.set("modelling kube-proxy on every node");
-    let matrix = Matrix::new(&input.state, input.config.clone());
+    let matrix = Matrix::new(&input.state, input.config.clone()).assuming(input.assumed);
     profile.phase("prepare");
     report_controller_events(&matrix, ui);
     progress.set("auditing");

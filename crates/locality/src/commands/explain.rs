@@ -38,7 +38,7 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
     )?;
     progress.finish();
     let state = &loaded.state;
-    let matrix = Matrix::new(state, loaded.config.clone());
+    let matrix = Matrix::new(state, loaded.config.clone()).assuming(loaded.assumed);
     report_controller_events(&matrix, ui);
 
     let (ns, name) = namespaced(&args.service, args.namespace.as_deref());

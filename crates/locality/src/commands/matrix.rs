@@ -28,7 +28,7 @@ pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliErr
     )?;
     progress.finish();
     profile.phase("ingest");
-    let matrix = Matrix::new(&loaded.state, loaded.config.clone());
+    let matrix = Matrix::new(&loaded.state, loaded.config.clone()).assuming(loaded.assumed);
     profile.phase("prepare");
     report_controller_events(&matrix, ui);
 

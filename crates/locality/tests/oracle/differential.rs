@@ -4,13 +4,14 @@
 //! A seeded SplitMix64 generator writes small clusters as JSON `List`s: 2–4 nodes in 1–3
 //! zones (some without a zone label), selector-less Services (ITP Local/Cluster/unset,
 //! every `trafficDistribution`, ClusterIP/NodePort/headless, named and unnamed ports,
-//! protocol left out), and EndpointSlices written by hand: conditions nil/true/false/null,
+//! protocol left out, `sessionAffinity` unset/None/ClientIP with or without its timeout), and
+//! EndpointSlices written by hand: conditions nil/true/false/null,
 //! zone and node hints, addresses repeated across slices (duplicates), port names and
 //! protocols left out or mismatched, `service.kubernetes.io/service-proxy-name` and
 //! `service.kubernetes.io/headless` labels on Services and slices. Every file is run through
 //! the binary and the oracle at kube-proxy 1.35 and 1.36 (the two duplicate rules and the two
 //! informer label filters); each pod → ClusterIP route must agree in verdict, endpoints,
-//! topology, fallback and reason. Where Go's map order decides (duplicates), the oracle gives
+//! topology, fallback, reason and client-IP affinity timeout. Where Go's map order decides (duplicates), the oracle gives
 //! every possible outcome: the tool's must be one of them, marked `inferred`; where the order
 //! does not matter the tool's must be the one outcome, not marked `inferred`.
 //!
@@ -155,6 +156,16 @@ fn scenario(seed: u64) -> Value {
             spec_ports.push(p);
         }
         spec["ports"] = json!(spec_ports);
+        // sessionAffinity: left out, None, or ClientIP with or without its timeout.
+        match rng.below(4) {
+            0 => {}
+            1 => spec["sessionAffinity"] = json!("None"),
+            2 => spec["sessionAffinity"] = json!("ClientIP"),
+            _ => {
+                spec["sessionAffinity"] = json!("ClientIP");
+                spec["sessionAffinityConfig"] = json!({ "clientIP": { "timeoutSeconds": 60 } });
+            }
+        }
         let mut meta = json!({ "name": svc_name, "labels": labels });
         put(&mut meta, "namespace", namespace.clone());
         items.push(json!({ "apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec }));
@@ -262,9 +273,15 @@ fn normalized(route: &Value) -> Value {
         })
         .unwrap_or_default();
     eps.sort();
+    // The oracle writes the affinity timeout as a number, the tool as
+    // `sessionAffinity.clientIP.timeoutSeconds`; absent or null is no affinity.
+    let affinity = match &route["sessionAffinity"] {
+        Value::Number(n) => Value::Number(n.clone()),
+        v => v["clientIP"]["timeoutSeconds"].clone(),
+    };
     json!({
         "verdict": route["verdict"], "endpoints": eps, "topology": route["topology"],
-        "fallback": route["fallback"], "reason": route["reason"]
+        "fallback": route["fallback"], "reason": route["reason"], "sessionAffinity": affinity
     })
 }
 

@@ -10,7 +10,8 @@ Standard library only.
 Each FILE is a JSON `List` (or one object, or a JSON array) of Nodes, Services and
 EndpointSlices, read "as if applied": the API server's defaulting is applied first. Prints
 one JSON object: {FILE: {"NS/NAME/PORTNAME/PROTOCOL/PORT": {NODE: [OUTCOME, ...]}}}, where
-each OUTCOME is {"verdict", "endpoints", "topology", "fallback", "reason"} and the list holds
+each OUTCOME is {"verdict", "endpoints", "topology", "fallback", "reason", "sessionAffinity"}
+(the client-IP affinity timeout in seconds of a delivered route, else null) and the list holds
 every outcome Go's map order can produce (one when the order does not matter).
 
 Scope (what can be compared exactly): IPv4, iptables mode, kube-proxy >= 1.34 (hints without
@@ -71,6 +72,17 @@ def default_service(svc):
     externally = spec["type"] in ("NodePort", "LoadBalancer") or bool(spec.get("externalIPs"))
     if externally and not spec.get("externalTrafficPolicy"):
         spec["externalTrafficPolicy"] = "Cluster"
+    # sessionAffinity "" -> None (its config dropped); ClientIP without
+    # sessionAffinityConfig.clientIP.timeoutSeconds -> v1.DefaultClientIPServiceAffinitySeconds.
+    if not spec.get("sessionAffinity"):
+        spec["sessionAffinity"] = "None"
+    if spec["sessionAffinity"] == "None":
+        spec.pop("sessionAffinityConfig", None)
+    elif spec["sessionAffinity"] == "ClientIP":
+        config = spec.get("sessionAffinityConfig") or {}
+        client_ip = config.get("clientIP") or {}
+        if client_ip.get("timeoutSeconds") is None:
+            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
     return svc
 
 
@@ -261,7 +273,14 @@ def pod_to_cluster_ip(svc, endpoints, node_name, zone):
         endpoints, uses_cluster, uses_local, node_name, zone
     )
     internal = local if itp_local else cluster
-    out = {"verdict": None, "endpoints": [], "topology": "none", "fallback": None, "reason": None}
+    out = {
+        "verdict": None,
+        "endpoints": [],
+        "topology": "none",
+        "fallback": None,
+        "reason": None,
+        "sessionAffinity": None,
+    }
     if not has_any:
         out["verdict"] = "reject"
         out["reason"] = "no-endpoints" if not endpoints else "no-usable-endpoints"
@@ -272,6 +291,12 @@ def pod_to_cluster_ip(svc, endpoints, node_name, zone):
         return out
     out["verdict"] = "deliver"
     out["endpoints"] = sorted(e["string"] for e in internal)
+    # serviceport.go newBaseServiceInfo: stickyMaxAgeSeconds from
+    # sessionAffinityConfig.clientIP.timeoutSeconds under ClientIP; proxier.go
+    # writeServiceToEndpointRules adds the `-m recent` affinity rules to whichever chain
+    # (cluster or local policy) the traffic takes, so every delivered route sticks.
+    if spec.get("sessionAffinity") == "ClientIP":
+        out["sessionAffinity"] = spec["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"]
     if itp_local:
         out["reason"] = "local-serving-terminating" if l_fb else "local-ready"
         out["fallback"] = "servingTerminating" if l_fb else None
@@ -283,7 +308,14 @@ def pod_to_cluster_ip(svc, endpoints, node_name, zone):
 
 
 def not_proxied(reason):
-    return {"verdict": "not-proxied", "endpoints": [], "topology": "none", "fallback": None, "reason": reason}
+    return {
+        "verdict": "not-proxied",
+        "endpoints": [],
+        "topology": "none",
+        "fallback": None,
+        "reason": reason,
+        "sessionAffinity": None,
+    }
 
 
 def evaluate(objects, minor):
