@@ -432,16 +432,7 @@ pub fn explain(
             .map(crate::proxy::MissingFact::explain)
             .collect(),
         session_affinity: route.route.session_affinity.map(SessionAffinity::client_ip),
-        source_ranges: if route.route.source_ranges {
-            entry
-                .info
-                .load_balancer_source_ranges
-                .iter()
-                .map(ToString::to_string)
-                .collect()
-        } else {
-            Vec::new()
-        },
+        source_ranges: entry.source_ranges(route.route.source_ranges),
         client_sees: route.route.verdict.client_sees(),
         masquerade: route.route.masquerade,
         trace: route.route.trace.clone(),

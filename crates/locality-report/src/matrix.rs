@@ -197,16 +197,7 @@ pub fn route_doc(entry: &PortEntry<'_>, r: &Route) -> RouteDoc {
         confidence: r.confidence.as_str(),
         missing_facts: r.missing,
         session_affinity: r.session_affinity.map(SessionAffinity::client_ip),
-        source_ranges: if r.source_ranges {
-            entry
-                .info
-                .load_balancer_source_ranges
-                .iter()
-                .map(ToString::to_string)
-                .collect()
-        } else {
-            Vec::new()
-        },
+        source_ranges: entry.source_ranges(r.source_ranges),
         by_mode: None,
     }
 }

@@ -160,6 +160,20 @@ impl PortEntry<'_> {
         self.destinations.contains(&Destination::LoadBalancer)
             && !self.info.load_balancer_source_ranges.is_empty()
     }
+
+    /// The source ranges a route is limited to, as written (`applies`: the route is behind
+    /// kube-proxy's load-balancer firewall, [`crate::proxy::Route::source_ranges`]); empty
+    /// otherwise.
+    pub fn source_ranges(&self, applies: bool) -> Vec<String> {
+        if !applies {
+            return Vec::new();
+        }
+        self.info
+            .load_balancer_source_ranges
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
 }
 
 /// A route with, when the proxy mode is unknown and the modes disagree, each mode's route.
