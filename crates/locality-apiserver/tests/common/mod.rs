@@ -105,6 +105,15 @@ pub fn http(r: &Running, method: &str, path: &str, content_type: &str, body: &st
         body.len()
     );
     s.write_all(req.as_bytes()).expect("write");
+    let (code, text) = read_response(s);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, b)| b.to_string());
+    (code, body)
+}
+
+/// Reads until the server closes: the status code (0 when nothing came) and the whole text.
+pub fn read_response(mut s: TcpStream) -> (u16, String) {
     let mut buf = Vec::new();
     let _ = s.read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
@@ -113,10 +122,7 @@ pub fn http(r: &Running, method: &str, path: &str, content_type: &str, body: &st
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or(String::new(), |(_, b)| b.to_string());
-    (code, body)
+    (code, text)
 }
 
 /// `http` for a JSON answer.

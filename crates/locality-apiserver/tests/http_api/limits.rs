@@ -12,7 +12,7 @@ use locality_apiserver::{
 use locality_sim::{SimConfig, Topology};
 use serde_json::{Value, json};
 
-use super::common::{http, scratch};
+use super::common::{http, read_response, scratch};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
@@ -32,19 +32,6 @@ fn connect(r: &Running) -> TcpStream {
     s.set_read_timeout(Some(Duration::from_secs(20)))
         .expect("timeout");
     s
-}
-
-/// Reads until the server closes; the status code (0 when nothing came) and the text.
-fn read_all(mut s: TcpStream) -> (u16, String) {
-    let mut buf = Vec::new();
-    let _ = s.read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    let code = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (code, text)
 }
 
 fn status_of(text: &str) -> Value {
@@ -68,7 +55,7 @@ fn bodies_over_3_mib_are_413_and_objects_over_etcds_limit_are_refused() {
         MAX_REQUEST_BODY_BYTES + 1
     );
     s.write_all(head.as_bytes()).expect("write");
-    let (code, text) = read_all(s);
+    let (code, text) = read_response(s);
     let v = status_of(&text);
     assert_eq!(
         (code, v["reason"].as_str()),
@@ -87,7 +74,7 @@ fn bodies_over_3_mib_are_413_and_objects_over_etcds_limit_are_refused() {
     req.extend_from_slice(&chunk);
     req.extend_from_slice(b"\r\n0\r\n\r\n");
     s.write_all(&req).expect("write");
-    let (code, text) = read_all(s);
+    let (code, text) = read_response(s);
     assert_eq!(code, 413, "{}", &text[..text.len().min(300)]);
     // Under the body limit but over etcd's 1.5 MiB: refused as the real server relays etcd.
     let (code, body) = http(
@@ -129,7 +116,7 @@ fn silent_and_slow_clients_are_disconnected_and_do_not_hold_the_server() {
     let (code, _) = http(&r, "GET", "/version", "", "");
     assert_eq!(code, 200);
     for s in [silent, slow] {
-        let (code, text) = read_all(s);
+        let (code, text) = read_response(s);
         assert_eq!(code, 0, "closed without an answer: {text}");
     }
     assert!(
@@ -142,7 +129,7 @@ fn silent_and_slow_clients_are_disconnected_and_do_not_hold_the_server() {
     idle.write_all(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
         .expect("write");
     let started = Instant::now();
-    let (code, text) = read_all(idle);
+    let (code, text) = read_response(idle);
     assert_eq!(code, 200, "{text}");
     assert!(
         started.elapsed() < Duration::from_secs(10),
