@@ -14,24 +14,9 @@ pub fn age(created: Option<&str>, now: Millis) -> String {
     human_duration(b.saturating_sub(a))
 }
 
-/// Seconds since 1970 of `YYYY-MM-DDTHH:MM:SSZ`.
+/// Seconds since 1970 of an RFC 3339 time (`YYYY-MM-DDTHH:MM:SSZ`).
 fn parse_rfc3339(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.len() < 20 {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
-    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
-    // days_from_civil (H. Hinnant).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+    u64::try_from(s.parse::<jiff::Timestamp>().ok()?.as_second()).ok()
 }
 
 /// `k8s.io/apimachinery/pkg/util/duration.HumanDuration`.

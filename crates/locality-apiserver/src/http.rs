@@ -121,6 +121,42 @@ pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
     json_response(e.code, &e.to_status())
 }
 
+/// A whole JSON answer in the form the client asked for ([`protobuf::negotiate`]): as it is
+/// for JSON, for a streamed answer and for a kind protobuf does not carry (a `Table`,
+/// discovery documents; the client also accepts JSON, or kubectl and client-go would not
+/// have asked for those); otherwise in the protobuf envelope, errors (`Status`) included, as
+/// the real API server answers a client that prefers protobuf.
+pub(crate) fn in_form(output: protobuf::Output, answer: Response<Body>) -> Response<Body> {
+    let json = answer
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == b"application/json");
+    if output != protobuf::Output::Protobuf || !json {
+        return answer;
+    }
+    let (mut parts, body) = answer.into_parts();
+    let Body::Full(Some(bytes)) = body else {
+        return Response::from_parts(parts, body);
+    };
+    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::Full(Some(bytes)));
+    };
+    match protobuf::envelope(&v) {
+        None => Response::from_parts(parts, Body::Full(Some(bytes))),
+        Some(Ok(pb)) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static(protobuf::MEDIA_TYPE),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::Full(Some(Bytes::from(pb))))
+        }
+        Some(Err(why)) => error_response(&ApiError::internal(format!(
+            "the simulated API server could not write its answer in protobuf: {why}"
+        ))),
+    }
+}
+
 /// Query parameters, percent-decoded.
 pub(crate) struct Query(HashMap<String, String>);
 

@@ -1,5 +1,5 @@
 //! The reading verbs: get, list (selectors, `limit`/`continue`) and watch (from a
-//! resourceVersion, with objects entering and leaving a selection), as JSON or as `Table`.
+//! resourceVersion, with objects entering and leaving a selection), as JSON, protobuf or `Table` (a watch in protobuf is length-delimited `WatchEvent` frames).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use crate::encode::{self, Ctx};
 use crate::filter::{LastSeen, filter};
 use crate::http::{Body, Query, json_response, line, stream_response};
+use crate::protobuf::Output;
 use crate::router::{Include, Target, Want, key_of, store_kind};
 use crate::status::ApiError;
 use crate::{Shared, Sim, table};
@@ -245,8 +246,7 @@ pub(crate) async fn watch(
         let mut last = LastSeen::new();
         match first {
             Err(e) => {
-                let ev = json!({"type": "ERROR", "object": e.to_status()});
-                let _ = tx.send(line(&ev)).await;
+                let _ = tx.send(event(want, "ERROR", e.to_status())).await;
                 return;
             }
             Ok(lines) => {
@@ -284,7 +284,26 @@ pub(crate) async fn watch(
             }
         }
     });
-    Ok(stream_response(rx, "application/json"))
+    let content_type = match want.output {
+        Output::Json => "application/json",
+        Output::Protobuf => crate::protobuf::WATCH_MEDIA_TYPE,
+    };
+    Ok(stream_response(rx, content_type))
+}
+
+/// One watch event in the negotiated framing: a JSON line, or a length-delimited protobuf
+/// `WatchEvent` (an object protobuf cannot carry is sent as an `ERROR` event saying so,
+/// which client-go reports).
+fn event(want: Want, event_type: &str, object: Value) -> Bytes {
+    match want.output {
+        Output::Json => line(&json!({"type": event_type, "object": object})),
+        Output::Protobuf => crate::protobuf::watch_frame(event_type, &object).unwrap_or_else(|why| {
+            let e = ApiError::internal(format!(
+                "the simulated API server could not write a watch event in protobuf: {why}"
+            ));
+            crate::protobuf::watch_frame("ERROR", &e.to_status()).unwrap_or_default()
+        }),
+    }
 }
 
 fn encode_events<'a>(
@@ -308,7 +327,7 @@ fn encode_events<'a>(
             } else {
                 encode::encode(&ctx, o, rv)
             };
-            line(&json!({"type": ty.as_str(), "object": object}))
+            event(want, ty.as_str(), object)
         })
         .collect()
 }

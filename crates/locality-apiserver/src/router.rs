@@ -130,7 +130,8 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
         },
         _ => Err(ApiError::no_route(&path)),
     };
-    result.unwrap_or_else(|e| error_response(&e))
+    let answer = result.unwrap_or_else(|e| error_response(&e));
+    crate::http::in_form(crate::protobuf::negotiate(&parts.headers), answer)
 }
 
 /// How the client wants objects: plain JSON or a `Table`, and what rows carry.
@@ -138,6 +139,8 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
 pub(crate) struct Want {
     pub(crate) table: bool,
     pub(crate) include: Include,
+    /// JSON or protobuf (a watch's framing; whole answers are converted by [`crate::http::in_form`]).
+    pub(crate) output: crate::protobuf::Output,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -158,7 +161,16 @@ pub(crate) fn want(headers: &HeaderMap, q: &Query) -> Want {
         Some("None") => Include::None,
         _ => Include::Metadata,
     };
-    Want { table, include }
+    let output = if table {
+        crate::protobuf::Output::Json
+    } else {
+        crate::protobuf::negotiate(headers)
+    };
+    Want {
+        table,
+        include,
+        output,
+    }
 }
 
 async fn resource(

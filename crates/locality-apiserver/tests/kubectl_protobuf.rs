@@ -66,7 +66,7 @@ fn kubectl_1_32_and_1_33_create_expose_get_and_delete_with_protobuf_bodies() {
             ctx("create namespace sent no protobuf", &out)
         );
 
-        // A watch started before the deployment sees its pods (watches stay JSON).
+        // A watch started before the deployment sees its pods (`get -w` asks for tables: JSON).
         let mut watch = Command::new(&bin)
             .arg("--kubeconfig")
             .arg(r.kubeconfig_path())
@@ -145,6 +145,77 @@ fn kubectl_1_32_and_1_33_create_expose_get_and_delete_with_protobuf_bodies() {
         assert!(
             gone.is_some(),
             "kubectl {version}: namespace {ns} was not deleted"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs kubectl.1.31 and kubectl.1.33 beside kubectl: runs under the nextest profile `kubectl` (.ci/run)"]
+fn kubectl_1_33_describes_from_protobuf_answers_what_kubectl_1_31_describes_from_json() {
+    // `describe` reads through kubectl's typed clients: kubectl 1.33 asks for protobuf and
+    // decodes the answers with upstream's generated code, kubectl 1.31 asks for JSON. The
+    // same cluster must read the same.
+    let r = start(10.0);
+    let (json_kubectl, pb_kubectl) = (versioned_kubectl("1.31"), versioned_kubectl("1.33"));
+    for args in [
+        &["create", "namespace", "described"][..],
+        &[
+            "-n",
+            "described",
+            "create",
+            "deployment",
+            "web",
+            "--image=x",
+            "--replicas=2",
+        ],
+        &["-n", "described", "expose", "deployment", "web", "--port=80"],
+    ] {
+        let out = run(&pb_kubectl, &r, args);
+        assert!(out.ok, "kubectl 1.33 {args:?}: {}", out.stderr);
+    }
+    let ready = eventually(30, || {
+        let out = run(
+            &json_kubectl,
+            &r,
+            &["-n", "described", "get", "deployment", "web"],
+        );
+        out.stdout.contains("2/2").then_some(())
+    });
+    assert!(ready.is_some(), "the deployment never became ready");
+    for what in [
+        &["nodes"][..],
+        &["-n", "default", "pods"],
+        &["-n", "default", "services"],
+        &["-n", "described", "deployments"],
+        &["-n", "described", "replicasets"],
+        &["-n", "described", "pods"],
+        &["-n", "described", "services"],
+        &["-n", "described", "endpointslices"],
+        &["namespace", "described"],
+    ] {
+        let args: Vec<&str> = ["describe"].iter().chain(what).copied().collect();
+        let from_json = run(&json_kubectl, &r, &args);
+        assert!(from_json.ok, "kubectl 1.31 {args:?}: {}", from_json.stderr);
+        let mut verbose = args.clone();
+        verbose.push("-v=8");
+        let traced = run(&pb_kubectl, &r, &verbose);
+        assert!(
+            traced
+                .stderr
+                .contains("Content-Type: application/vnd.kubernetes.protobuf"),
+            "kubectl 1.33 {args:?} got no protobuf answer: {}",
+            traced.stderr
+        );
+        let from_protobuf = run(&pb_kubectl, &r, &args);
+        assert!(
+            from_protobuf.ok,
+            "kubectl 1.33 {args:?}: {}",
+            from_protobuf.stderr
+        );
+        assert!(from_json.stdout.lines().count() > 3, "{}", from_json.stdout);
+        assert_eq!(
+            from_protobuf.stdout, from_json.stdout,
+            "kubectl 1.33 (protobuf) and 1.31 (JSON) describe {what:?} differently"
         );
     }
 }

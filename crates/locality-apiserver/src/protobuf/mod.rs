@@ -1,16 +1,18 @@
-//! Protobuf request bodies (`Content-Type: application/vnd.kubernetes.protobuf`), decoded into
-//! the JSON the rest of the server handles.
+//! Protobuf (`application/vnd.kubernetes.protobuf`): request bodies decoded into the JSON
+//! the rest of the server handles, and answers and watches written in protobuf for a client
+//! that prefers it.
 //!
 //! kubectl 1.32 and later send protobuf from their typed clients: `create namespace`,
 //! `create deployment`, `create configmap|secret|service|serviceaccount|job|cronjob|pdb|quota|
 //! role|ingress|priorityclass|token`, and the `DeleteOptions` of `drain`'s deletions, each with
-//! `Accept: application/vnd.kubernetes.protobuf,application/json`. Everything else kubectl
-//! sends (`apply`, `create -f`, `expose`, `run`, patches, `delete`) is JSON, and no kubectl
-//! 1.27–1.33 request (watches included) accepts protobuf alone: answers stay JSON. (client-go
-//! decodes an answer by its `Content-Type`, so a client that accepts only protobuf reads them
-//! too.)
+//! `Accept: application/vnd.kubernetes.protobuf,application/json`; their `describe`, `drain`
+//! and `events` read through the same typed clients. Everything else kubectl sends (`apply`,
+//! `create -f`, `expose`, `run`, patches, `delete`, `get`'s tables) is JSON. Answers follow
+//! [`negotiate`] as the real API server's do: a client that prefers protobuf gets objects,
+//! lists and errors (`Status`) in the envelope below, and watches as length-delimited
+//! `WatchEvent` frames ([`watch_frame`]); tables and discovery stay JSON.
 //!
-//! The body is upstream's envelope (k8s.io/apimachinery
+//! A body is upstream's envelope (k8s.io/apimachinery
 //! `pkg/runtime/serializer/protobuf/protobuf.go`): the 4 bytes `k8s\0`, then a
 //! `runtime.Unknown` (`pkg/runtime/generated.proto`: `typeMeta` {apiVersion, kind} = 1,
 //! `raw` = 2, `contentEncoding` = 3, `contentType` = 4) whose `raw` is the object's message
@@ -37,6 +39,7 @@
 //! toleration's `tolerationSeconds: 0` mean what they say, and the zero of a non-pointer field
 //! (`minReadySeconds: 0`, a port's `hostPort: 0`) means what its absence does.
 
+mod encode;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -154,4 +157,96 @@ fn unsupported(what: &str) -> ApiError {
             "the body of the request was in an unknown format - accepted media types include: application/json, {MEDIA_TYPE} (simulated API server: {what})"
         ),
     )
+}
+
+/// The media type of a protobuf watch (length-delimited `WatchEvent` frames).
+pub(crate) const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
+
+/// The form of an answer, from the request's `Accept`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    Json,
+    Protobuf,
+}
+
+/// The form a client asked for (k8s.io/apiserver `pkg/endpoints/handlers/negotiation`
+/// `NegotiateOutputMediaType`): the media ranges of `Accept` by quality, then order; the
+/// first the server writes wins. Protobuf is written for objects (a media range without an
+/// `as=` conversion such as `as=Table`, which stays JSON); JSON for `application/json`,
+/// `application/*` and `*/*`, and when nothing matches (no `Accept`, or only types the
+/// simulated server does not write, such as YAML).
+pub(crate) fn negotiate(headers: &HeaderMap) -> Output {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return Output::Json;
+    };
+    let mut ranges: Vec<(f32, usize, Option<Output>)> = accept
+        .split(',')
+        .enumerate()
+        .map(|(i, range)| {
+            let mut parts = range.split(';').map(str::trim);
+            let media = parts.next().unwrap_or_default().to_ascii_lowercase();
+            let mut q = 1.0f32;
+            let mut conversion = false;
+            for p in parts {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                match k.trim() {
+                    "q" => q = v.trim().parse().unwrap_or(0.0),
+                    "as" => conversion = true,
+                    _ => {}
+                }
+            }
+            let out = match media.as_str() {
+                MEDIA_TYPE if !conversion => Some(Output::Protobuf),
+                "application/json" | "application/*" | "*/*" => Some(Output::Json),
+                _ => None,
+            };
+            (q, i, out)
+        })
+        .filter(|(q, _, _)| *q > 0.0)
+        .collect();
+    ranges.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranges.into_iter().find_map(|(_, _, o)| o).unwrap_or(Output::Json)
+}
+
+/// `v` (an object with its `apiVersion` and `kind`) in the envelope, or `None` for a kind the
+/// schema does not have (a `Table`, discovery documents: written as JSON).
+///
+/// # Errors
+/// A value that does not fit its kind's message (a bug of the server): the field.
+pub(crate) fn envelope(v: &Value) -> Option<Result<Vec<u8>, String>> {
+    let api_version = v.get("apiVersion")?.as_str()?;
+    let kind = v.get("kind")?.as_str()?;
+    let schema = Schema::get();
+    let m = schema.kind(api_version, kind)?;
+    Some(encode::encode(schema, m, v).map(|raw| {
+        let mut type_meta = Vec::new();
+        encode::field_bytes(&mut type_meta, 1, api_version.as_bytes());
+        encode::field_bytes(&mut type_meta, 2, kind.as_bytes());
+        let mut out = MAGIC.to_vec();
+        encode::field_bytes(&mut out, 1, &type_meta);
+        encode::field_bytes(&mut out, 2, &raw);
+        out
+    }))
+}
+
+/// One frame of a protobuf watch: the 4-byte big-endian length, then a `meta.v1.WatchEvent`
+/// (`type` = 1, `object` = 2, a `RawExtension` whose `raw` is the object in its envelope),
+/// without an envelope of its own (k8s.io/apimachinery `pkg/runtime/serializer/protobuf`
+/// `LengthDelimitedFramer` over the raw serializer, `pkg/apis/meta/v1/generated.proto`).
+///
+/// # Errors
+/// As [`envelope`]; an object of a kind the schema lacks.
+pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Bytes, String> {
+    let raw = match envelope(object) {
+        Some(r) => r?,
+        None => return Err(format!("no protobuf message for {}", object["kind"])),
+    };
+    let mut extension = Vec::new();
+    encode::field_bytes(&mut extension, 1, &raw);
+    let mut event = Vec::new();
+    encode::field_bytes(&mut event, 1, event_type.as_bytes());
+    encode::field_bytes(&mut event, 2, &extension);
+    let mut frame = (event.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&event);
+    Ok(Bytes::from(frame))
 }

@@ -1,10 +1,12 @@
 //! Protobuf decoding: the bodies kubectl 1.32 and 1.33 send (captured once; their bytes are
 //! identical) against the JSON kubectl 1.31 sends for the same command, and bodies encoded
-//! here from JSON through the schema (a small test-only encoder) that must decode back to it.
+//! here from JSON through the schema (the encoder of the server's protobuf answers) that must
+//! decode back to it.
 
 use serde_json::{Value, json};
 
-use super::schema::{Card, Schema, Special, Ty};
+use super::encode::{field_bytes, field_varint};
+use super::schema::{Card, Schema};
 use super::{MAGIC, to_json, wire};
 
 macro_rules! fixture {
@@ -183,113 +185,11 @@ fn the_schema_has_the_kinds_the_server_and_kubectl_use() {
     );
 }
 
-// ----- a test-only encoder: JSON to protobuf through the schema -----
-
-fn varint(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
-fn field_bytes(out: &mut Vec<u8>, tag: u32, b: &[u8]) {
-    varint(out, u64::from(tag) << 3 | 2);
-    varint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
-fn field_varint(out: &mut Vec<u8>, tag: u32, n: u64) {
-    varint(out, u64::from(tag) << 3);
-    varint(out, n);
-}
-
-/// Unix seconds of `2006-01-02T15:04:05Z`.
-fn unix(s: &str) -> i64 {
-    let n = |r: std::ops::Range<usize>| s[r].parse::<i64>().unwrap();
-    let (y, m, d) = (n(0..4), n(5..7), n(8..10));
-    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
-    let days = 365 * y + y / 4 - y / 100 + y / 400 + (153 * m + 2) / 5 + d - 1 - 719_468;
-    days * 86_400 + n(11..13) * 3600 + n(14..16) * 60 + n(17..19)
-}
-
-fn encode_value(schema: &Schema, ty: Ty, v: &Value, tag: u32, out: &mut Vec<u8>) {
-    match ty {
-        Ty::String => field_bytes(out, tag, v.as_str().unwrap().as_bytes()),
-        Ty::Bytes => panic!("the test encoder writes no bytes fields"),
-        Ty::Int32 | Ty::Int64 => field_varint(out, tag, v.as_i64().unwrap() as u64),
-        Ty::Bool => field_varint(out, tag, u64::from(v.as_bool().unwrap())),
-        Ty::Message(m) => field_bytes(out, tag, &encode(schema, m, v)),
-    }
-}
-
-/// Message `m` of `v`, fields in tag order, as upstream's Marshal writes them.
-fn encode(schema: &Schema, m: usize, v: &Value) -> Vec<u8> {
-    let msg = &schema.messages[m];
-    let mut out = Vec::new();
-    match (msg.special, v) {
-        (Some(Special::Quantity), Value::String(s)) => field_bytes(&mut out, 1, s.as_bytes()),
-        (Some(Special::IntOrString), Value::Number(n)) => {
-            field_varint(&mut out, 1, 0);
-            field_varint(&mut out, 2, n.as_i64().unwrap() as u64);
-            field_bytes(&mut out, 3, b"");
-        }
-        (Some(Special::IntOrString), Value::String(s)) => {
-            field_varint(&mut out, 1, 1);
-            field_varint(&mut out, 2, 0);
-            field_bytes(&mut out, 3, s.as_bytes());
-        }
-        (Some(Special::Time), Value::String(s)) => {
-            field_varint(&mut out, 1, unix(s) as u64);
-            field_varint(&mut out, 2, 0);
-        }
-        (Some(Special::Time), Value::Null) => {}
-        (Some(s), v) => panic!("the test encoder does not write {s:?} {v}"),
-        (None, _) => {
-            for f in &msg.fields {
-                if f.card == Card::Inline {
-                    let Ty::Message(inner) = f.ty else { unreachable!() };
-                    field_bytes(&mut out, f.tag, &encode(schema, inner, v));
-                    continue;
-                }
-                let Some(fv) = v.get(&f.json) else { continue };
-                match f.card {
-                    Card::Opt => encode_value(schema, f.ty, fv, f.tag, &mut out),
-                    Card::Rep => {
-                        for item in fv.as_array().unwrap() {
-                            encode_value(schema, f.ty, item, f.tag, &mut out);
-                        }
-                    }
-                    Card::Map => {
-                        for (k, item) in fv.as_object().unwrap() {
-                            let mut entry = Vec::new();
-                            field_bytes(&mut entry, 1, k.as_bytes());
-                            encode_value(schema, f.ty, item, 2, &mut entry);
-                            field_bytes(&mut out, f.tag, &entry);
-                        }
-                    }
-                    Card::Inline => unreachable!(),
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The envelope of `v` (its own `apiVersion` and `kind`).
+/// The envelope of `v` (its own `apiVersion` and `kind`), written by the server's encoder.
 fn envelope(v: &Value) -> Vec<u8> {
-    let schema = Schema::get();
-    let (api, kind) = (v["apiVersion"].as_str().unwrap(), v["kind"].as_str().unwrap());
-    let m = schema.kind(api, kind).unwrap();
-    let mut type_meta = Vec::new();
-    field_bytes(&mut type_meta, 1, api.as_bytes());
-    field_bytes(&mut type_meta, 2, kind.as_bytes());
-    let mut out = MAGIC.to_vec();
-    field_bytes(&mut out, 1, &type_meta);
-    field_bytes(&mut out, 2, &encode(schema, m, v));
-    field_bytes(&mut out, 3, b"");
-    field_bytes(&mut out, 4, b"");
-    out
+    super::envelope(v)
+        .expect("a kind of the schema")
+        .expect("the object fits its message")
 }
 
 fn round_trip(v: Value) {
@@ -421,7 +321,7 @@ fn envelopes_without_a_kind_take_the_requests() {
     field_bytes(
         &mut body,
         2,
-        &encode(schema, m, &json!({"metadata": {"name": "x"}})),
+        &super::encode::encode(schema, m, &json!({"metadata": {"name": "x"}})).unwrap(),
     );
     assert_eq!(
         to_json(&body, ("v1", "Namespace")).unwrap(),
@@ -447,7 +347,7 @@ fn wire_details() {
         .message("k8s.io.api.core.v1.ContainerStateTerminated")
         .unwrap();
     let mut t = Vec::new();
-    field_varint(&mut t, 1, -1i64 as u64);
+    field_varint(&mut t, 1, -1);
     assert_eq!(wire::decode(schema, cond, &t).unwrap(), json!({"exitCode": -1}));
     // A string field sent as a varint is an error naming the field.
     let mut bad = Vec::new();

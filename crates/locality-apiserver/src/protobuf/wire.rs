@@ -335,45 +335,19 @@ fn short(name: &str) -> &str {
 
 /// Standard base64 with padding (Go's `encoding/json` form of `[]byte`).
 pub(super) fn base64(b: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(b.len().div_ceil(3) * 4);
-    for chunk in b.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &c)| n | (u32::from(c) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                s.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
 }
 
 /// RFC 3339 in UTC of Unix `secs` (+ `nanos`): seconds (`metav1.Time`) or microseconds
-/// (`metav1.MicroTime`, `2006-01-02T15:04:05.000000Z07:00`).
+/// (`metav1.MicroTime`, `2006-01-02T15:04:05.000000Z07:00`); the Unix epoch for a time
+/// outside the years 0–9999.
 pub(super) fn rfc3339(secs: i64, nanos: i32, micros: bool) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // H. Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let t = jiff::Timestamp::new(secs, nanos.clamp(0, 999_999_999)).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     if micros {
-        let us = nanos.clamp(0, 999_999_999) / 1000;
-        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{us:06}Z")
+        t.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
     } else {
-        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+        t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
     }
 }
 
