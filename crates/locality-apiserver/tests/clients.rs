@@ -1,6 +1,8 @@
-//! kubectl 1.32 and 1.33, whose typed commands send protobuf request bodies, against the
-//! simulated API server: the versioned binaries `kubectl.1.32` and `kubectl.1.33` installed
-//! beside the `kubectl` on PATH (the test fails when they are missing).
+//! Every current client against the simulated API server: kubectl 1.27 … 1.33 (the versioned
+//! binaries `kubectl.1.27` … `kubectl.1.33` installed beside the `kubectl` on PATH; a test
+//! fails when one is missing) and the official Python client run the same walk-through
+//! (`tests/clients/`: `steps.txt`, `kubectl.sh`, `python_client.py`); kubectl 1.32 and 1.33,
+//! whose typed commands send protobuf bodies and read protobuf answers, also against JSON.
 
 mod common;
 
@@ -218,4 +220,91 @@ fn kubectl_1_33_describes_from_protobuf_answers_what_kubectl_1_31_describes_from
             "kubectl 1.33 (protobuf) and 1.31 (JSON) describe {what:?} differently"
         );
     }
+}
+
+/// The walk-through's steps, in order (`tests/clients/steps.txt`).
+fn walkthrough_steps() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/steps.txt");
+    std::fs::read_to_string(path)
+        .expect("steps.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| format!("step: {}", l.trim()))
+        .collect()
+}
+
+/// Runs one client's walk-through (`program args…`) in namespace `ns`; asserts it printed
+/// every step of `steps.txt` in order.
+fn walkthrough(
+    r: &Running,
+    who: &str,
+    program: &std::path::Path,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+    ns: &str,
+) {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("KUBECONFIG", r.kubeconfig_path())
+        .env("NS", ns)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{who}: cannot run {}: {e}", program.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let got: Vec<&str> = stdout.lines().filter(|l| l.starts_with("step: ")).collect();
+    assert_eq!(
+        got,
+        walkthrough_steps(),
+        "{who}: the walk-through stopped.\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "{who}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+#[ignore = "needs kubectl.1.27 … kubectl.1.33 beside kubectl: runs under the nextest profile `kubectl` (.ci/run)"]
+fn kubectl_1_27_to_1_33_run_the_client_walkthrough() {
+    let r = start(10.0);
+    let script = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/kubectl.sh"));
+    for minor in 27..=33 {
+        let version = format!("1.{minor}");
+        let bin = versioned_kubectl(&version);
+        walkthrough(
+            &r,
+            &format!("kubectl {version}"),
+            std::path::Path::new("bash"),
+            &[script.as_os_str()],
+            &[("KUBECTL", bin.as_os_str())],
+            &format!("walk-{minor}"),
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the Python client: LOCALITY_PYTHON names a python with `kubernetes` installed; runs under the nextest profile `python-client` (.ci/run)"]
+fn python_client_runs_the_client_walkthrough() {
+    let python = std::env::var_os("LOCALITY_PYTHON").expect(
+        "LOCALITY_PYTHON is not set: it names a python with the `kubernetes` package (.ci/run installs one)",
+    );
+    let r = start(10.0);
+    let script = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/python_client.py"
+    ));
+    walkthrough(
+        &r,
+        "the Python client",
+        std::path::Path::new(&python),
+        &[script.as_os_str()],
+        &[],
+        "walk-python",
+    );
 }
