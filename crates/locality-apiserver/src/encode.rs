@@ -768,15 +768,18 @@ fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
     let mut spec = Map::new();
     spec.insert("selector".into(), label_selector(&wl.selector));
     spec.insert("template".into(), template(ctx, w));
+    // Stored as the API server defaults them (pkg/apis/apps/v1/defaults.go
+    // `SetDefaults_Deployment`: 25% and 25%; `SetDefaults_DaemonSet`: maxUnavailable 1,
+    // maxSurge 0), the values the simulated controllers use.
+    let (surge, unavailable) = match wl.kind {
+        WorkloadKind::Deployment => ("25%", "25%"),
+        _ => ("0", "1"),
+    };
     let rolling = || {
-        let mut r = Map::new();
-        if let Some(s) = &wl.max_surge {
-            r.insert("maxSurge".into(), int_or_string(s));
-        }
-        if let Some(u) = &wl.max_unavailable {
-            r.insert("maxUnavailable".into(), int_or_string(u));
-        }
-        Value::Object(r)
+        json!({
+            "maxSurge": int_or_string(wl.max_surge.as_deref().unwrap_or(surge)),
+            "maxUnavailable": int_or_string(wl.max_unavailable.as_deref().unwrap_or(unavailable)),
+        })
     };
     let strategy_type = wl
         .update_strategy

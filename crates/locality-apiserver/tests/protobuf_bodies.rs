@@ -93,6 +93,12 @@ fn kubectl_protobuf_bodies_create_update_and_delete() {
     let c = &v["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(c["command"], serde_json::json!(["/agnhost", "netexec"]), "{v}");
     assert_eq!(c["ports"][0]["containerPort"], 8080, "{v}");
+    // Stored as the API server defaults it (`SetDefaults_Deployment`).
+    assert_eq!(
+        v["spec"]["strategy"],
+        serde_json::json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
+        "{v}"
+    );
     // An update (PUT) of the same body.
     let (code, _, v) = send(&r, "PUT", &format!("{deploys}/web"), &fixture("deployment"));
     assert_eq!(code, 200, "{v}");
