@@ -69,6 +69,10 @@ pub struct Faults {
     pub latency: Duration,
     /// Fraction of resource requests whose connection is closed without any answer.
     pub drop_rate: f64,
+    /// Every this often (wall clock), open watches are closed and a watch from an older
+    /// resourceVersion than the store's at that moment gets `410 Gone`, as after an etcd
+    /// compaction: clients must re-list (`sim serve --expire-watches`).
+    pub expire_watches: Option<Duration>,
 }
 
 impl Faults {

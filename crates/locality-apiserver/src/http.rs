@@ -74,6 +74,16 @@ pub(crate) async fn run(
             driver.notify(&sim);
         }
     });
+    if let Some(every) = shared.injector.faults.expire_watches.filter(|d| !d.is_zero()) {
+        let expirer = shared.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            loop {
+                tick.tick().await;
+                expirer.expire_watches();
+            }
+        });
+    }
     loop {
         tokio::select! {
             _ = &mut stop => break,

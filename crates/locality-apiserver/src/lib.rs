@@ -215,6 +215,8 @@ pub(crate) struct Shared {
     sim: Mutex<Sim>,
     /// The store's latest resourceVersion, for watches to wake on.
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
+    /// Bumped on each forced expiry: open watches end.
+    pub(crate) expired: tokio::sync::watch::Sender<u64>,
     pub(crate) addr: SocketAddr,
     pub(crate) injector: faults::Injector,
     /// The timeouts served with.
@@ -226,6 +228,14 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Sim> {
         self.sim.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A forced expiry ([`Running::expire_watches`]).
+    pub(crate) fn expire_watches(&self) {
+        let mut sim = self.lock();
+        sim.expire_before = sim.engine.store().resource_version();
+        drop(sim);
+        self.expired.send_modify(|n| *n += 1);
     }
 
     /// Tells watches the store may have changed.
@@ -315,6 +325,12 @@ impl Running {
         self.shared.lock().expire_before = rv;
     }
 
+    /// Fault injection: an etcd compaction now: open watches end, and a watch from a
+    /// resourceVersion older than the store's current one gets `410 Gone`.
+    pub fn expire_watches(&self) {
+        self.shared.expire_watches();
+    }
+
     /// How many faults were injected so far (see [`ServeOptions::faults`]).
     pub fn faults_injected(&self) -> FaultCounts {
         self.shared.injector.counts()
@@ -393,6 +409,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
     let shared = Arc::new(Shared {
         sim: Mutex::new(sim),
         changed: tokio::sync::watch::channel(rv).0,
+        expired: tokio::sync::watch::channel(0).0,
         addr,
         requests: Mutex::new(Vec::new()),
         injector: faults::Injector::new(opts.faults),

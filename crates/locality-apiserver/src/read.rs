@@ -201,6 +201,7 @@ pub(crate) async fn watch(
     };
     let shared = shared.clone();
     let mut changed = shared.changed.subscribe();
+    let mut expired = shared.expired.subscribe();
     // First batch: the initial state (no resourceVersion) or the replay from `from`.
     let (first, mut cursor) = {
         let mut sim = shared.lock();
@@ -279,6 +280,8 @@ pub(crate) async fn watch(
             }
             tokio::select! {
                 r = changed.changed() => if r.is_err() { break },
+                // A forced expiry (`--expire-watches`) ends the watch; the client re-watches.
+                _ = expired.changed() => break,
                 () = tokio::time::sleep_until(deadline) => break,
                 () = tx.closed() => break,
             }

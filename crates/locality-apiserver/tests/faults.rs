@@ -127,3 +127,67 @@ fn live_snapshot_retries_through_5xx() {
     let injected: u64 = r.faults_injected().errors.values().sum();
     assert_eq!(injected, 2);
 }
+
+/// A raw JSON watch (HTTP/1.0: the answer ends with the watch); its lines and how long it
+/// stayed open.
+fn raw_watch(r: &Running, query: &str) -> (Vec<serde_json::Value>, Duration) {
+    use std::io::{Read, Write};
+    let started = Instant::now();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", r.port())).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let head =
+        format!("GET /api/v1/namespaces/default/pods?watch=1&{query} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    s.write_all(head.as_bytes()).expect("write");
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    let body = buf.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let events = body
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON event"))
+        .collect();
+    (events, started.elapsed())
+}
+
+#[test]
+fn expired_watches_end_and_resuming_from_before_the_expiry_is_410() {
+    let r = start_with(Faults {
+        expire_watches: Some(Duration::from_millis(500)),
+        ..Faults::default()
+    });
+    let (_, list) = common::get_json(&r, "/api/v1/namespaces/default/pods");
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_string();
+    // An open watch (asked for 20 s) ends at the next expiry.
+    let (events, open) = raw_watch(&r, &format!("resourceVersion={rv}&timeoutSeconds=20"));
+    assert!(open < Duration::from_secs(5), "the watch stayed open {open:?}");
+    assert!(events.iter().all(|e| e["type"] != "ERROR"), "{events:?}");
+    // A write, then an expiry: resuming from the list's version is 410 Gone; a fresh list's
+    // version watches again.
+    let (code, v) = common::http(
+        &r,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/web-a",
+        "application/merge-patch+json",
+        r#"{"metadata":{"labels":{"touched":"yes"}}}"#,
+    );
+    assert_eq!(code, 200, "{v}");
+    std::thread::sleep(Duration::from_millis(1200));
+    let (events, _) = raw_watch(&r, &format!("resourceVersion={rv}&timeoutSeconds=20"));
+    let first = events.first().expect("an ERROR event");
+    assert_eq!(
+        (first["type"].as_str(), first["object"]["code"].as_i64()),
+        (Some("ERROR"), Some(410)),
+        "{events:?}"
+    );
+    let (_, list) = common::get_json(&r, "/api/v1/namespaces/default/pods");
+    let fresh = list["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_string();
+    let (events, _) = raw_watch(&r, &format!("resourceVersion={fresh}&timeoutSeconds=20"));
+    assert!(events.iter().all(|e| e["type"] != "ERROR"), "{events:?}");
+}

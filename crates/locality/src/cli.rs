@@ -502,6 +502,10 @@ pub struct ApiFaultArgs {
     /// without answering.
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub drop_rate: Option<f64>,
+    /// Every DURATION, an etcd compaction: open watches end and a watch from an older
+    /// resourceVersion gets 410 Gone, so clients must re-list (e.g. 30s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub expire_watches: Option<Duration>,
 }
 
 impl ApiFaultArgs {
@@ -512,6 +516,7 @@ impl ApiFaultArgs {
             error_code: self.api_error_code.unwrap_or(0),
             latency: self.api_latency.unwrap_or_default(),
             drop_rate: self.drop_rate.unwrap_or(0.0),
+            expire_watches: self.expire_watches,
             ..locality_apiserver::Faults::default()
         };
         for f in &self.api_faults {
@@ -531,6 +536,7 @@ impl ApiFaultArgs {
             || !self.api_faults.is_empty()
             || self.api_error_code.is_some()
             || self.drop_rate.is_some()
+            || self.expire_watches.is_some()
     }
 }
 
@@ -700,7 +706,13 @@ pub struct VerifyArgs {
 }
 
 /// The ids of [`ApiFaultArgs`]' flags (a real cluster's flags conflict with them).
-const SIMULATED_API_FAULT_FLAGS: [&str; 4] = ["api_latency", "api_faults", "api_error_code", "drop_rate"];
+const SIMULATED_API_FAULT_FLAGS: [&str; 5] = [
+    "api_latency",
+    "api_faults",
+    "api_error_code",
+    "drop_rate",
+    "expire_watches",
+];
 
 /// Output formats of `verify`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

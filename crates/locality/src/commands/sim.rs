@@ -165,6 +165,9 @@ pub(crate) fn describe_faults(args: &crate::cli::ApiFaultArgs) -> String {
     if f.drop_rate > 0.0 {
         parts.push(format!("drop {}", f.drop_rate));
     }
+    if let Some(every) = f.expire_watches {
+        parts.push(format!("watches expire every {every:?}"));
+    }
     if parts.is_empty() {
         "none".into()
     } else {
