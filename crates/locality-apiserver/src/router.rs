@@ -104,6 +104,15 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
             "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
             Bytes::new(),
         )),
+        // Not a Kubernetes path: the rule tables of a node's simulated kube-proxy, which a
+        // real cluster shows only on the node (`iptables-save`), for `sim rules --kubeconfig`.
+        ["simulated", "nodes", node, "kube-proxy-rules"] if get => {
+            let sim = shared.lock();
+            sim.engine
+                .rules_text(node)
+                .map(|text| response(200, "text/plain; charset=utf-8", Bytes::from(text)))
+                .map_err(|_| ApiError::not_found("nodes", "", node))
+        }
         ["api", "v1", "namespaces", ns, "pods", name, "log"] if get => {
             crate::logs::pods_log(&shared, ns, name, &query)
         }

@@ -398,6 +398,35 @@ pub fn snapshot_blocking(
     result
 }
 
+/// One GET of `path` (a non-resource path such as the simulated API server's
+/// `/simulated/…` documents) on the cluster `opts` points at, retried as every read is: the
+/// answer's bytes. For synchronous callers (a current-thread runtime).
+///
+/// # Errors
+/// As [`client`]; [`LiveError::Api`] for a non-success answer (naming the server's
+/// reason and message); [`LiveError::Runtime`].
+pub fn get_blocking(opts: &LiveOptions, path: &str) -> Result<Vec<u8>, LiveError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LiveError::Runtime(e.to_string()))?;
+    let result = runtime.block_on(async {
+        let (client, target) = client(opts).await?;
+        let api = Api {
+            request_timeout: opts.request_timeout,
+            client,
+            server: target.server.clone(),
+            context: target
+                .context
+                .as_ref()
+                .map_or_else(|| "in-cluster".to_owned(), |c| format!("context {c:?}")),
+        };
+        api.get(path).await?.map_err(Failure::fatal)
+    });
+    runtime.shutdown_background();
+    result
+}
+
 /// One object by name (the namespace of `-n`), as a one-page [`fetch::Listed`].
 async fn get_one(api: &Api, path: &str) -> Result<Result<fetch::Listed, Failure>, LiveError> {
     let body = match api.get(path).await? {

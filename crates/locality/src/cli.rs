@@ -448,8 +448,17 @@ pub struct SimRulesArgs {
     #[command(flatten)]
     pub cluster: SimClusterArgs,
     /// Virtual seconds to run before printing.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30,
+        conflicts_with = "kubeconfig"
+    )]
     pub at: u64,
+    /// Read the rules of the cluster `locality sim serve` is serving (the kubeconfig it wrote)
+    /// instead of building a fresh simulated cluster.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["topology", "seed", "profile", "fixture"])]
+    pub kubeconfig: Option<PathBuf>,
 }
 
 /// Flags of `sim serve`.

@@ -513,3 +513,39 @@ fn audit_and_simulate_count_the_same_clients() {
         .collect();
     assert_eq!(simulated, audit);
 }
+
+#[test]
+fn sim_rules_reads_the_served_cluster_through_its_kubeconfig() {
+    // The served cluster has a fault the default one does not: its rules must show it.
+    let s = serve("rules", &["--profile", "node-c=ignores-local-policy"]);
+    let kc = s.dir.join("kubeconfig");
+    let kc = kc.to_str().unwrap();
+    // Once its kube-proxy has synced the backends (the clock runs from serving on).
+    let start = std::time::Instant::now();
+    let served = loop {
+        let served = rules(&["node-c", "--kubeconfig", kc]);
+        if served.contains("KUBE-SVC") || start.elapsed() > std::time::Duration::from_secs(20) {
+            break served;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(
+        served.starts_with("# SIMULATED cluster (locality sim serve"),
+        "{served}"
+    );
+    assert!(served.contains("KUBE-SVC"), "{served}");
+    assert!(
+        !served.contains("-j DROP"),
+        "the served node ignores Local: {served}"
+    );
+    // A fresh cluster of the same topology (no fault) drops.
+    assert!(rules(&["node-c"]).contains("-j DROP"));
+    // An unknown node: the server's 404, named.
+    locality(&["sim", "rules", "node-x", "--kubeconfig", kc])
+        .failure()
+        .stderr(predicate::str::contains(
+            "no node \"node-x\" in the served simulated cluster",
+        ));
+    // Building flags make no sense with a served cluster.
+    locality(&["sim", "rules", "node-c", "--kubeconfig", kc, "--seed", "3"]).code(2);
+}

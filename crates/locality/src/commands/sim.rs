@@ -88,6 +88,9 @@ fn check_node(nodes: &[String], node: &str) -> Result<(), CliError> {
 
 /// Runs `sim rules NODE`.
 pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if let Some(kubeconfig) = &args.kubeconfig {
+        return served_rules(kubeconfig, &args.node, out);
+    }
     let mut engine = build_engine(&args.cluster)?;
     let nodes: Vec<String> = engine.node_names().map(str::to_string).collect();
     check_node(&nodes, &args.node)?;
@@ -101,6 +104,33 @@ pub fn rules(args: &SimRulesArgs, out: &mut dyn Write) -> Result<(), CliError> {
         args.cluster.topology, args.cluster.seed, args.at, args.node
     )?;
     write!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `sim rules NODE --kubeconfig FILE`: the rules of the cluster a `sim serve` is serving, read
+/// from its `/simulated/nodes/NODE/kube-proxy-rules` (a server that is not `sim serve` has no
+/// such path: its 404 says so).
+fn served_rules(kubeconfig: &std::path::Path, node: &str, out: &mut dyn Write) -> Result<(), CliError> {
+    let opts = locality_live::LiveOptions {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        request_timeout: Some(std::time::Duration::from_secs(30)),
+        ..locality_live::LiveOptions::default()
+    };
+    let path = format!("/simulated/nodes/{node}/kube-proxy-rules");
+    let text = locality_live::get_blocking(&opts, &path).map_err(|e| match e {
+        locality_live::LiveError::Api { code: 404, .. } => CliError::runtime(format!(
+            "{}: no node {node:?} in the served simulated cluster, or the server is not `locality sim serve` ({e})",
+            kubeconfig.display()
+        )),
+        e => CliError::runtime(e.to_string()),
+    })?;
+    writeln!(
+        out,
+        "# SIMULATED cluster (locality sim serve, kubeconfig {}): kube-proxy rules of node {node}",
+        kubeconfig.display()
+    )?;
+    out.write_all(&text)?;
     out.flush()?;
     Ok(())
 }
