@@ -1,4 +1,4 @@
-//! `locality-audit`: the audit rules `LOC001`–`LOC020` (docs/design.md §7) over a cluster state and its
+//! `locality-audit`: the audit rules `LOC001`–`LOC021` (docs/design.md §7) over a cluster state and its
 //! routing [`Matrix`].
 //!
 //! Pure: no I/O, no async. [`audit`] returns an [`AuditReport`] (serialized as the stable

@@ -1,4 +1,4 @@
-//! `locality audit`: the rules LOC001–LOC020 (`locality-audit`) on a cluster state, rendered
+//! `locality audit`: the rules LOC001–LOC021 (`locality-audit`) on a cluster state, rendered
 //! by `locality_report::audit`.
 //!
 //! The command is split so that another source of state can be added without touching the
