@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use locality_model::objects::{AddressType, IpFamily, Protocol};
 
+use locality_model::dataplane::catalogue::Effect;
+
 use super::{Fault, SimEndpoint, SimKubeProxy};
 use crate::objects::Object;
 
@@ -205,7 +207,7 @@ impl SimKubeProxy {
         let cluster_set = || {
             let hinted = if hints_allowed { self.hinted(index) } else { None };
             match hinted {
-                Some(set) => set.clone(),
+                Some(set) => set,
                 None if !index.ready.is_empty() => index.ready.clone(),
                 None if fallback => index.serving_terminating.clone(),
                 None => Arc::default(),
@@ -240,7 +242,11 @@ impl SimKubeProxy {
     /// `topologyModeFromHints`: node hints first (when read), then zone hints, over the ready
     /// endpoints only; each mode needs every ready endpoint hinted and one hinted for us. The
     /// ready endpoints the chosen mode admits, `None` without a mode.
-    fn hinted<'a>(&self, index: &'a EndpointIndex) -> Option<&'a Arc<Vec<usize>>> {
+    ///
+    /// A simulated data plane with the catalogue's `ZoneHintsNoFallback` divergence (Cilium
+    /// 1.18.0, cilium/cilium#41022) keeps the zone mode when no endpoint is hinted for its
+    /// zone: the set is empty (the connection is refused) instead of every endpoint.
+    fn hinted(&self, index: &EndpointIndex) -> Option<Arc<Vec<usize>>> {
         if index.ready.is_empty() {
             return None;
         }
@@ -248,10 +254,14 @@ impl SimKubeProxy {
             && index.every_ready_node_hinted
             && let Some(set) = index.ready_for_node.get(&self.identity)
         {
-            return Some(set);
+            return Some(set.clone());
         }
         if self.features.zone_hints && index.every_ready_zone_hinted {
-            return index.ready_for_zone.get(&self.zone);
+            return match index.ready_for_zone.get(&self.zone) {
+                Some(set) => Some(set.clone()),
+                None if self.profile.diverges(Effect::ZoneHintsNoFallback) => Some(Arc::default()),
+                None => None,
+            };
         }
         None
     }

@@ -22,7 +22,7 @@ impl SimKubeProxy {
     ///   go_version,major,minor,platform} 1`, `git_version` its version with patch `.0`
     ///   (see [`build_info_labels`]).
     pub fn metrics_text(&self, endpoint_changes_pending: usize) -> Option<String> {
-        if matches!(self.profile.fault, Some(Fault::Other { .. })) {
+        if self.profile.replacement().is_some() {
             return None;
         }
         let mut s = String::new();
@@ -77,7 +77,7 @@ impl SimKubeProxy {
     /// The `/proxyMode` answer, `None` for an `other` data plane.
     pub fn proxy_mode_text(&self) -> Option<String> {
         match self.profile.fault {
-            Some(Fault::Other { .. }) => None,
+            Some(Fault::Other { .. } | Fault::Plane(_)) => None,
             _ => Some(self.profile.mode.as_str().to_string()),
         }
     }

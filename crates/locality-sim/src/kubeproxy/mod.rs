@@ -22,6 +22,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use locality_model::dataplane::catalogue::Effect;
 use locality_model::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, IpFamily, Protocol, Service, ServiceType,
     TrafficPolicy,
@@ -34,7 +35,7 @@ use crate::time::Millis;
 
 pub use endpoints::{EndpointCache, EndpointIndex};
 pub use metrics::{build_info_labels, go_float};
-pub use profile::{DataPlaneProfile, Fault, ProfileError, ProxyMode};
+pub use profile::{DataPlaneProfile, Fault, PlaneProfile, ProfileError, ProxyMode};
 
 /// One endpoint of one service port, as the simulated kube-proxy read it from its slices.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -403,14 +404,17 @@ impl SimKubeProxy {
         let uses_cluster = !internal_local || externally_accessible;
         let uses_local = internal_local || (external_local && externally_accessible);
 
-        let hints_allowed = !self.features.hints_need_annotation || {
-            let a = svc
-                .meta
-                .annotations
-                .get(ANNOTATION_TOPOLOGY_AWARE_HINTS)
-                .or_else(|| svc.meta.annotations.get(ANNOTATION_TOPOLOGY_MODE));
-            a.is_some_and(|v| !matches!(v.as_str(), "" | "disabled" | "Disabled"))
-        };
+        // A simulated data plane that ignores topology without its setting (Cilium without
+        // enable-service-topology) reads no hints at all.
+        let hints_allowed = !self.profile.diverges(Effect::TopologyIgnoredWithoutSetting)
+            && (!self.features.hints_need_annotation || {
+                let a = svc
+                    .meta
+                    .annotations
+                    .get(ANNOTATION_TOPOLOGY_AWARE_HINTS)
+                    .or_else(|| svc.meta.annotations.get(ANNOTATION_TOPOLOGY_MODE));
+                a.is_some_and(|v| !matches!(v.as_str(), "" | "disabled" | "Disabled"))
+            });
         let sets = self.categorize(&index, uses_cluster, uses_local, hints_allowed);
         let local_nonempty = sets.local.as_ref().is_some_and(|l| !l.is_empty());
         let cluster_target = |set: &Option<Arc<Vec<usize>>>| match set {
@@ -424,7 +428,14 @@ impl SimKubeProxy {
             chain: ChainKind::Local,
             endpoints: sets.local.clone().unwrap_or_default(),
         };
-        let ignores_local = matches!(self.profile.fault, Some(Fault::IgnoresLocalPolicy));
+        // `ignores-local-policy`, or a simulated data plane that ignores ITP Local (Calico
+        // eBPF before 3.27, kube-router before 2.1).
+        let ignores_local = matches!(self.profile.fault, Some(Fault::IgnoresLocalPolicy))
+            || self.profile.diverges(Effect::ItpLocalIgnored);
+        // A simulated data plane that applies ETP Local to the cluster IP (kube-router before
+        // 2.1): a cluster-IP connection uses the local endpoints, and drops without one.
+        let etp_restricts_cluster_ip =
+            external_local && !internal_local && self.profile.diverges(Effect::EtpLocalRestrictsClusterIp);
         let (internal, external, external_from_node, host_external_ip_drop);
         if self.profile.mode == ProxyMode::Ipvs {
             let no_rs = |t: RuleTarget| {
@@ -440,6 +451,12 @@ impl SimKubeProxy {
                 local_target()
             } else if internal_local && ignores_local {
                 no_rs(cluster_target(&sets.cluster_for_fault))
+            } else if etp_restricts_cluster_ip {
+                if local_nonempty {
+                    local_target()
+                } else {
+                    RuleTarget::ReplyLost
+                }
             } else {
                 no_rs(cluster_target(&sets.cluster))
             };
@@ -469,6 +486,12 @@ impl SimKubeProxy {
                 cluster_target(&sets.cluster_for_fault)
             } else if internal_local {
                 RuleTarget::Drop
+            } else if etp_restricts_cluster_ip {
+                if local_nonempty {
+                    local_target()
+                } else {
+                    RuleTarget::Drop
+                }
             } else {
                 cluster_target(&sets.cluster)
             };
