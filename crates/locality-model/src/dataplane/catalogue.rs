@@ -371,9 +371,9 @@ pub const CATALOGUE: &[Divergence] = &[
         },
         repair: "upgrade kube-router",
         mitigation: "",
-        cases: &["X3"],
+        cases: &[],
         confirmed: false,
-        checked: "issues #818 and #1597 ('even when it applies spec.externalTrafficPolicy it does so by setting both Cluster IP and External IP to route locally'); PR #1598 'Support All Upstream Traffic Policies' merged 2024-01. 2.1.0 as the first fixed release is inferred (PR #1774 speaks of behaviour 'in place since kube-router v2.1.0'), not read from release notes",
+        checked: "no verify case dials the cluster IP of an externalTrafficPolicy: Local Service from a node without an endpoint yet (a case in the group of X2 inherits its source-IP check); issues #818 and #1597 ('even when it applies spec.externalTrafficPolicy it does so by setting both Cluster IP and External IP to route locally'); PR #1598 'Support All Upstream Traffic Policies' merged 2024-01. 2.1.0 as the first fixed release is inferred (PR #1774 speaks of behaviour 'in place since kube-router v2.1.0'), not read from release notes",
     },
     Divergence {
         id: "kube-router-itp-unsupported",

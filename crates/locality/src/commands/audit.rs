@@ -219,7 +219,10 @@ pub fn run_on(
     profile: &mut Profile,
     out: &mut dyn Write,
 ) -> Result<u8, CliError> {
-    let options = options(args, input.kind)?;
+    let options = AuditOptions {
+        data_plane: input.detection.clone(),
+        ..options(args, input.kind)?
+    };
     progress.set("modelling kube-proxy on every node");
     let matrix = Matrix::new(&input.state, input.config.clone()).assuming(input.assumed);
     profile.phase("prepare");
