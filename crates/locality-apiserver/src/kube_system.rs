@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use locality_model::version::KubeVersion;
 use locality_sim::objects::SimPod;
 use locality_sim::time::{Millis, rfc3339};
-use locality_sim::{Engine, Fault, Kind, ObjectKey, ProxyMode};
+use locality_sim::{Engine, Kind, ObjectKey, ProxyMode};
 use serde_json::{Value, json};
 
 use crate::encode::Ctx;
@@ -90,7 +90,7 @@ fn plan(engine: &Engine) -> Vec<Plan> {
         let Some(proxy) = engine.kube_proxy(node) else {
             continue;
         };
-        if matches!(proxy.profile.fault, Some(Fault::Other { .. })) {
+        if proxy.profile.replacement().is_some() {
             replaced.push(node.to_string());
         } else {
             by_mode
@@ -294,7 +294,7 @@ fn running(engine: &Engine, published: &BTreeSet<String>) -> bool {
                 && n.meta.labels.get("kubernetes.io/os").map(String::as_str) == Some("linux")
         }) && engine
             .kube_proxy(name)
-            .is_some_and(|p| !matches!(p.profile.fault, Some(Fault::Other { .. })));
+            .is_some_and(|p| p.profile.replacement().is_none());
         !expected || up.contains(name)
     })
 }

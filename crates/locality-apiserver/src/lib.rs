@@ -56,6 +56,7 @@
 mod age;
 mod apply;
 mod configmaps;
+mod data_planes;
 mod decode;
 mod delete;
 mod discovery;
@@ -403,6 +404,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
     };
     // kube-proxy in kube-system, as on a kubeadm cluster, up before the clock starts.
     kube_system::publish(&mut sim);
+    data_planes::publish(&mut sim);
     sim.clock.base = sim.engine.now() as f64;
     sim.clock.start = Instant::now();
     let rv = sim.engine.store().resource_version();

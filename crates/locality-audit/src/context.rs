@@ -145,6 +145,11 @@ pub(crate) struct Ctx<'a, 's> {
     zone_pods: OnceCell<BTreeMap<&'s str, usize>>,
     lacking: OnceCell<Vec<(Vec<usize>, usize)>>,
     node_map: OnceCell<HashMap<&'s str, &'s Node>>,
+    /// The data plane that implements Services, as detected ([`AuditOptions::data_plane`],
+    /// else from the input's DaemonSets).
+    pub detection: locality_model::dataplane::Detection,
+    /// The catalogue entries that apply to [`Self::detection`].
+    pub divergences: Vec<&'static locality_model::dataplane::catalogue::Divergence>,
     /// Findings so far.
     pub out: Vec<Finding>,
 }
@@ -189,7 +194,15 @@ impl<'a, 's> Ctx<'a, 's> {
         for v in slices.values_mut() {
             v.sort_by(|a, b| (&a.meta.name, a.address_type).cmp(&(&b.meta.name, b.address_type)));
         }
+        let detection = opts.data_plane.clone().unwrap_or_else(|| {
+            locality_model::dataplane::detect::detect(
+                &locality_model::dataplane::detect::facts_from_workloads(&state.workloads),
+            )
+        });
+        let divergences = locality_model::dataplane::catalogue::applicable(&detection);
         Ctx {
+            detection,
+            divergences,
             state,
             m,
             opts,

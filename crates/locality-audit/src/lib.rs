@@ -1,4 +1,4 @@
-//! `locality-audit`: the audit rules `LOC001`–`LOC020` (docs/design.md §7) over a cluster state and its
+//! `locality-audit`: the audit rules `LOC001`–`LOC021` (docs/design.md §7) over a cluster state and its
 //! routing [`Matrix`].
 //!
 //! Pure: no I/O, no async. [`audit`] returns an [`AuditReport`] (serialized as the stable
@@ -158,6 +158,26 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
         DataPlane::Unknown => ("unknown", None, None),
     };
     let mut all_notes = notes;
+    if ctx
+        .detection
+        .plane
+        .is_some_and(|p| p != locality_model::dataplane::Plane::KubeProxy)
+    {
+        all_notes.push(format!(
+            "data plane detected: {} ({}); its known divergences from kube-proxy (docs/dataplanes.md): {}",
+            ctx.detection.describe(),
+            ctx.detection.source,
+            if ctx.divergences.is_empty() {
+                "none at this version".to_string()
+            } else {
+                ctx.divergences
+                    .iter()
+                    .map(|e| e.id)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ));
+    }
     all_notes.extend(suppress_notes);
     if assumed {
         all_notes.push(format!(

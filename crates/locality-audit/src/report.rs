@@ -50,6 +50,9 @@ pub struct AuditOptions {
     /// Today, for exemptions' expiry (the caller's clock). `None`: exemptions with an
     /// expiry date do not apply.
     pub today: Option<jiff::civil::Date>,
+    /// The data plane detected by the caller (live: from `kube-system` with its ConfigMaps);
+    /// `None`: detected from the input's DaemonSets.
+    pub data_plane: Option<locality_model::dataplane::Detection>,
 }
 
 impl Default for AuditOptions {
@@ -64,6 +67,7 @@ impl Default for AuditOptions {
             concentration_factor: 2.0,
             config: crate::config::AuditConfig::default(),
             today: None,
+            data_plane: None,
         }
     }
 }

@@ -63,7 +63,7 @@ impl FromStr for Severity {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// Not `LOC001`…`LOC020`.
-    #[error("unknown audit rule {0:?}: expected LOC001 to LOC020")]
+    #[error("unknown audit rule {0:?}: expected LOC001 to LOC021")]
     Rule(String),
     /// Not `error`, `warning` or `info`.
     #[error("unknown severity {0:?}: expected error, warning or info")]
@@ -83,7 +83,7 @@ macro_rules! rules {
 
         impl RuleId {
             /// Every rule, in ID order.
-            pub const ALL: [RuleId; 20] = [$(RuleId::$id),*];
+            pub const ALL: [RuleId; 21] = [$(RuleId::$id),*];
 
             /// The stable code, e.g. `LOC001`.
             pub fn as_str(self) -> &'static str {
@@ -170,6 +170,9 @@ rules! {
     Loc020 = "LOC020", Error,
         "Selector-less Service whose endpoints lack nodeName under a Local policy: every node drops",
         "https://kubernetes.io/docs/concepts/services-networking/service/#custom-endpointslices";
+    Loc021 = "LOC021", Warning,
+        "The detected data plane and version have a known divergence from kube-proxy this Service's policy meets",
+        "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-policies";
 }
 
 impl fmt::Display for RuleId {

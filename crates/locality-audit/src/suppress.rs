@@ -126,7 +126,7 @@ pub fn apply(state: &ClusterState, findings: &mut [Finding]) -> Vec<String> {
         let (_, unknown) = parse(&meta.annotations[ANNOTATION_IGNORE]);
         if !unknown.is_empty() {
             notes.push(format!(
-                "{kind} {}: annotation {ANNOTATION_IGNORE} names no rule: {} (rules are LOC001…LOC020 or *)",
+                "{kind} {}: annotation {ANNOTATION_IGNORE} names no rule: {} (rules are LOC001…LOC021 or *)",
                 display_name(meta),
                 unknown.join(", ")
             ));

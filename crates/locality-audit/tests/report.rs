@@ -80,7 +80,7 @@ fn rule_selection() {
     none(&r, RuleId::Loc001);
     one(&r, RuleId::Loc004);
     assert_eq!("loc017".parse::<RuleId>().unwrap(), RuleId::Loc017);
-    assert!("LOC021".parse::<RuleId>().is_err());
+    assert!("LOC022".parse::<RuleId>().is_err());
 }
 
 fn manifests_only() -> ClusterState {

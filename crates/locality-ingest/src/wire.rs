@@ -642,6 +642,41 @@ struct ContainerW {
     ports: Vec<M<ContainerPortW>>,
     #[serde(default, deserialize_with = "nullable")]
     restart_policy: String,
+    #[serde(default, deserialize_with = "nullable")]
+    name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    image: String,
+    #[serde(default, deserialize_with = "nullable")]
+    env: Vec<M<EnvW>>,
+    #[serde(default, deserialize_with = "nullable")]
+    command: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    args: Vec<String>,
+}
+
+/// `env[]`: only literal values are kept (`valueFrom` is not resolved).
+#[derive(Deserialize, Default)]
+struct EnvW {
+    #[serde(default, deserialize_with = "nullable")]
+    name: String,
+    #[serde(default)]
+    value: Option<String>,
+}
+
+impl ContainerW {
+    /// What data-plane detection reads of a workload's container.
+    fn facts(&self) -> m::ContainerFacts {
+        m::ContainerFacts {
+            name: self.name.clone(),
+            image: self.image.clone(),
+            env: self
+                .env
+                .iter()
+                .filter_map(|M(e)| e.value.clone().map(|v| (e.name.clone(), v)))
+                .collect(),
+            args: self.command.iter().chain(&self.args).cloned().collect(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -1662,6 +1697,7 @@ pub(crate) fn build_workload(
         spec.update_strategy
     };
     let M(rolling) = strategy.rolling_update;
+    let containers = template_spec.containers.iter().map(|M(c)| c.facts()).collect();
     m::Workload {
         kind,
         meta,
@@ -1683,5 +1719,6 @@ pub(crate) fn build_workload(
         max_surge: rolling.max_surge.map(|v| v.0),
         max_unavailable: rolling.max_unavailable.map(|v| v.0),
         update_strategy: strategy.type_,
+        containers,
     }
 }

@@ -468,6 +468,49 @@ async fn without_daemonset(
     })
 }
 
+/// The known data plane (`locality_model::dataplane::detect`): the DaemonSets listed (their
+/// containers as ingest read them), plus ConfigMap `cilium-config` where a `cilium`
+/// DaemonSet runs and Calico's `default` FelixConfiguration where `calico-node` runs (each
+/// read only then; unreadable ones are said to be).
+pub(crate) async fn known(
+    api: &Api,
+    workloads: &[locality_model::objects::Workload],
+) -> Result<locality_model::dataplane::Detection, LiveError> {
+    use locality_model::dataplane::detect;
+    let mut facts = detect::facts_from_workloads(workloads);
+    if let Some(ds) = facts.daemonsets.iter().find(|d| d.name == "cilium") {
+        let path = format!("/api/v1/namespaces/{}/configmaps/cilium-config", ds.namespace);
+        match api.get(&path).await? {
+            Ok(body) => {
+                #[derive(Deserialize)]
+                struct ConfigMap {
+                    #[serde(default)]
+                    data: BTreeMap<String, String>,
+                }
+                facts.cilium_config = serde_json::from_slice::<ConfigMap>(&body).ok().map(|c| c.data);
+            }
+            Err(f) => facts.looked_at.push(format!(
+                "ConfigMap {}/cilium-config: {}",
+                ds.namespace,
+                describe(&f)
+            )),
+        }
+    }
+    if facts.daemonsets.iter().any(|d| d.name == "calico-node") {
+        const FELIX: &str = "/apis/crd.projectcalico.org/v1/felixconfigurations/default";
+        match api.get(FELIX).await? {
+            Ok(body) => {
+                let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                facts.felix_bpf_enabled = v.pointer("/spec/bpfEnabled").and_then(serde_json::Value::as_bool);
+            }
+            Err(f) => facts
+                .looked_at
+                .push(format!("FelixConfiguration default: {}", describe(&f))),
+        }
+    }
+    Ok(detect::detect(&facts))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -135,6 +135,10 @@ pub struct LiveSnapshot {
     /// mode ipvs` or `ConfigMap kube-system/kube-proxy config.conf: mode "" (the default
     /// of kube-proxy 1.35: iptables)`.
     pub data_plane_source: String,
+    /// The known data plane that implements Services and its version
+    /// (`locality_model::dataplane::detect` over the DaemonSets listed, `cilium-config` and
+    /// Calico's `default` FelixConfiguration), with what was looked at.
+    pub data_plane_detection: locality_model::dataplane::Detection,
     /// Everything the user should know: forbidden kinds and what they disable, a restarted
     /// list, an unknown proxy mode and why, parser warnings. One line each.
     pub warnings: Vec<String>,
@@ -361,8 +365,17 @@ pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
         }
     }
 
-    let detected = dataplane::detect(&api, &state.pods, server_version).await?;
+    let mut detected = dataplane::detect(&api, &state.pods, server_version).await?;
     warnings.extend(detected.notes);
+    let detection = dataplane::known(&api, &state.workloads).await?;
+    if let Some(plane) = detection
+        .plane
+        .filter(|p| *p != locality_model::dataplane::Plane::KubeProxy)
+        && matches!(detected.data_plane, DataPlane::Unknown)
+    {
+        detected.data_plane = DataPlane::Other(plane.to_string());
+        detected.source = detection.source.clone();
+    }
     Ok(LiveSnapshot {
         state,
         server_version,
@@ -371,6 +384,7 @@ pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
         kube_proxy_version: detected.kube_proxy_version,
         data_plane: detected.data_plane,
         data_plane_source: detected.source,
+        data_plane_detection: detection,
         warnings,
         forbidden,
         target,

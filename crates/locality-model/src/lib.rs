@@ -12,6 +12,7 @@
 //! the independent oracle.
 
 pub mod admission;
+pub mod dataplane;
 pub mod endpointslice;
 pub mod explain;
 pub mod matrix;

@@ -198,6 +198,7 @@ pub fn workload(
             replicas,
             max_surge: None,
             max_unavailable: None,
+            containers: Vec::new(),
             update_strategy: Some("RollingUpdate".into()),
         },
         pod_behaviour: behaviour,

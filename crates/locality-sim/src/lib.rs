@@ -46,7 +46,7 @@ pub mod traffic;
 pub mod whatif;
 
 pub use engine::{Engine, SimConfig, SimError};
-pub use kubeproxy::{DataPlaneProfile, Fault, ProxyMode};
+pub use kubeproxy::{DataPlaneProfile, Fault, PlaneProfile, ProxyMode};
 pub use nodelifecycle::KubeletState;
 pub use objects::{Kind, Object, ObjectKey, PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload};
 pub use topology::Topology;

@@ -65,6 +65,26 @@ pub enum RepairKind {
     UpgradeKubeProxy,
     /// A feature gate is off where the version has the feature: turn it on.
     FeatureGate,
+    /// The node's detected data plane has a known divergence (docs/dataplanes.md) that
+    /// explains the violation: upgrade to the fixed version, or set the setting.
+    DataPlane,
+}
+
+/// A confirmed violation explained by an open upstream bug of the node's detected data plane
+/// (docs/dataplanes.md): a HOLD naming the issue and the mitigation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownBug {
+    /// The catalogue entry.
+    pub entry: String,
+    /// The node.
+    pub node: String,
+    /// The issue and the mitigation, in one sentence.
+    pub advice: String,
+    /// What showed it.
+    pub evidence: Vec<String>,
+    /// The cases it explains.
+    pub cases: Vec<String>,
 }
 
 /// One repair: what to do, where, why, and what to rerun afterwards.
@@ -104,6 +124,8 @@ pub struct Findings {
     pub controls_failed: Vec<String>,
     /// Confirmed violations no repair explains.
     pub unexplained: Vec<String>,
+    /// Confirmed violations explained by an open bug of the node's data plane.
+    pub known_bugs: Vec<KnownBug>,
     /// Nodes whose kube-proxy is slower than the limit, confirmed.
     pub lagging: Vec<Lag>,
     /// Controls or core cases the cluster could not host: (case, why).
@@ -141,6 +163,8 @@ pub enum Condition {
     ControlFailed,
     /// A confirmed violation with no known bounded repair.
     UnexplainedViolation,
+    /// A confirmed violation explained by an open bug of the node's data plane.
+    KnownOpenBug,
     /// A node's kube-proxy lags beyond the limit.
     LagOverLimit,
     /// The cluster lacks what a control or a core case needs.
@@ -163,6 +187,7 @@ impl Condition {
         match self {
             Condition::ControlFailed => !f.controls_failed.is_empty(),
             Condition::UnexplainedViolation => !f.unexplained.is_empty(),
+            Condition::KnownOpenBug => !f.known_bugs.is_empty(),
             Condition::LagOverLimit => !f.lagging.is_empty(),
             Condition::EnvironmentGap => !f.gaps.is_empty(),
             Condition::ControlIncomplete => !f.controls_incomplete.is_empty(),
@@ -196,6 +221,11 @@ pub const TABLE: &[Row] = &[
         when: Condition::UnexplainedViolation,
         decision: Decision::Hold,
         meaning: "a confirmed violation with no known bounded repair",
+    },
+    Row {
+        when: Condition::KnownOpenBug,
+        decision: Decision::Hold,
+        meaning: "a confirmed violation explained by an open upstream bug of the node's data plane (docs/dataplanes.md)",
     },
     Row {
         when: Condition::LagOverLimit,
@@ -272,6 +302,16 @@ pub fn decide(f: &Findings) -> Decided {
             "confirmed violation in {}: no known bounded repair. Mitigation: run the backend on every node where clients run (a DaemonSet that tolerates and selects them); never use a preference for traffic that must stay on its node",
             f.unexplained.join(", ")
         )),
+        Condition::KnownOpenBug => {
+            for b in &f.known_bugs {
+                advice.push(format!(
+                    "confirmed violation in {} explained by {} (evidence: {})",
+                    b.cases.join(", "),
+                    b.advice,
+                    b.evidence.join("; ")
+                ));
+            }
+        }
         Condition::LagOverLimit => {
             for l in &f.lagging {
                 advice.push(format!(
@@ -420,6 +460,13 @@ mod tests {
         match c {
             Condition::ControlFailed => f.controls_failed.push("A".into()),
             Condition::UnexplainedViolation => f.unexplained.push("C".into()),
+            Condition::KnownOpenBug => f.known_bugs.push(KnownBug {
+                entry: "cilium-etp-local-in-cluster-lb-ip".into(),
+                node: "node-b".into(),
+                advice: "open upstream bug cilium/cilium#45252: use the cluster IP".into(),
+                evidence: vec!["X2 failed".into()],
+                cases: vec!["X2".into()],
+            }),
             Condition::LagOverLimit => f.lagging.push(lag()),
             Condition::EnvironmentGap => f.gaps.push(("C".into(), "no second usable node".into())),
             Condition::ControlIncomplete => f.controls_incomplete.push("N0".into()),

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 use locality_model::version::{KubeVersion, ProxyFeatures};
 
 use crate::cases::Declared;
-use crate::decision::{CORE, Findings, Lag, Repair, RepairKind};
+use locality_model::dataplane::catalogue::{self, Divergence, Resolution};
+
+use crate::decision::{CORE, Findings, KnownBug, Lag, Repair, RepairKind};
 use crate::judge::Status;
 use crate::record::{CaseRecord, INTERRUPTED};
 
@@ -61,6 +63,16 @@ pub struct NodeDataPlane {
     /// Why nothing could be read, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// The known data plane that serves the node, with its version (`cilium 1.18.0`), when
+    /// one was detected ([`crate::known_planes`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known: Option<String>,
+    /// The object it was detected from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_from: Option<String>,
+    /// The IDs of the catalogue entries (docs/dataplanes.md) that apply to it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub divergences: Vec<String>,
 }
 
 impl NodeDataPlane {
@@ -186,6 +198,66 @@ pub fn findings(
                 .then(|| failing.iter().map(|n| n.node.clone()).collect())
         };
         let mut explained = false;
+        // A catalogue entry of the node's detected data plane that lists this case.
+        let known = |node: &str| -> Option<&'static Divergence> {
+            planes
+                .get(node)?
+                .divergences
+                .iter()
+                .filter_map(|id| catalogue::entry(id))
+                .find(|e| e.cases.contains(&r.id.as_str()))
+        };
+        if !failing.is_empty() && failing.iter().all(|n| known(&n.node).is_some()) {
+            for n in &failing {
+                let Some(e) = known(&n.node) else { continue };
+                let plane = planes
+                    .get(&n.node)
+                    .and_then(|p| p.known.clone())
+                    .unwrap_or_default();
+                let evidence = format!(
+                    "{}: {} on {} ({}), catalogue entry {}",
+                    r.id,
+                    short(&r.why),
+                    n.node,
+                    plane,
+                    e.id
+                );
+                if e.resolution == Resolution::Open {
+                    let b = f
+                        .known_bugs
+                        .iter_mut()
+                        .find(|b| b.entry == e.id && b.node == n.node);
+                    match b {
+                        Some(b) => {
+                            b.evidence.push(evidence);
+                            b.cases.push(r.id.clone());
+                        }
+                        None => f.known_bugs.push(KnownBug {
+                            entry: e.id.to_string(),
+                            node: n.node.clone(),
+                            advice: format!("{} on {} ({plane}): {}", e.id, n.node, e.advice()),
+                            evidence: vec![evidence],
+                            cases: vec![r.id.clone()],
+                        }),
+                    }
+                    continue;
+                }
+                let rep = repairs
+                    .entry((RepairKind::DataPlane, n.node.clone()))
+                    .or_insert_with(|| Repair {
+                        kind: RepairKind::DataPlane,
+                        node: n.node.clone(),
+                        action: format!("{} on {} ({plane}): {}", e.id, n.node, e.advice()),
+                        evidence: Vec::new(),
+                        cases: Vec::new(),
+                    });
+                rep.evidence.push(evidence);
+                if !rep.cases.contains(&r.id) {
+                    rep.cases.push(r.id.clone());
+                }
+            }
+            continue;
+        }
         for kind in [RepairKind::UpgradeKubeProxy, RepairKind::HostnameOverride] {
             let Some(nodes) = explained_by(kind) else { continue };
             for node in nodes {
@@ -210,6 +282,7 @@ pub fn findings(
                         ),
                         RepairKind::UpgradeKubeProxy => format!("upgrade kube-proxy on {node} to 1.34 or later"),
                         RepairKind::FeatureGate => format!("enable the feature gate on {node}'s kube-proxy"),
+                        RepairKind::DataPlane => format!("repair the data plane on {node}"),
                     },
                     evidence: Vec::new(),
                     cases: Vec::new(),
@@ -378,7 +451,7 @@ mod tests {
                 mode: Some("iptables".into()),
                 version: Some("v1.32.0".into()),
                 version_from: Some("metrics".into()),
-                unreadable: None,
+                ..NodeDataPlane::default()
             },
         );
         let rs = vec![rec("A", Status::Pass, "node-c", &[])];
@@ -389,6 +462,60 @@ mod tests {
         // A 1.33 control plane does not serve PreferSameNode: nothing to upgrade for it.
         let f = findings(&rs, None, KubeVersion::new(1, 33), &planes);
         assert!(f.repairs.is_empty());
+    }
+
+    fn on_known(entry: &str) -> BTreeMap<String, NodeDataPlane> {
+        BTreeMap::from([(
+            "node-c".to_string(),
+            NodeDataPlane {
+                known: Some("a data plane".into()),
+                divergences: vec![entry.to_string()],
+                ..NodeDataPlane::default()
+            },
+        )])
+    }
+
+    #[test]
+    fn a_failure_a_fixed_catalogue_entry_of_the_node_explains_is_a_repair_naming_the_fix() {
+        let rs = vec![rec("C", Status::Fail, "node-c", &[])];
+        let f = findings(
+            &rs,
+            None,
+            KubeVersion::new(1, 35),
+            &on_known("calico-ebpf-itp-ignored"),
+        );
+        assert!(f.unexplained.is_empty(), "{f:?}");
+        assert_eq!(f.repairs[0].kind, RepairKind::DataPlane);
+        assert!(
+            f.repairs[0].action.contains("3.27.0")
+                && f.repairs[0].action.contains("projectcalico/calico#8255")
+        );
+        assert_eq!(decide(&f).decision, Decision::Repair);
+        // An entry that does not list the failing case explains nothing.
+        let f = findings(
+            &rs,
+            None,
+            KubeVersion::new(1, 35),
+            &on_known("cilium-zone-hints-no-fallback"),
+        );
+        assert_eq!(f.unexplained, ["C"]);
+        assert_eq!(decide(&f).decision, Decision::Hold);
+    }
+
+    #[test]
+    fn a_configuration_pitfall_is_a_repair_naming_the_setting() {
+        let rs = vec![rec("Z1", Status::Fail, "node-c", &[])];
+        let f = findings(
+            &rs,
+            None,
+            KubeVersion::new(1, 35),
+            &on_known("cilium-topology-needs-service-topology"),
+        );
+        assert!(
+            f.repairs[0].action.contains("enable-service-topology=true"),
+            "{f:?}"
+        );
+        assert_eq!(decide(&f).decision, Decision::Repair);
     }
 
     #[test]

@@ -125,7 +125,7 @@ fn query_value(s: &str) -> String {
 }
 
 /// Every item of the list at `path` (a query string already there or not), page by page.
-async fn list_all(cluster: &Cluster, path: &str) -> Result<Vec<Value>, String> {
+pub(crate) async fn list_all(cluster: &Cluster, path: &str) -> Result<Vec<Value>, String> {
     let sep = if path.contains('?') { '&' } else { '?' };
     let mut items = Vec::new();
     let mut token = String::new();

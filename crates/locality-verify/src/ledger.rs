@@ -83,6 +83,16 @@ impl Evidence {
             "kubeProxyVersion": snap.kube_proxy_version.map(|v| v.to_string()),
             "dataPlane": format!("{:?}", snap.data_plane),
             "dataPlaneSource": snap.data_plane_source,
+            "knownDataPlane": {
+                "detected": snap.data_plane_detection.describe(),
+                "source": snap.data_plane_detection.source,
+                "settings": snap.data_plane_detection.settings,
+                "lookedAt": snap.data_plane_detection.looked_at,
+                "divergences": locality_model::dataplane::catalogue::applicable(&snap.data_plane_detection)
+                    .into_iter()
+                    .map(|e| e.id)
+                    .collect::<Vec<_>>(),
+            },
             "proxyModeForced": opts.proxy_mode.map(|m| m.as_str()),
             "target": {"server": snap.target.server, "context": snap.target.context},
             "simulated": opts.simulated,

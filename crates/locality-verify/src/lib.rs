@@ -29,6 +29,7 @@ pub mod expect;
 pub mod fixture;
 pub mod html;
 pub mod judge;
+pub mod known_planes;
 pub mod lag;
 pub mod ledger;
 pub mod logs;

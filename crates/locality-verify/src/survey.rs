@@ -76,6 +76,23 @@ pub fn with_image_versions(
     }
 }
 
+/// Records on each node served by a known data plane its detection and the catalogue
+/// entries (docs/dataplanes.md) that apply to it.
+pub fn with_known_planes(
+    planes: &mut BTreeMap<String, NodeDataPlane>,
+    known: &BTreeMap<String, locality_model::dataplane::Detection>,
+) {
+    for (node, plane) in planes.iter_mut() {
+        let Some(d) = known.get(node) else { continue };
+        plane.known = Some(d.describe());
+        plane.known_from = Some(d.source.clone());
+        plane.divergences = locality_model::dataplane::catalogue::applicable(d)
+            .into_iter()
+            .map(|e| e.id.to_string())
+            .collect();
+    }
+}
+
 /// Reads every node of `nodes`, in order; a node whose kube-proxy gives no version gets its
 /// pod's image tag ([`with_image_versions`]) when the kube-proxy pods can be read.
 pub(crate) async fn survey(
@@ -116,6 +133,8 @@ pub(crate) async fn survey(
     {
         with_image_versions(&mut planes, &crate::roles::kube_proxies(&pods));
     }
+    let (_, known) = crate::known_planes::read(env.cluster).await;
+    with_known_planes(&mut planes, &known);
     Ok(planes)
 }
 

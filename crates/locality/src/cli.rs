@@ -50,7 +50,7 @@ pub enum Command {
     /// Exit codes: 0 success, 1 runtime error, 2 usage or input error (unknown Service, node
     /// or pod: the closest names are suggested).
     Explain(ExplainArgs),
-    /// Findings (rules LOC001–LOC020): blind nodes and the settings that cause them.
+    /// Findings (rules LOC001–LOC021): blind nodes and the settings that cause them.
     ///
     /// Runs the audit rules of docs/design.md §7 on the objects and prints, ranked by severity, what is
     /// wrong, on which Service, port and nodes (with their pod counts), the objects involved,

@@ -111,7 +111,7 @@ pub fn parse(text: &str, shown: &str) -> Result<AuditConfig, CliError> {
         let line = spanned.referenced.line();
         let rule: RuleId = id
             .parse()
-            .map_err(|_| err(line, format!("rules: {id:?} is not a rule ID (LOC001…LOC020)")))?;
+            .map_err(|_| err(line, format!("rules: {id:?} is not a rule ID (LOC001…LOC021)")))?;
         let severity = match &spanned.value.severity {
             Some(s) => Some(s.parse::<Severity>().map_err(|_| {
                 err(

@@ -36,6 +36,9 @@ pub struct Loaded {
     /// What was assumed rather than read (versions, proxy mode): routes that depend on it
     /// say so ([`locality_model::matrix::Assumed`]).
     pub assumed: Assumed,
+    /// The known data plane detected live (with `cilium-config` and Calico's settings);
+    /// `None` for files and `--sim` (the audit detects from the input's DaemonSets).
+    pub detection: Option<locality_model::dataplane::Detection>,
 }
 
 impl Loaded {
@@ -176,6 +179,7 @@ fn load_any(
             simulated: false,
             cluster_version: None,
             assumed,
+            detection: None,
         });
     }
     let opts = LiveOptions {
@@ -249,6 +253,7 @@ fn load_any(
         simulated: snap.simulated,
         cluster_version: snap.server_git_version.clone(),
         assumed,
+        detection: Some(snap.data_plane_detection.clone()),
     })
 }
 
@@ -302,6 +307,7 @@ fn load_simulated(
         cluster_version: None,
         // The simulation's versions and modes are its own: nothing is assumed.
         assumed: Assumed::default(),
+        detection: None,
     })
 }
 

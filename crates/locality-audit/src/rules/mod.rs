@@ -3,9 +3,11 @@
 //!   LOC019, LOC020);
 //! - [`topology`]: traffic preferences and hints (LOC005–LOC011);
 //! - [`config`]: versions and settings without effect (LOC012, LOC018);
-//! - [`slices`]: observed vs derived EndpointSlices (LOC014).
+//! - [`slices`]: observed vs derived EndpointSlices (LOC014);
+//! - [`dataplane`]: known divergences of the detected data plane (LOC021).
 
 mod config;
+mod dataplane;
 mod local;
 mod slices;
 mod topology;
@@ -140,6 +142,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_, '_>, rules: &[RuleId]) {
         config::check(ctx, &view, &enabled);
         if enabled(RuleId::Loc014) {
             slices::check(ctx, svc);
+        }
+        if enabled(RuleId::Loc021) {
+            dataplane::check(ctx, svc);
         }
     }
 }

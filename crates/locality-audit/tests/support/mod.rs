@@ -138,6 +138,7 @@ pub fn workload(kind: WorkloadKind, ns: &str, name: &str, app: &str, replicas: O
         max_surge: None,
         max_unavailable: None,
         update_strategy: None,
+        containers: vec![],
     }
 }
 

@@ -221,6 +221,7 @@ mod pod;
 mod service;
 mod workload;
 
+pub use crate::dataplane::detect::ContainerFacts;
 pub use endpoints::*;
 pub use node::*;
 pub use pod::*;

@@ -57,4 +57,7 @@ pub struct Workload {
     pub max_unavailable: Option<String>,
     /// `spec.updateStrategy.type` / `spec.strategy.type`, if set.
     pub update_strategy: Option<String>,
+    /// The template's containers: name, image, literal env and command line (what
+    /// [`crate::dataplane::detect`] reads of a data plane's DaemonSet).
+    pub containers: Vec<crate::dataplane::detect::ContainerFacts>,
 }

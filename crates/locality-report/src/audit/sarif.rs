@@ -1,6 +1,6 @@
 //! `audit -o sarif`: SARIF 2.1.0 (OASIS) for code-scanning tools, built with `serde-sarif`.
 //!
-//! - One `rule` per audit rule (`LOC001`…`LOC020`, all of them, in ID order) with its title,
+//! - One `rule` per audit rule (`LOC001`…`LOC021`, all of them, in ID order) with its title,
 //!   `helpUri` (the Kubernetes documentation page that states the guarantee) and default
 //!   level.
 //! - One `result` per finding: `level` from the severity (`error` → `error`, `warning` →
@@ -268,6 +268,7 @@ fn rule_name(r: RuleId) -> String {
         RuleId::Loc018 => "PolicyOnHeadlessOrExternalName",
         RuleId::Loc019 => "PublishNotReadyWithLocalPolicy",
         RuleId::Loc020 => "EndpointsWithoutNodeName",
+        RuleId::Loc021 => "KnownDataPlaneDivergence",
     }
     .to_string()
 }

@@ -1,4 +1,4 @@
-//! `locality audit`: the rules LOC001–LOC020 (`locality-audit`) on a cluster state, rendered
+//! `locality audit`: the rules LOC001–LOC021 (`locality-audit`) on a cluster state, rendered
 //! by `locality_report::audit`.
 //!
 //! The command is split so that another source of state can be added without touching the
@@ -219,7 +219,10 @@ pub fn run_on(
     profile: &mut Profile,
     out: &mut dyn Write,
 ) -> Result<u8, CliError> {
-    let options = options(args, input.kind)?;
+    let options = AuditOptions {
+        data_plane: input.detection.clone(),
+        ..options(args, input.kind)?
+    };
     progress.set("modelling kube-proxy on every node");
     let matrix = Matrix::new(&input.state, input.config.clone()).assuming(input.assumed);
     profile.phase("prepare");

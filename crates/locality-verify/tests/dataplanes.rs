@@ -1,0 +1,148 @@
+//! `verify` on the simulated cluster with a known data plane's profile on one node
+//! (docs/dataplanes.md): an affected version gets the catalogue's decision (REPAIR naming
+//! the fixed version and the upstream issue, never ACCEPT); the fixed version's profile gets
+//! ACCEPT. Each pair runs concurrently, restricted (`--only`) to the cases that expose the
+//! entry, so the added time stays small.
+
+mod support;
+
+use locality_apiserver::ServeOptions;
+use locality_sim::{DataPlaneProfile, SimConfig, Topology};
+use locality_verify::decision::RepairKind;
+use locality_verify::run::{VerifyOutcome, verify};
+use locality_verify::{Decision, Status};
+
+/// Runs `verify --only ONLY` with `profile` on `node` of the four-node topology.
+fn run(name: &str, node: &str, profile: &str, only: &[&str]) -> VerifyOutcome {
+    let dir = std::env::temp_dir().join(format!("locality-verify-dp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let topology = Topology::builtin("four-nodes").unwrap();
+    let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
+    serve
+        .engine
+        .set_profile(node, profile.parse::<DataPlaneProfile>().unwrap());
+    serve.speed = 50.0;
+    serve.kubeconfig_out = Some(dir.join("kubeconfig"));
+    let running = locality_apiserver::serve(serve).unwrap();
+    let opts = locality_verify::run::VerifyOptions {
+        only: only.iter().map(|s| s.to_string()).collect(),
+        ..support::options(running.kubeconfig_path(), dir.join("evidence"))
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let o = rt.block_on(verify(&opts)).expect("verify runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    o
+}
+
+/// The affected and the fixed profile, at once.
+fn pair(
+    name: &str,
+    node: &str,
+    affected: &str,
+    fixed: &str,
+    only: &'static [&'static str],
+) -> (VerifyOutcome, VerifyOutcome) {
+    let (n1, n2) = (format!("{name}-affected"), format!("{name}-fixed"));
+    let (node1, node2) = (node.to_string(), node.to_string());
+    let (p1, p2) = (affected.to_string(), fixed.to_string());
+    let a = std::thread::spawn(move || run(&n1, &node1, &p1, only));
+    let b = std::thread::spawn(move || run(&n2, &node2, &p2, only));
+    (a.join().expect("affected run"), b.join().expect("fixed run"))
+}
+
+fn explain(o: &VerifyOutcome) -> String {
+    let cases: Vec<String> = o
+        .cases
+        .iter()
+        .map(|c| format!("{} {:?} {}", c.id, c.status, c.why))
+        .collect();
+    format!(
+        "{:?}\nadvice: {:#?}\ncases: {cases:#?}\nplanes: {:#?}",
+        o.decision, o.advice, o.planes
+    )
+}
+
+/// The affected run: the case failed, the decision is a REPAIR of kind `DataPlane` on
+/// `node` whose action names `words`; the fixed run: ACCEPT.
+fn assert_repair_then_accept(
+    affected: &VerifyOutcome,
+    fixed: &VerifyOutcome,
+    node: &str,
+    case: &str,
+    words: &[&str],
+) {
+    let c = affected.cases.iter().find(|c| c.id == case).unwrap();
+    assert_eq!(c.status, Status::Fail, "{}", explain(affected));
+    assert_eq!(affected.decision, Decision::Repair, "{}", explain(affected));
+    let r = affected
+        .repairs
+        .iter()
+        .find(|r| r.kind == RepairKind::DataPlane && r.node == node)
+        .unwrap_or_else(|| panic!("no data-plane repair on {node}: {}", explain(affected)));
+    for w in words {
+        assert!(r.action.contains(w), "{w:?} not in {:?}", r.action);
+    }
+    assert!(
+        affected.advice.iter().any(|a| a.contains(words[0])),
+        "{:?}",
+        affected.advice
+    );
+    assert_eq!(fixed.decision, Decision::Accept, "{}", explain(fixed));
+    assert!(
+        fixed.planes.get(node).and_then(|p| p.known.as_deref()).is_some(),
+        "the fixed data plane is detected too: {}",
+        explain(fixed)
+    );
+}
+
+#[test]
+fn calico_ebpf_3_26_ignoring_itp_local_is_a_repair_naming_3_27_and_the_issue() {
+    let (a, f) = pair(
+        "calico",
+        "node-c",
+        "calico-ebpf:3.26.4",
+        "calico-ebpf:3.27.0",
+        &["C"],
+    );
+    assert_eq!(
+        a.planes["node-c"].known.as_deref(),
+        Some("calico-ebpf 3.26.4"),
+        "{}",
+        explain(&a)
+    );
+    assert_repair_then_accept(
+        &a,
+        &f,
+        "node-c",
+        "C",
+        &["3.27.0", "projectcalico/calico#8255", "calico-ebpf-itp-ignored"],
+    );
+}
+
+#[test]
+fn cilium_1_18_0_refusing_without_a_zone_endpoint_is_a_repair_naming_1_18_1_and_the_issue() {
+    let (a, f) = pair("cilium", "node-c", "cilium:1.18.0", "cilium:1.18.1", &["Z2"]);
+    assert_repair_then_accept(&a, &f, "node-c", "Z2", &["1.18.1", "cilium/cilium#41022"]);
+}
+
+#[test]
+fn kube_router_2_0_ignoring_itp_local_is_a_repair_naming_2_1_and_the_issue() {
+    let (a, f) = pair(
+        "kube-router",
+        "node-c",
+        "kube-router:2.0.1",
+        "kube-router:2.1.0",
+        &["C"],
+    );
+    assert_repair_then_accept(
+        &a,
+        &f,
+        "node-c",
+        "C",
+        &["2.1.0", "cloudnativelabs/kube-router#1597"],
+    );
+}

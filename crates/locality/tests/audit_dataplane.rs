@@ -1,0 +1,89 @@
+//! `audit` and the known data-plane divergences (LOC021, docs/dataplanes.md): a dump with a
+//! Calico eBPF 3.26 `calico-node` DaemonSet and an internalTrafficPolicy: Local Service
+//! reports projectcalico/calico#8255; the same dump on 3.27 does not.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn audit(file: &std::path::Path) -> Value {
+    let out = Command::cargo_bin("locality")
+        .expect("locality binary")
+        .env("SOURCE_DATE_EPOCH", "1767225600")
+        .env_remove("LOCALITY_PROFILE")
+        .args(["audit", "-o", "json", "--rule", "LOC021", "-f"])
+        .arg(file)
+        .output()
+        .expect("runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn loc021(doc: &Value) -> Vec<&Value> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "LOC021")
+        .collect()
+}
+
+#[test]
+fn calico_ebpf_3_26_with_an_itp_local_service_is_reported_with_the_upstream_issue() {
+    let doc = audit(&data("calico-ebpf.yaml"));
+    let found = loc021(&doc);
+    assert_eq!(found.len(), 1, "{doc:#}");
+    let f = found[0];
+    assert_eq!(f["service"]["name"], "cache");
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains("calico-ebpf 3.26.4"), "{msg}");
+    assert!(msg.contains("projectcalico/calico#8255"), "{msg}");
+    assert!(
+        msg.contains("https://github.com/projectcalico/calico/issues/8255"),
+        "{msg}"
+    );
+    assert!(f["fix"].as_str().unwrap().contains("3.27.0"), "{f:#}");
+    let objects: Vec<String> = f["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["namespace"].as_str().unwrap(),
+                o["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        objects.contains(&"DaemonSet/calico-system/calico-node".to_string()),
+        "{objects:?}"
+    );
+}
+
+#[test]
+fn calico_ebpf_3_27_is_not_reported() {
+    let text = std::fs::read_to_string(data("calico-ebpf.yaml"))
+        .unwrap()
+        .replace("quay.io/calico/node:v3.26.4", "quay.io/calico/node:v3.27.0");
+    let dir = std::env::temp_dir().join(format!("locality-audit-calico-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("calico-ebpf-3.27.yaml");
+    std::fs::write(&file, text).unwrap();
+    let doc = audit(&file);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(loc021(&doc).is_empty(), "{doc:#}");
+}
