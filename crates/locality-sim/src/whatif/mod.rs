@@ -349,6 +349,7 @@ pub fn run(
     let scope = scope_of(engine, changes);
     let start = engine.now();
     let before = observe::snapshot(engine, config, &scope, 0);
+    let mut last_input = observe::fingerprint(engine, &scope);
     let mut tracker = track::Tracker::new(engine, before, engine.config().proxy_sync_delay_ms, &scope);
     let mut rollouts = Vec::new();
     for c in changes {
@@ -359,6 +360,7 @@ pub fn run(
     }
     let mut settled_at: Option<Millis> = None;
     let mut last_rv = 0;
+    let mut done = false;
     // After settling, long enough for every node's rules to catch up.
     let after = options
         .after_ms
@@ -367,13 +369,18 @@ pub fn run(
         let now = engine.now() - start;
         let rv = engine.store().resource_version();
         if rv != last_rv {
-            tracker.push(observe::snapshot(engine, config, &scope, now));
+            let input = observe::fingerprint(engine, &scope);
+            if input != last_input {
+                tracker.push(observe::snapshot(engine, config, &scope, now));
+                last_input = input;
+            }
+            // Whether the rollouts are done changes only with the store.
+            done = rollouts.iter().all(|(w, m)| rolled(engine, w, m));
             last_rv = rv;
         }
         tracker.observe(engine, now);
         // A node event or a Service change has played out once the rules caught up.
-        let done = rollouts.iter().all(|(w, m)| rolled(engine, w, m))
-            && (changes.len() == rollouts.len() || now >= 30_000);
+        let done = done && (changes.len() == rollouts.len() || now >= 30_000);
         if done && settled_at.is_none() {
             settled_at = Some(now);
         }

@@ -86,6 +86,34 @@ fn scoped_state(engine: &Engine, scope: &Scope) -> ClusterState {
     state
 }
 
+/// A fingerprint of what the model reads for the Services in scope (Nodes, those Services,
+/// their EndpointSlices): their count and the sum of their resourceVersions, which any
+/// create, update or delete among them changes. Pod churn elsewhere leaves it alone, so the
+/// model is asked again only when its input changed.
+pub(crate) fn fingerprint(engine: &Engine, scope: &Scope) -> (usize, u64) {
+    let mut n = 0usize;
+    let mut sum = 0u64;
+    let mut add = |rv: u64| {
+        n += 1;
+        sum = sum.wrapping_add(rv);
+    };
+    for (_, s) in engine.store().list(Kind::Node) {
+        add(s.resource_version);
+    }
+    for (k, s) in engine.store().list(Kind::Service) {
+        if in_scope(scope, &k.namespace, &k.name) {
+            add(s.resource_version);
+        }
+    }
+    for (k, s) in engine.store().list(Kind::EndpointSlice) {
+        let svc = s.object.meta().labels.get(LABEL_SERVICE_NAME);
+        if svc.is_some_and(|svc| in_scope(scope, &k.namespace, svc)) {
+            add(s.resource_version);
+        }
+    }
+    (n, sum)
+}
+
 /// Port key of a matrix port.
 fn port_key(p: &locality_model::matrix::PortEntry<'_>) -> PortKey {
     (
