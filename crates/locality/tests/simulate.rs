@@ -84,9 +84,19 @@ fn telemetry_incident_walk_through() {
         "every gateway worker has a drop window: missing {:?}",
         gateways.difference(&windowed).collect::<Vec<_>>()
     );
-    // The gateway pods are the agent's clients there (12, plus CoreDNS's two).
-    let affected = alt["totals"]["affectedClientPods"].as_u64().unwrap();
-    assert!(affected >= 12, "{affected}");
+    // The seeded pods stayed on the dump's nodes: the nodes with clients are the gateway
+    // workers and CoreDNS's two (worker-01, worker-02), 14 client pods in all.
+    let with_clients: BTreeSet<String> = port["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["clients"].as_u64().unwrap() > 0)
+        .map(|n| n["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut expected = gateways.clone();
+    expected.extend(["worker-01".to_string(), "worker-02".to_string()]);
+    assert_eq!(with_clients, expected);
+    assert_eq!(alt["totals"]["affectedClientPods"], 14);
     // Each window is the agent pod being replaced: longer than a sync interval.
     let sync = doc["settings"]["proxySyncSeconds"].as_f64().unwrap();
     assert!(alt["totals"]["longestWindowSeconds"].as_f64().unwrap() > 5.0 * sync);
@@ -360,4 +370,30 @@ fn a_change_that_leaves_nodes_blind_says_so() {
         text.contains("3 node(s) stay blind before and after: cp-1, cp-2, cp-3"),
         "{text}"
     );
+}
+
+/// Markdown for a pull request: the notice, the comparison table, a row per windowed node.
+#[test]
+fn markdown_for_a_pull_request() {
+    let md = String::from_utf8(locality(&[
+        "simulate",
+        "-f",
+        DUMP,
+        "--rollout",
+        "ds/monitoring/node-agent",
+        "--compare",
+        "itp=Cluster,td=PreferSameNode",
+        "-o",
+        "markdown",
+        "-q",
+    ]))
+    .unwrap();
+    assert!(md.contains("> **SIMULATED what-if"), "{md}");
+    assert!(
+        md.contains("| as given | 219.5 | 14 | worker-02 (8.2 s) | 8.2 | 4.1% | 0.0% |"),
+        "{md}"
+    );
+    assert!(md.contains("| itp=Cluster,td=PreferSameNode |"), "{md}");
+    let rows = md.lines().filter(|l| l.starts_with("| worker-")).count();
+    assert_eq!(rows, 2 * 27, "{md}");
 }
