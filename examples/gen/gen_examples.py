@@ -463,8 +463,48 @@ def auto_too_few():
     c.write("auto-too-few-endpoints.json", "topology-mode: Auto with 2 endpoints in 3 zones")
 
 
+def telemetry_incident():
+    """The telemetry incident, for `locality simulate`: 3 control-plane + 27 workers; the
+    monitoring agent DaemonSet `monitoring/node-agent` (maxSurge 0, maxUnavailable 1, a
+    tcpSocket readiness probe) behind the internalTrafficPolicy: Local Service
+    `monitoring/node-agent`; the `edge/gateway` Deployment (12 replicas on 12 workers) sends
+    its traces there. Rolling the agent blinds each worker in turn."""
+    c = Cluster()
+    cps = [f"cp-{i}" for i in range(1, 4)]
+    workers = [f"worker-{i:02d}" for i in range(1, 28)]
+    idx = 1
+    for i, n in enumerate(cps):
+        c.add_node(n, ZONES[i % 3], idx, control_plane=True, cpu="4")
+        idx += 1
+    for i, n in enumerate(workers):
+        c.add_node(n, ZONES[i % 3], idx)
+        idx += 1
+    c.kube_system(cps, workers)
+    agent_container = container("node-agent", "ghcr.io/example/node-agent:2.7.1", [("otlp-grpc", 4317)])
+    agent_container["readinessProbe"] = {"tcpSocket": {"port": "otlp-grpc"}, "initialDelaySeconds": 2, "periodSeconds": 5, "failureThreshold": 3, "successThreshold": 1, "timeoutSeconds": 1}
+    agent = c.daemonset(
+        "monitoring", "node-agent", {"app.kubernetes.io/name": "node-agent"},
+        [agent_container],
+        workers,
+    )
+    svc = c.service("monitoring", "node-agent", {"app.kubernetes.io/name": "node-agent"}, [("otlp-grpc", 4317, "otlp-grpc")], "10.96.50.9", itp="Local")
+    c.slice_for(svc, agent, [("otlp-grpc", 4317)])
+    gw_container = container("envoy", "envoyproxy/envoy:v1.36.2", [("http", 8080)], cpu="500m")
+    gw_container["readinessProbe"] = {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 5}
+    gw_container["lifecycle"] = {"preStop": {"exec": {"command": ["/bin/sh", "-c", "sleep 10"]}}}
+    gw = c.deployment(
+        "edge", "gateway", {"app.kubernetes.io/name": "gateway"},
+        [gw_container],
+        [workers[i] for i in (0, 1, 2, 4, 6, 8, 10, 13, 16, 19, 22, 25)],
+    )
+    gsvc = c.service("edge", "gateway", {"app.kubernetes.io/name": "gateway"}, [("http", 80, "http")], "10.96.12.80")
+    c.slice_for(gsvc, gw, [("http", 8080)])
+    c.write("telemetry-incident.json", "monitoring agent (maxSurge 0) behind ITP Local, gateway clients")
+
+
 if __name__ == "__main__":
     telemetry()
+    telemetry_incident()
     two_replicas()
     prefer_close()
     auto_too_few()

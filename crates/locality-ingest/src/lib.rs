@@ -74,6 +74,7 @@ use locality_model::objects::{
 
 mod error;
 mod json;
+mod lifecycle;
 mod locate;
 mod object;
 pub mod quantity;

@@ -633,6 +633,8 @@ pub(crate) struct PodSpecW {
     tolerations: Vec<M<TolerationW>>,
     #[serde(default, deserialize_with = "nullable")]
     affinity: M<AffinityW>,
+    #[serde(default)]
+    termination_grace_period_seconds: Option<Int64>,
 }
 
 #[derive(Deserialize)]
@@ -652,6 +654,10 @@ struct ContainerW {
     command: Vec<String>,
     #[serde(default, deserialize_with = "nullable")]
     args: Vec<String>,
+    #[serde(default)]
+    readiness_probe: Option<M<crate::lifecycle::ProbeW>>,
+    #[serde(default)]
+    lifecycle: Option<M<crate::lifecycle::LifecycleW>>,
 }
 
 /// `env[]`: only literal values are kept (`valueFrom` is not resolved).
@@ -763,18 +769,24 @@ impl PodSpecW {
             .init_containers
             .into_iter()
             .filter(|c| c.restart_policy == "Always");
-        let ports = self
-            .containers
-            .into_iter()
-            .chain(sidecars)
-            .flat_map(|c| c.0.ports)
-            .map(|M(p)| m::ContainerPort {
+        let mut lifecycle = m::PodLifecycle {
+            termination_grace_period_seconds: self.termination_grace_period_seconds.map(|v| v.0),
+            ..m::PodLifecycle::default()
+        };
+        let mut ports = Vec::new();
+        for M(c) in self.containers.into_iter().chain(sidecars) {
+            if lifecycle.readiness_probe.is_none() {
+                lifecycle.readiness_probe = c.readiness_probe.map(|M(p)| p.into_model());
+            }
+            let pre_stop = c.lifecycle.and_then(|M(l)| l.pre_stop());
+            lifecycle.pre_stop = crate::lifecycle::longer(lifecycle.pre_stop.take(), pre_stop);
+            ports.extend(c.ports.into_iter().map(|M(p)| m::ContainerPort {
                 name: p.name,
                 container_port: p.container_port.0,
                 protocol: protocol_or_tcp(p.protocol),
                 host_port: p.host_port.map(|h| h.0).filter(|h| *h != 0),
-            })
-            .collect();
+            }));
+        }
         m::PodSpec {
             node_name: self.node_name,
             host_network: self.host_network,
@@ -811,6 +823,7 @@ impl PodSpecW {
                     match_fields: t.match_fields.into_iter().map(|x| x.0.into_model()).collect(),
                 })
                 .collect(),
+            lifecycle,
         }
     }
 }

@@ -413,3 +413,50 @@ fn endpoints_core_v1() {
     assert!(l.state.endpoints[1].subsets.is_empty());
     assert!(l.skipped_kinds.is_empty(), "{:?}", l.skipped_kinds);
 }
+
+/// `simulate` times rollouts with what a pod spec says about readiness and shutdown: the first
+/// readiness probe (its port by name or number), the grace period, and the longest preStop
+/// hook (`sleep`, an `exec` of `sleep N`, or an unknown duration).
+#[test]
+fn readiness_probes_grace_periods_and_pre_stop_hooks_are_read() {
+    use locality_model::objects::{PreStop, ProbeHandler, TargetPort};
+    let pod = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"},
+      "spec": {"terminationGracePeriodSeconds": 45, "nodeName": "a",
+        "containers": [
+          {"name": "app", "ports": [{"name": "http", "containerPort": 8080}],
+           "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "initialDelaySeconds": 3, "periodSeconds": 2},
+           "lifecycle": {"preStop": {"exec": {"command": ["/bin/sh", "-c", "sleep 10"]}}}},
+          {"name": "sidecar", "readinessProbe": {"tcpSocket": {"port": 9090}},
+           "lifecycle": {"preStop": {"sleep": {"seconds": 15}}}}]}}"#;
+    let loaded = load_bytes("pod.json", pod.as_bytes(), &LoadOptions::default()).unwrap();
+    let l = &loaded.state.pods[0].spec.lifecycle;
+    assert_eq!(l.termination_grace_period_seconds, Some(45));
+    let probe = l.readiness_probe.as_ref().unwrap();
+    assert_eq!(
+        probe.handler,
+        ProbeHandler::HttpGet {
+            path: "/ready".into(),
+            port: TargetPort::Name("http".into())
+        }
+    );
+    assert_eq!(
+        (probe.initial_delay_seconds, probe.period_seconds),
+        (Some(3), Some(2))
+    );
+    assert_eq!(
+        l.pre_stop,
+        Some(PreStop::Sleep { seconds: 15 }),
+        "the longer hook"
+    );
+    let unknown = pod.replace(
+        r#"{"sleep": {"seconds": 15}}"#,
+        r#"{"httpGet": {"path": "/drain", "port": 8080}}"#,
+    );
+    let loaded = load_bytes("pod.json", unknown.as_bytes(), &LoadOptions::default()).unwrap();
+    assert_eq!(
+        loaded.state.pods[0].spec.lifecycle.pre_stop,
+        Some(PreStop::Unknown {
+            handler: "httpGet".into()
+        })
+    );
+}

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod explain;
 pub mod header;
 pub mod matrix;
+pub mod simulate;
 pub mod style;
 pub mod summary;
 pub mod table;

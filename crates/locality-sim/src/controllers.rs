@@ -405,7 +405,7 @@ impl Engine {
         let diff = want - active.len() as i64;
         if diff > 0 {
             for _ in 0..diff {
-                let name = format!("{}-{}", key.name, self.rng.suffix(5));
+                let name = self.generate_name(&key.namespace, &key.name);
                 let pod = self.pod_from_template(&rs, name, None);
                 let _ = self.create(Object::Pod(pod));
             }
@@ -420,6 +420,22 @@ impl Engine {
             });
             for p in active.iter().take((-diff) as usize) {
                 let _ = self.delete(&ObjectKey::new(Kind::Pod, &key.namespace, &p.pod.meta.name));
+            }
+        }
+    }
+
+    /// A pod name `PREFIX-xxxxx` free in `namespace`, as the API server's `generateName`
+    /// (`names.SimpleNameGenerator`) with the retry its clients do on a conflict: pods read
+    /// from a dump may already hold a name the seeded generator draws.
+    pub(crate) fn generate_name(&mut self, namespace: &str, prefix: &str) -> String {
+        loop {
+            let name = format!("{prefix}-{}", self.rng.suffix(5));
+            if self
+                .store
+                .get(&ObjectKey::new(Kind::Pod, namespace, name.as_str()))
+                .is_none()
+            {
+                return name;
             }
         }
     }
@@ -511,7 +527,7 @@ impl Engine {
             let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
             let mut feasible: Vec<&Node> = Vec::new();
             for &n in &nodes {
-                match node_fits(&pod.pod.spec, n, false) {
+                match node_fits(&pod.pod.spec, n, false).and_then(|()| self.host_ports_free(&pod.pod, n)) {
                     Ok(()) => feasible.push(n),
                     Err(r) => *reasons.entry(r).or_default() += 1,
                 }
@@ -539,6 +555,28 @@ impl Engine {
             pod.pod.spec.node_name = pick;
             self.scheduler.observe(&key, created, Some(&pod));
             let _ = self.update(Object::Pod(pod), None);
+        }
+    }
+
+    /// The scheduler's `NodePorts` filter (k8s.io/kubernetes
+    /// `pkg/scheduler/framework/plugins/nodeports/node_ports.go` `Filter`): a pod asking for a
+    /// host port does not fit a node where another pod, terminating ones included, holds it.
+    fn host_ports_free(&self, pod: &Pod, node: &Node) -> Result<(), String> {
+        let wanted = host_ports(&pod.spec);
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let taken = self
+            .store
+            .list(Kind::Pod)
+            .filter_map(|(_, s)| s.object.as_pod())
+            .filter(|p| p.pod.spec.node_name == node.meta.name && p.pod.meta.uid != pod.meta.uid)
+            .filter(|p| !matches!(p.pod.phase, PodPhase::Succeeded | PodPhase::Failed))
+            .any(|p| host_ports(&p.pod.spec).iter().any(|h| wanted.contains(h)));
+        if taken {
+            Err("didn't have free ports for the requested pod ports".into())
+        } else {
+            Ok(())
         }
     }
 
@@ -631,6 +669,22 @@ pub fn template_hash(w: &SimWorkload) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     (0..10)
         .map(|i| ALPHABET[((h >> (i * 6)) % ALPHABET.len() as u64) as usize] as char)
+        .collect()
+}
+
+/// The (host port, protocol) pairs a pod spec holds on its node: `hostPort`s, and with
+/// `hostNetwork` every container port.
+fn host_ports(spec: &PodSpec) -> Vec<(u16, locality_model::objects::Protocol)> {
+    spec.ports
+        .iter()
+        .filter_map(|p| {
+            let port = if spec.host_network {
+                Some(p.container_port)
+            } else {
+                p.host_port
+            };
+            port.map(|h| (h, p.protocol))
+        })
         .collect()
 }
 

@@ -343,7 +343,7 @@ impl Engine {
         }
         let template = daemon_template(&ds, &hash);
         for node in to_create {
-            let name = format!("{}-{}", key.name, self.rng.suffix(5));
+            let name = self.generate_name(&key.namespace, &key.name);
             let pod = self.pod_from_template(&template, name, Some(&node));
             let _ = self.create(Object::Pod(pod));
         }

@@ -112,6 +112,8 @@ pub(crate) struct PodRuntime {
     pub uid: String,
     pub node: String,
     pub started: bool,
+    /// When the container started running.
+    pub started_at: Millis,
     pub running: bool,
     pub sigterm: Option<Millis>,
     pub probe_failures: u32,
@@ -157,6 +159,8 @@ pub struct Engine {
     pub(crate) node_count: u32,
     pub(crate) pods: HashMap<ObjectKey, PodRuntime>,
     pub(crate) pod_by_ip: HashMap<IpAddr, ObjectKey>,
+    /// Pod addresses whose pod is gone (a what-if's rules may still send to them).
+    pub(crate) retired_ips: std::collections::HashSet<IpAddr>,
     pub(crate) next_cluster_ip: u32,
     pub(crate) next_node_port: u16,
     pub(crate) profiles: BTreeMap<String, DataPlaneProfile>,
@@ -197,6 +201,7 @@ impl Engine {
             node_count: 0,
             pods: HashMap::new(),
             pod_by_ip: HashMap::new(),
+            retired_ips: Default::default(),
             next_cluster_ip: 10,
             next_node_port: 30000,
             profiles: BTreeMap::new(),

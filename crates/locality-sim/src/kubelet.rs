@@ -111,6 +111,7 @@ impl Engine {
             .map(|probe| self.now + probe.initial_delay_seconds * 1000);
         if let Some(rt) = self.pods.get_mut(key) {
             rt.started = true;
+            rt.started_at = self.now;
             rt.running = true;
             rt.ips = ips.clone();
             rt.ready = ready;
@@ -153,12 +154,15 @@ impl Engine {
                     .iter()
                     .any(|p| p.container_port == port && p.protocol == Protocol::TCP)
         };
-        let success = match &probe.handler {
-            ProbeHandler::TcpSocket { port } => listens_on(*port),
-            ProbeHandler::HttpGet { port, .. } => {
-                listens_on(*port) && !(probe.fails_on_sigterm() && rt.sigterm.is_some())
-            }
-        };
+        let up = self.now >= rt.started_at + pod.behaviour.ready_after_ms;
+        let success = up
+            && match &probe.handler {
+                ProbeHandler::TcpSocket { port } => listens_on(*port),
+                ProbeHandler::HttpGet { port, .. } => {
+                    listens_on(*port) && !(probe.fails_on_sigterm() && rt.sigterm.is_some())
+                }
+                ProbeHandler::Exec => true,
+            };
         let mut pod = pod.clone();
         let failures = if success { 0 } else { rt.probe_failures + 1 };
         let at = self.now + probe.period_seconds.max(1) * 1000;
@@ -279,6 +283,7 @@ impl Engine {
                     continue; // a hostNetwork pod's node address
                 }
                 self.pod_by_ip.remove(ip);
+                self.retired_ips.insert(*ip);
                 if let (IpAddr::V4(v4), Some(n)) = (ip, self.nodes.get_mut(&rt.node)) {
                     n.used.remove(&u32::from(v4.octets()[3]));
                 }

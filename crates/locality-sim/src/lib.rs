@@ -38,6 +38,7 @@ mod namespaces;
 pub mod nodelifecycle;
 pub mod objects;
 pub mod rng;
+pub mod seed;
 pub mod snapshot;
 pub mod store;
 pub mod time;

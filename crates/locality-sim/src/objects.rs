@@ -103,6 +103,9 @@ pub enum ProbeHandler {
         /// Port.
         port: u16,
     },
+    /// `exec` (or a handler the simulation cannot check, such as `grpc`): succeeds while the
+    /// process runs.
+    Exec,
 }
 
 /// A readiness probe's declared parameters (`readinessProbe`).
@@ -140,6 +143,9 @@ pub struct PodBehaviour {
     /// Whether the process listens on its declared container ports (agnhost `netexec`: yes;
     /// `pause`: no).
     pub listens: bool,
+    /// Time from the container running to the application answering its readiness probe, in
+    /// ms (its own start-up); a pod without a readiness probe is Ready when its container runs.
+    pub ready_after_ms: u64,
 }
 
 impl Default for PodBehaviour {
@@ -150,6 +156,7 @@ impl Default for PodBehaviour {
             termination_grace_period_seconds: 30,
             shutdown_delay_seconds: 0,
             listens: true,
+            ready_after_ms: 0,
         }
     }
 }

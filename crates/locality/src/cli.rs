@@ -7,6 +7,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub use crate::ui::ColorChoice;
 
+mod simulate;
+pub use simulate::{SimulateArgs, SimulateOutput};
+
 /// Find the nodes where a Kubernetes Service is blind, and say why.
 ///
 /// `locality` models exactly what kube-proxy does with a Service's traffic on every node
@@ -77,15 +80,18 @@ pub enum Command {
     /// Exit codes: 0 ACCEPT, 1 runtime error, 2 usage error, 3 REPAIR, 4 RERUN, 5 HOLD,
     /// 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
     Verify(VerifyArgs),
-    /// What-if on a SIMULATED cluster: a rollout or a Service change, over virtual time.
+    /// What-if on your cluster, SIMULATED: a rollout, a Service change or a node event.
     ///
-    /// Builds the simulated cluster (topology, profiles, fixture), runs it for --at virtual
-    /// seconds, applies the change (--rollout KIND/NS/NAME, or --set FIELD=VALUE on
-    /// --service) and runs as fast as possible in steps, asking the model at every step which
-    /// nodes are blind (a pod there dialling the Service is dropped). Reports, per Service port
-    /// that changed, each node's drop windows and the share of client traffic lost.
+    /// Seeds a simulated cluster from the state read (-f dumps, a live context read-only, or
+    /// --sim): nodes, workloads with their rollout strategy, pods on their nodes with their
+    /// readiness probes, grace periods and preStop delays, Services. Applies the change
+    /// (--rollout KIND/NS/NAME, --set NS/NAME:FIELD=VALUE, --drain NODE, --node-down NODE) and
+    /// runs it over virtual time, asking the model at every step which nodes are blind as
+    /// kube-proxy has programmed them. Reports each node's drop windows, the client pods
+    /// affected, the share of traffic that left its node, and every assumption made;
+    /// --compare runs alternatives side by side.
     ///
-    /// Exit codes: 0 success, 1 runtime error, 2 usage error.
+    /// Exit codes: 0 success, 1 runtime error, 2 usage or input error.
     Simulate(SimulateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
@@ -197,7 +203,7 @@ pub struct ModelArgs {
 
 /// A duration as kubectl's `--request-timeout` takes it: `30s`, `2m`, `1h30m`, a bare
 /// number of seconds; `0` is no limit.
-fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
     let seconds = if let Ok(n) = s.parse::<u64>() {
         n as f64
@@ -729,54 +735,5 @@ pub enum VerifyOutput {
     /// One line per case, then the decision.
     Table,
     /// The ledger (`ledger.json`).
-    Json,
-}
-
-/// Flags of `simulate`.
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("change").required(true).args(["rollout", "set"])))]
-pub struct SimulateArgs {
-    /// The simulated cluster.
-    #[command(flatten)]
-    pub cluster: SimClusterArgs,
-    /// Roll a workload: `daemonset/NAMESPACE/NAME` or `deployment/NAMESPACE/NAME`.
-    #[arg(long, value_name = "KIND/NS/NAME")]
-    pub rollout: Option<String>,
-    /// The rollout's maxSurge (e.g. 0, 1, 10%) [default: the workload's].
-    #[arg(long, value_name = "N|P%", requires = "rollout")]
-    pub max_surge: Option<String>,
-    /// The rollout's maxUnavailable [default: the workload's].
-    #[arg(long, value_name = "N|P%", requires = "rollout")]
-    pub max_unavailable: Option<String>,
-    /// Change a Service: `internalTrafficPolicy=Local|Cluster` or
-    /// `trafficDistribution=PreferSameNode|PreferSameZone|PreferClose|` (empty removes it).
-    #[arg(long, value_name = "FIELD=VALUE", requires = "service")]
-    pub set: Option<String>,
-    /// The Service --set changes (NAMESPACE/NAME).
-    #[arg(long, value_name = "NS/NAME")]
-    pub service: Option<String>,
-    /// Virtual seconds the cluster runs before the change.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    pub at: u64,
-    /// Virtual milliseconds between two model evaluations.
-    #[arg(long, value_name = "MS", default_value_t = 250)]
-    pub step_ms: u64,
-    /// Give up after this many virtual seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
-    pub limit: u64,
-    /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value = "text")]
-    pub output: SimulateOutput,
-    /// Also write the timeline as a self-contained SVG file.
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
-}
-
-/// Output formats of `simulate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimulateOutput {
-    /// A text timeline per Service port.
-    Text,
-    /// The what-if result as JSON.
     Json,
 }

@@ -120,12 +120,17 @@ pub const EXAMPLES: &[Example] = &[
     ),
     ex(
         "simulate",
-        "locality simulate --topology telemetry --rollout daemonset/telemetry/agent",
-        "each node's drop windows while the agent DaemonSet rolls out",
+        "locality simulate -f examples/telemetry-incident.json --rollout ds/monitoring/node-agent",
+        "each node's drop windows while the agent DaemonSet rolls out (maxSurge 0)",
     ),
     ex(
         "simulate",
-        "locality simulate --set internalTrafficPolicy=Cluster --service default/myservice -o json",
+        "locality simulate --sim=telemetry --rollout ds/telemetry/agent --compare maxUnavailable=3",
+        "the rollout as given and with maxUnavailable 3, in one table",
+    ),
+    ex(
+        "simulate",
+        "locality simulate --sim --set default/myservice:internalTrafficPolicy=Cluster -o json",
         "what changing the policy does, as data",
     ),
     needs_cluster(

@@ -194,7 +194,7 @@ fn sim_flag_errors_are_usage_errors() {
     locality(&["audit", "--sim-at", "5"]).code(2);
 }
 
-/// `simulate`: what-if over virtual time on the simulated cluster.
+/// `simulate --sim`: what-if over virtual time, seeded from the embedded simulated cluster.
 #[test]
 fn simulate_a_rollout_and_a_policy_change() {
     let svg = std::env::temp_dir().join(format!("locality-whatif-{}.svg", std::process::id()));
@@ -202,8 +202,7 @@ fn simulate_a_rollout_and_a_policy_change() {
         "simulate",
         "--svg",
         svg.to_str().unwrap(),
-        "--topology",
-        "telemetry",
+        "--sim=telemetry",
         "--rollout",
         "daemonset/telemetry/agent",
         "--max-surge",
@@ -216,12 +215,15 @@ fn simulate_a_rollout_and_a_policy_change() {
     ])
     .success();
     let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(doc["kind"], "WhatIf");
+    assert_eq!(doc["kind"], "SimulationReport");
     assert_eq!(doc["simulated"], true);
-    assert_eq!(doc["result"]["settled"], true);
-    let port = &doc["result"]["ports"][0];
+    assert_eq!(doc["header"]["simulated"], true, "the input was simulated too");
+    let alt = &doc["alternatives"][0];
+    assert_eq!(alt["settled"], true);
+    assert_eq!(alt["changes"][0]["maxUnavailable"], "3");
+    let port = &alt["servicePorts"][0];
     assert_eq!(port["service"], "telemetry/agent");
-    assert!(port["windows"].as_object().unwrap().len() >= 20, "{port}");
+    assert!(port["nodes"].as_array().unwrap().len() >= 20, "{port}");
     assert!(
         port["blindThroughout"]
             .as_array()
@@ -229,14 +231,14 @@ fn simulate_a_rollout_and_a_policy_change() {
             .iter()
             .any(|n| n == "worker-25")
     );
-    assert!(port["lostShare"].as_f64().unwrap() > 0.0);
+    assert!(port["lostClientTimeShare"].as_f64().unwrap() > 0.0);
     let picture = std::fs::read_to_string(&svg).unwrap();
     assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
-    let windows: usize = port["windows"]
-        .as_object()
+    let windows: usize = port["nodes"]
+        .as_array()
         .unwrap()
-        .values()
-        .map(|w| w.as_array().unwrap().len())
+        .iter()
+        .map(|n| n["windows"].as_array().unwrap().len())
         .sum();
     let throughout = port["blindThroughout"].as_array().unwrap().len();
     assert_eq!(
@@ -248,10 +250,9 @@ fn simulate_a_rollout_and_a_policy_change() {
 
     let out = locality(&[
         "simulate",
+        "--sim",
         "--set",
-        "internalTrafficPolicy=Cluster",
-        "--service",
-        "default/myservice",
+        "default/myservice:internalTrafficPolicy=Cluster",
         "-q",
     ])
     .success();
@@ -263,20 +264,33 @@ fn simulate_a_rollout_and_a_policy_change() {
 
 #[test]
 fn simulate_usage_errors() {
-    locality(&["simulate"]).code(2);
-    locality(&["simulate", "--rollout", "statefulset/a/b"]).code(2);
-    locality(&["simulate", "--rollout", "daemonset/default/nope"])
+    locality(&["simulate", "--sim"]).code(2);
+    locality(&["simulate", "--sim", "--rollout", "statefulset/a/b"]).code(2);
+    locality(&["simulate", "--sim", "--rollout", "daemonset/default/nope"])
         .code(2)
-        .stderr(predicate::str::contains("no DaemonSet/default/nope"));
+        .stderr(predicate::str::contains("no DaemonSet default/nope"));
     locality(&[
         "simulate",
+        "--sim",
         "--set",
-        "internalTrafficPolicy=Sometimes",
-        "--service",
-        "default/myservice",
+        "default/myservice:internalTrafficPolicy=Sometimes",
     ])
     .code(2);
-    locality(&["simulate", "--set", "internalTrafficPolicy=Local"]).code(2);
+    locality(&["simulate", "--sim", "--set", "internalTrafficPolicy=Local"]).code(2);
+    // A DaemonSet takes exactly one of maxSurge and maxUnavailable non-zero, as the API
+    // server validates it.
+    locality(&[
+        "simulate",
+        "--sim=telemetry",
+        "--rollout",
+        "daemonset/telemetry/agent",
+        "--max-surge",
+        "1",
+    ])
+    .code(2)
+    .stderr(predicate::str::contains(
+        "may not be set when maxUnavailable is non-zero",
+    ));
 }
 
 /// A `locality sim serve` child process, killed on drop.
@@ -486,8 +500,7 @@ fn audit_and_simulate_count_the_same_clients() {
 
     let out = locality(&[
         "simulate",
-        "--topology",
-        "telemetry",
+        "--sim=telemetry",
         "--rollout",
         "daemonset/telemetry/agent",
         "-o",
@@ -496,20 +509,20 @@ fn audit_and_simulate_count_the_same_clients() {
     ])
     .success();
     let what_if: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    let port = &what_if["result"]["ports"][0];
-    let clients: std::collections::BTreeMap<String, u64> = port["clients"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
-        .filter(|(_, v)| *v > 0)
-        .collect();
+    let port = &what_if["alternatives"][0]["servicePorts"][0];
     // The nodes the rollout blinds with clients on them are LOC004's nodes, with the same
     // counts.
-    let windows = port["windows"].as_object().unwrap();
-    let simulated: std::collections::BTreeMap<String, u64> = clients
-        .into_iter()
-        .filter(|(node, _)| windows.contains_key(node))
+    let simulated: std::collections::BTreeMap<String, u64> = port["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap().to_string(),
+                n["clients"].as_u64().unwrap(),
+            )
+        })
+        .filter(|(_, c)| *c > 0)
         .collect();
     assert_eq!(simulated, audit);
 }

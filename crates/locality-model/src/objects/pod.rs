@@ -70,6 +70,76 @@ pub struct PodSpec {
     pub tolerations: Vec<Toleration>,
     /// Required node affinity terms (`requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`); ORed.
     pub required_node_affinity: Vec<NodeSelectorTerm>,
+    /// How the pod becomes ready and how it stops (what `simulate` times a rollout with).
+    pub lifecycle: PodLifecycle,
+}
+
+/// How a pod becomes ready and stops: `readinessProbe`, `terminationGracePeriodSeconds`,
+/// `lifecycle.preStop`. Read for `locality simulate`; routing does not depend on them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodLifecycle {
+    /// `spec.terminationGracePeriodSeconds` as written (`None`: unset, the API server's
+    /// default is 30).
+    pub termination_grace_period_seconds: Option<i64>,
+    /// The readiness probe of the first container (app containers, then sidecars) that has one.
+    pub readiness_probe: Option<Probe>,
+    /// The longest `preStop` hook of the containers, if any has one.
+    pub pre_stop: Option<PreStop>,
+}
+
+/// A container probe (`readinessProbe`), reduced to its handler and timing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Probe {
+    /// `tcpSocket`, `httpGet`, `grpc` or `exec`.
+    pub handler: ProbeHandler,
+    /// `initialDelaySeconds` (`None`: unset, 0).
+    pub initial_delay_seconds: Option<i64>,
+    /// `periodSeconds` (`None`: unset, 10).
+    pub period_seconds: Option<i64>,
+    /// `failureThreshold` (`None`: unset, 3).
+    pub failure_threshold: Option<i64>,
+    /// `successThreshold` (`None`: unset, 1).
+    pub success_threshold: Option<i64>,
+}
+
+/// How a probe checks a container.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProbeHandler {
+    /// `tcpSocket.port` (a number or a container port name).
+    TcpSocket {
+        /// The port as written.
+        port: TargetPort,
+    },
+    /// `httpGet` (`path`, `port`).
+    HttpGet {
+        /// `path` (empty when unset).
+        path: String,
+        /// The port as written.
+        port: TargetPort,
+    },
+    /// `grpc.port`.
+    Grpc {
+        /// The port.
+        port: u16,
+    },
+    /// `exec` (a command the model does not run).
+    #[default]
+    Exec,
+}
+
+/// A `preStop` hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreStop {
+    /// `sleep.seconds`, or an `exec` command that is `sleep N` (possibly through `sh -c`).
+    Sleep {
+        /// Seconds.
+        seconds: i64,
+    },
+    /// Another `exec` command or an `httpGet`: how long it takes is not stated.
+    Unknown {
+        /// `exec` or `httpGet`.
+        handler: String,
+    },
 }
 
 /// One `nodeSelectorTerms[]` entry: its expressions and fields are ANDed.

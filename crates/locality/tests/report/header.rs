@@ -129,10 +129,9 @@ fn matrix_explain_and_simulate_headers() {
     ));
     let simulate = [
         "simulate",
+        "--sim",
         "--set",
-        "internalTrafficPolicy=Cluster",
-        "--service",
-        "default/myservice",
+        "default/myservice:internalTrafficPolicy=Cluster",
     ];
     s.push_str(&format!("== simulate text\n{}\n", text_header(&run(&simulate))));
     let mut json = simulate.to_vec();

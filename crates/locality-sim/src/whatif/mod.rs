@@ -1,0 +1,395 @@
+//! What-if over virtual time (docs/simulate.md): apply a change to a **simulated** cluster
+//! (built from a topology, or seeded from a real cluster's state by [`crate::seed`]), run it as
+//! fast as possible, and at every step ask the model which nodes are blind (a pod there
+//! dialling the Service's cluster IP is dropped), for each Service port the change can touch.
+//!
+//! The verdicts are the model's (`Matrix::port_routes`) on the state the simulated controllers
+//! write, **as kube-proxy has programmed it**: every node's rules follow the store
+//! `proxy_sync_delay_ms` late, so a node is also blind while its rules send only to endpoints
+//! whose process has already exited ([`observe`]). The simulated kube-proxies' own tables are
+//! not consulted: this is the oracle's view of the change, not a measurement.
+
+mod observe;
+pub mod strategy;
+mod track;
+
+use std::collections::BTreeSet;
+
+use locality_model::matrix::MatrixConfig;
+use locality_model::objects::{ANNOTATION_TOPOLOGY_MODE, ServiceType, TrafficPolicy};
+
+use crate::engine::{Engine, SimError};
+use crate::nodelifecycle::KubeletState;
+use crate::objects::{Kind, Object, ObjectKey};
+use crate::time::Millis;
+
+pub use track::{Cause, NodeTimeline, PortTimeline, WhatIf, Window};
+
+/// The fields `--set` changes on a Service.
+pub const SERVICE_FIELDS: [&str; 4] = [
+    "internalTrafficPolicy",
+    "externalTrafficPolicy",
+    "trafficDistribution",
+    "topology-mode",
+];
+
+/// A change to apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Roll a DaemonSet or Deployment: a new template (an annotation), optionally with another
+    /// `maxSurge` / `maxUnavailable` (validated by [`strategy::effective`]).
+    Rollout {
+        /// `Kind::DaemonSet` or `Kind::Deployment`, namespace, name.
+        workload: ObjectKey,
+        /// New `maxSurge`, if given.
+        max_surge: Option<String>,
+        /// New `maxUnavailable`, if given.
+        max_unavailable: Option<String>,
+    },
+    /// Set a field of a Service (one of [`SERVICE_FIELDS`]; an empty value removes it).
+    SetService {
+        /// The Service.
+        service: ObjectKey,
+        /// The field.
+        field: String,
+        /// The new value.
+        value: String,
+    },
+    /// `kubectl drain NODE`: cordon it, then evict every pod on it that no DaemonSet owns.
+    Drain {
+        /// The node.
+        node: String,
+    },
+    /// The node goes down: its kubelet stops reporting and its containers stop; the node
+    /// lifecycle controller marks it NotReady and evicts its pods after their
+    /// `tolerationSeconds`.
+    NodeDown {
+        /// The node.
+        node: String,
+    },
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Change::Rollout {
+                workload,
+                max_surge,
+                max_unavailable,
+            } => {
+                write!(
+                    f,
+                    "rollout of {} {}/{}",
+                    workload.kind.as_str(),
+                    workload.namespace,
+                    workload.name
+                )?;
+                if let Some(s) = max_surge {
+                    write!(f, ", maxSurge {s}")?;
+                }
+                if let Some(u) = max_unavailable {
+                    write!(f, ", maxUnavailable {u}")?;
+                }
+                Ok(())
+            }
+            Change::SetService {
+                service,
+                field,
+                value,
+            } => write!(
+                f,
+                "{field}={value} on Service {}/{}",
+                service.namespace, service.name
+            ),
+            Change::Drain { node } => write!(f, "drain of node {node}"),
+            Change::NodeDown { node } => write!(f, "node {node} down"),
+        }
+    }
+}
+
+/// How a run proceeds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Virtual ms between two observations.
+    pub step_ms: Millis,
+    /// Give up after this many virtual ms.
+    pub limit_ms: Millis,
+    /// Keep observing this long after the change settled (kube-proxy catching up).
+    pub after_ms: Millis,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            step_ms: 250,
+            limit_ms: 3_600_000,
+            after_ms: 5_000,
+        }
+    }
+}
+
+/// True when every pod of the rolled workload carries the new template and is Ready.
+fn rolled(engine: &Engine, workload: &ObjectKey, marker: &str) -> bool {
+    let Some(uid) = engine.get(workload).map(|o| o.meta().uid.clone()) else {
+        return true;
+    };
+    let rs_uids: Vec<String> = engine
+        .store()
+        .list_namespace(Kind::ReplicaSet, &workload.namespace)
+        .filter(|(_, s)| s.object.meta().owner_references.iter().any(|o| o.uid == uid))
+        .map(|(_, s)| s.object.meta().uid.clone())
+        .collect();
+    let pods: Vec<_> = engine
+        .store()
+        .list_namespace(Kind::Pod, &workload.namespace)
+        .filter_map(|(_, s)| s.object.as_pod())
+        .filter(|p| {
+            p.pod
+                .meta
+                .owner_references
+                .iter()
+                .any(|o| o.uid == uid || rs_uids.contains(&o.uid))
+        })
+        .collect();
+    !pods.is_empty()
+        && pods.iter().all(|p| {
+            p.pod.ready
+                && p.pod.meta.deletion_timestamp.is_none()
+                && p.pod.meta.annotations.get(WHAT_IF_ANNOTATION).map(String::as_str) == Some(marker)
+        })
+}
+
+/// The template annotation a what-if rollout sets (its value: the virtual time of the change).
+pub const WHAT_IF_ANNOTATION: &str = "locality.dev/what-if-rollout";
+
+/// The Services a change can touch: those selecting the rolled workload's pods, the Service
+/// changed, or every Service (node events).
+fn scope(engine: &Engine, change: &Change) -> observe::Scope {
+    match change {
+        Change::Rollout { workload, .. } => {
+            let labels = engine
+                .get(workload)
+                .and_then(Object::as_workload)
+                .map(|w| w.workload.template_labels.clone())
+                .unwrap_or_default();
+            let set: BTreeSet<(String, String)> = engine
+                .store()
+                .list_namespace(Kind::Service, &workload.namespace)
+                .filter_map(|(_, s)| s.object.as_service())
+                .filter(|s| {
+                    s.selector.as_ref().is_some_and(|sel| {
+                        !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v))
+                    })
+                })
+                .map(|s| (s.meta.namespace.clone(), s.meta.name.clone()))
+                .collect();
+            Some(set)
+        }
+        Change::SetService { service, .. } => Some(BTreeSet::from([(
+            service.namespace.clone(),
+            service.name.clone(),
+        )])),
+        Change::Drain { .. } | Change::NodeDown { .. } => None,
+    }
+}
+
+/// The union of the changes' scopes.
+fn scope_of(engine: &Engine, changes: &[Change]) -> observe::Scope {
+    let mut all = BTreeSet::new();
+    for c in changes {
+        all.extend(scope(engine, c)?);
+    }
+    Some(all)
+}
+
+/// The Services (`namespace`, `name`) the changes can touch (`None`: every Service).
+pub fn services_in_scope(engine: &Engine, changes: &[Change]) -> Option<BTreeSet<(String, String)>> {
+    scope_of(engine, changes)
+}
+
+fn policy(field: &str, v: &str) -> Result<Option<TrafficPolicy>, SimError> {
+    match v {
+        "Local" => Ok(Some(TrafficPolicy::Local)),
+        "Cluster" => Ok(Some(TrafficPolicy::Cluster)),
+        "" => Ok(None),
+        v => Err(SimError::Topology(format!(
+            "{field} {v:?}: expected Local or Cluster"
+        ))),
+    }
+}
+
+/// Applies `change` now; returns the rollout's marker (empty for other changes).
+///
+/// # Errors
+/// The object is missing or is not of the kind the change needs, or the value is not valid
+/// (as the API server would refuse it).
+pub fn apply(engine: &mut Engine, change: &Change) -> Result<String, SimError> {
+    let missing = |k: &ObjectKey| SimError::Topology(format!("the simulated cluster has no {k}"));
+    match change {
+        Change::Rollout {
+            workload,
+            max_surge,
+            max_unavailable,
+        } => {
+            let mut w = engine
+                .get(workload)
+                .and_then(Object::as_workload)
+                .cloned()
+                .ok_or_else(|| missing(workload))?;
+            let (surge, unavailable) =
+                strategy::effective(&w.workload, max_surge.as_deref(), max_unavailable.as_deref())
+                    .map_err(|e| SimError::Topology(format!("{workload}: {e}")))?;
+            let marker = engine.now().to_string();
+            w.template_annotations
+                .insert(WHAT_IF_ANNOTATION.into(), marker.clone());
+            w.workload.max_surge = Some(surge);
+            w.workload.max_unavailable = Some(unavailable);
+            engine.update(Object::Workload(w), None)?;
+            Ok(marker)
+        }
+        Change::SetService {
+            service,
+            field,
+            value,
+        } => {
+            let mut s = engine
+                .get(service)
+                .and_then(Object::as_service)
+                .cloned()
+                .ok_or_else(|| missing(service))?;
+            if s.type_ == ServiceType::ExternalName {
+                return Err(SimError::Topology(format!(
+                    "{service} is an ExternalName Service"
+                )));
+            }
+            match field.as_str() {
+                "internalTrafficPolicy" => s.internal_traffic_policy = policy(field, value)?,
+                "externalTrafficPolicy" => s.external_traffic_policy = policy(field, value)?,
+                "trafficDistribution" => {
+                    s.traffic_distribution = (!value.is_empty()).then(|| value.clone());
+                }
+                "topology-mode" => {
+                    if value.is_empty() {
+                        s.meta.annotations.remove(ANNOTATION_TOPOLOGY_MODE);
+                    } else {
+                        s.meta
+                            .annotations
+                            .insert(ANNOTATION_TOPOLOGY_MODE.into(), value.clone());
+                    }
+                }
+                f => {
+                    return Err(SimError::Topology(format!(
+                        "--set {f}: expected one of {}",
+                        SERVICE_FIELDS.join(", ")
+                    )));
+                }
+            }
+            engine.update(Object::Service(s), None)?;
+            Ok(String::new())
+        }
+        Change::Drain { node } => {
+            let key = ObjectKey::new(Kind::Node, "", node.as_str());
+            let mut n = engine
+                .get(&key)
+                .and_then(Object::as_node)
+                .cloned()
+                .ok_or_else(|| SimError::UnknownNode(node.clone()))?;
+            n.unschedulable = true;
+            engine.update(Object::Node(n), None)?;
+            let evict: Vec<ObjectKey> = engine
+                .store()
+                .list(Kind::Pod)
+                .filter_map(|(_, s)| s.object.as_pod())
+                .filter(|p| {
+                    &p.pod.spec.node_name == node
+                        && p.pod.meta.deletion_timestamp.is_none()
+                        && !p.pod.meta.owner_references.iter().any(|o| o.kind == "DaemonSet")
+                })
+                .map(|p| ObjectKey::new(Kind::Pod, p.pod.meta.namespace.as_str(), p.pod.meta.name.as_str()))
+                .collect();
+            for k in evict {
+                engine.delete(&k)?;
+            }
+            Ok(String::new())
+        }
+        Change::NodeDown { node } => {
+            engine.set_kubelet_state(node, KubeletState::Stopped)?;
+            engine.stop_containers(node);
+            Ok(String::new())
+        }
+    }
+}
+
+impl Engine {
+    /// Every container on `node` stops (the node lost power): its pods' processes no longer
+    /// serve, though the store still shows them until the control plane notices.
+    pub(crate) fn stop_containers(&mut self, node: &str) {
+        for rt in self.pods.values_mut().filter(|rt| rt.node == node) {
+            rt.running = false;
+        }
+    }
+}
+
+/// Applies `changes` together, runs the engine in steps of `options.step_ms` until they
+/// settle (every rolled workload new and Ready; other changes after 30 s) and
+/// `options.after_ms` more, or until `options.limit_ms` passes, and reports every Service port
+/// in the changes' scope. `progress` is called after every step with the virtual ms since
+/// the change.
+///
+/// # Errors
+/// As [`apply`].
+pub fn run(
+    engine: &mut Engine,
+    changes: &[Change],
+    config: &MatrixConfig,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Millis),
+) -> Result<WhatIf, SimError> {
+    let step_ms = options.step_ms.max(1);
+    let scope = scope_of(engine, changes);
+    let start = engine.now();
+    let before = observe::snapshot(engine, config, &scope, 0);
+    let mut last_input = observe::fingerprint(engine, &scope);
+    let mut tracker = track::Tracker::new(engine, before, engine.config().proxy_sync_delay_ms, &scope);
+    let mut rollouts = Vec::new();
+    for c in changes {
+        let marker = apply(engine, c)?;
+        if let Change::Rollout { workload, .. } = c {
+            rollouts.push((workload.clone(), marker));
+        }
+    }
+    let mut settled_at: Option<Millis> = None;
+    let mut last_rv = 0;
+    let mut done = false;
+    // After settling, long enough for every node's rules to catch up.
+    let after = options
+        .after_ms
+        .max(2 * engine.config().proxy_sync_delay_ms + step_ms);
+    loop {
+        let now = engine.now() - start;
+        let rv = engine.store().resource_version();
+        if rv != last_rv {
+            let input = observe::fingerprint(engine, &scope);
+            if input != last_input {
+                tracker.push(observe::snapshot(engine, config, &scope, now));
+                last_input = input;
+            }
+            // Whether the rollouts are done changes only with the store.
+            done = rollouts.iter().all(|(w, m)| rolled(engine, w, m));
+            last_rv = rv;
+        }
+        tracker.observe(engine, now);
+        // A node event or a Service change has played out once the rules caught up.
+        let done = done && (changes.len() == rollouts.len() || now >= 30_000);
+        if done && settled_at.is_none() {
+            settled_at = Some(now);
+        }
+        if settled_at.is_some_and(|t| now >= t + after) || now >= options.limit_ms {
+            break;
+        }
+        progress(now);
+        engine.run_for(step_ms);
+    }
+    let end = engine.now() - start;
+    Ok(tracker.finish(end, settled_at.is_some(), step_ms))
+}

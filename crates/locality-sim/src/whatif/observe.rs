@@ -1,0 +1,248 @@
+//! What a what-if observes at every step: per Service port and node, where a pod dialling the
+//! Service's cluster IP is sent, as the model decides it on the simulated state **as kube-proxy
+//! has programmed it** (the state `proxy_sync` ago), and whether the endpoints it is sent to
+//! still have a running process now.
+//!
+//! A node is blind at an instant when the programmed route drops (no endpoint), or when every
+//! endpoint the programmed route uses belongs to a process that has exited (kube-proxy has not
+//! yet programmed the change that removed it).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use locality_model::matrix::{Matrix, MatrixConfig};
+use locality_model::objects::{ClusterState, LABEL_SERVICE_NAME};
+use locality_model::proxy::VerdictKind;
+
+use crate::engine::Engine;
+use crate::objects::{Kind, Object};
+use crate::time::Millis;
+
+/// (`namespace/name`, `name:port/PROTOCOL`, family).
+pub(crate) type PortKey = (String, String, String);
+
+/// Where one node sends a pod's connection to a Service port's cluster IP.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Route {
+    /// Dropped by the rules (no usable endpoint for this node).
+    Drop,
+    /// Delivered to these endpoint addresses, `local` of them on the node itself.
+    Deliver {
+        /// The endpoint addresses.
+        targets: Arc<[IpAddr]>,
+        /// How many of them are on the node.
+        local: usize,
+    },
+    /// Rejected, or not proxied: not a drop window, not delivered either.
+    Other,
+}
+
+/// The routes of every node for every Service port in scope, at one instant.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    /// Virtual ms since the change.
+    pub at: Millis,
+    /// Per port, per node name.
+    pub ports: BTreeMap<PortKey, BTreeMap<String, Route>>,
+}
+
+/// Which Services a what-if watches (`None`: all).
+pub(crate) type Scope = Option<BTreeSet<(String, String)>>;
+
+fn in_scope(scope: &Scope, ns: &str, name: &str) -> bool {
+    scope
+        .as_ref()
+        .is_none_or(|s| s.contains(&(ns.to_string(), name.to_string())))
+}
+
+/// The model's input for the Services in scope: every Node, those Services and their
+/// EndpointSlices (the simulated EndpointSlice controller writes them, so pods are not needed).
+fn scoped_state(engine: &Engine, scope: &Scope) -> ClusterState {
+    let mut state = ClusterState::default();
+    for (_, s) in engine.store().list(Kind::Node) {
+        if let Object::Node(n) = &*s.object {
+            state.nodes.push(n.clone());
+        }
+    }
+    for (_, s) in engine.store().list(Kind::Service) {
+        if let Object::Service(svc) = &*s.object
+            && in_scope(scope, &svc.meta.namespace, &svc.meta.name)
+        {
+            state.services.push(svc.clone());
+        }
+    }
+    for (_, s) in engine.store().list(Kind::EndpointSlice) {
+        if let Object::EndpointSlice(es) = &*s.object
+            && es
+                .meta
+                .labels
+                .get(LABEL_SERVICE_NAME)
+                .is_some_and(|svc| in_scope(scope, &es.meta.namespace, svc))
+        {
+            state.endpoint_slices.push(es.clone());
+        }
+    }
+    state
+}
+
+/// A fingerprint of what the model reads for the Services in scope (Nodes, those Services,
+/// their EndpointSlices): their count and the sum of their resourceVersions, which any
+/// create, update or delete among them changes. Pod churn elsewhere leaves it alone, so the
+/// model is asked again only when its input changed.
+pub(crate) fn fingerprint(engine: &Engine, scope: &Scope) -> (usize, u64) {
+    let mut n = 0usize;
+    let mut sum = 0u64;
+    let mut add = |rv: u64| {
+        n += 1;
+        sum = sum.wrapping_add(rv);
+    };
+    for (_, s) in engine.store().list(Kind::Node) {
+        add(s.resource_version);
+    }
+    for (k, s) in engine.store().list(Kind::Service) {
+        if in_scope(scope, &k.namespace, &k.name) {
+            add(s.resource_version);
+        }
+    }
+    for (k, s) in engine.store().list(Kind::EndpointSlice) {
+        let svc = s.object.meta().labels.get(LABEL_SERVICE_NAME);
+        if svc.is_some_and(|svc| in_scope(scope, &k.namespace, svc)) {
+            add(s.resource_version);
+        }
+    }
+    (n, sum)
+}
+
+/// Port key of a matrix port.
+fn port_key(p: &locality_model::matrix::PortEntry<'_>) -> PortKey {
+    (
+        format!("{}/{}", p.service.meta.namespace, p.service.meta.name),
+        format!(
+            "{}:{}/{}",
+            p.info.port.name,
+            p.info.port.port,
+            p.info.port.protocol.as_str()
+        ),
+        p.info.family.as_str().to_string(),
+    )
+}
+
+/// The model's routes (pod → cluster IP) of every node for the Services in scope, now.
+pub(crate) fn snapshot(engine: &Engine, config: &MatrixConfig, scope: &Scope, at: Millis) -> Snapshot {
+    let state = scoped_state(engine, scope);
+    let matrix = Matrix::new(&state, config.clone());
+    let mut ports = BTreeMap::new();
+    for (i, p) in matrix.ports.iter().enumerate() {
+        let mut interned: HashMap<Vec<usize>, Arc<[IpAddr]>> = HashMap::new();
+        let mut nodes = BTreeMap::new();
+        for (ni, r) in matrix.port_routes(i, None) {
+            let name = matrix.nodes[ni].name().to_string();
+            // The first route is a pod's connection to the cluster IP (with an unknown proxy
+            // mode whose modes disagree, the iptables route).
+            let route = match r.routes.first().map(|m| &m.route) {
+                Some(m) if m.verdict == VerdictKind::Drop => Route::Drop,
+                Some(m) if m.verdict == VerdictKind::Deliver => {
+                    let idx = &m.endpoints;
+                    let local = idx.iter().filter(|&&e| p.endpoints[e].is_local(&name)).count();
+                    let targets = interned
+                        .entry(idx.clone())
+                        .or_insert_with(|| idx.iter().map(|&e| p.endpoints[e].ip).collect())
+                        .clone();
+                    Route::Deliver { targets, local }
+                }
+                _ => Route::Other,
+            };
+            nodes.insert(name, route);
+        }
+        ports.insert(port_key(p), nodes);
+    }
+    Snapshot { at, ports }
+}
+
+/// The snapshots kube-proxy may still be programming from: the newest one at least `sync` old
+/// is what every node's rules say now.
+#[derive(Debug)]
+pub(crate) struct History {
+    sync: Millis,
+    kept: VecDeque<Arc<Snapshot>>,
+}
+
+impl History {
+    /// Starts with the state before the change.
+    pub fn new(sync: Millis, first: Snapshot) -> Self {
+        let mut kept = VecDeque::new();
+        kept.push_back(Arc::new(first));
+        History { sync, kept }
+    }
+
+    /// Records the state written at `s.at`.
+    pub fn push(&mut self, s: Snapshot) {
+        self.kept.push_back(Arc::new(s));
+    }
+
+    /// The newest snapshot.
+    pub fn latest(&self) -> &Arc<Snapshot> {
+        self.kept.back().expect("history is never empty")
+    }
+
+    /// What the rules say at `now`: the newest snapshot written at or before `now - sync`
+    /// (the oldest kept when none is that old). Older snapshots are forgotten.
+    pub fn programmed(&mut self, now: Millis) -> Arc<Snapshot> {
+        let cutoff = now.saturating_sub(self.sync);
+        while self.kept.len() > 1 && self.kept[1].at <= cutoff {
+            self.kept.pop_front();
+        }
+        self.kept[0].clone()
+    }
+}
+
+impl Engine {
+    /// True unless `ip` is a pod address whose process is not running (exited, not started,
+    /// or the pod is gone): addresses the simulation never gave a pod (hostNetwork pods,
+    /// selector-less endpoints) are taken as serving.
+    pub(crate) fn ip_serving(&self, ip: &IpAddr) -> bool {
+        match self.pod_by_ip.get(ip) {
+            None => !self.retired_ips.contains(ip),
+            Some(key) => self.pods.get(key).is_some_and(|rt| rt.running),
+        }
+    }
+}
+
+/// What a node sees at an instant: blind (and why), delivered (with the share of its
+/// connections that leave the node), or neither.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Seen {
+    /// The programmed rules drop (no endpoint for this node).
+    NoEndpoint,
+    /// The programmed rules send only to endpoints whose process has exited.
+    EndpointGone,
+    /// Delivered; the share of connections sent to another node.
+    Delivered(f64),
+    /// Rejected or not proxied.
+    Other,
+}
+
+impl Seen {
+    /// True for both blind causes.
+    pub fn blind(self) -> bool {
+        matches!(self, Seen::NoEndpoint | Seen::EndpointGone)
+    }
+}
+
+/// What `route` (as programmed) does now.
+pub(crate) fn seen(engine: &Engine, route: &Route) -> Seen {
+    match route {
+        Route::Drop => Seen::NoEndpoint,
+        Route::Other => Seen::Other,
+        Route::Deliver { targets, local } => {
+            if !targets.is_empty() && !targets.iter().any(|ip| engine.ip_serving(ip)) {
+                Seen::EndpointGone
+            } else if targets.is_empty() {
+                Seen::NoEndpoint
+            } else {
+                Seen::Delivered(1.0 - *local as f64 / targets.len() as f64)
+            }
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Bookkeeping of a what-if run: per Service port and node, the drop windows the change
+//! opened (with their cause), client-weighted blind time, and the share of connections that
+//! left their node.
+
+use std::collections::BTreeMap;
+
+use super::observe::{History, PortKey, Scope, Seen, Snapshot, seen};
+use crate::engine::Engine;
+use crate::objects::Kind;
+use crate::time::Millis;
+
+/// Why a node was blind when a window opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Cause {
+    /// kube-proxy's rules had no endpoint for the node.
+    NoEndpoint,
+    /// kube-proxy's rules still sent to endpoints whose process had exited (the change that
+    /// removed them was not programmed yet).
+    EndpointGone,
+}
+
+/// A span of virtual time a node was blind for a Service port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// Start, virtual ms since the change.
+    pub start_ms: Millis,
+    /// End (exclusive), virtual ms since the change; the run's end when still open.
+    pub end_ms: Millis,
+    /// Why the node was blind when it opened.
+    pub cause: Cause,
+}
+
+/// One node of one Service port over the run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodeTimeline {
+    /// Client pods on the node (`locality_audit::clients`, counted before the change).
+    pub clients: usize,
+    /// Drop windows the change opened.
+    pub windows: Vec<Window>,
+    /// Virtual ms blind in those windows.
+    pub blind_ms: Millis,
+    /// Virtual ms × share of the node's connections delivered to another node.
+    pub left_ms: f64,
+}
+
+/// One Service port over the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortTimeline {
+    /// `namespace/name`.
+    pub service: String,
+    /// `name:port/PROTOCOL`.
+    pub port: String,
+    /// IP family.
+    pub family: String,
+    /// The routes of some node differed from before the change at some step.
+    pub changed: bool,
+    /// Blind nodes before the change.
+    pub blind_before: Vec<String>,
+    /// Blind nodes at the end.
+    pub blind_after: Vec<String>,
+    /// Nodes blind from before the change to the end of the run (not the change's doing;
+    /// left out of the windows and the losses).
+    pub blind_throughout: Vec<String>,
+    /// Per node: its clients, and its windows when it had any.
+    pub nodes: BTreeMap<String, NodeTimeline>,
+    /// Client-time the change cost: Σ clients × blind time in windows / (Σ clients ×
+    /// duration), in [0, 1].
+    pub lost_share: f64,
+    /// Client-time delivered to another node than the client's: Σ clients × left time /
+    /// (Σ clients × duration), in [0, 1].
+    pub left_node_share: f64,
+}
+
+impl PortTimeline {
+    /// Nodes with at least one window.
+    pub fn windowed(&self) -> impl Iterator<Item = (&String, &NodeTimeline)> {
+        self.nodes.iter().filter(|(_, n)| !n.windows.is_empty())
+    }
+}
+
+/// The outcome of a what-if run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIf {
+    /// Virtual ms from the change to the end of the run.
+    pub duration_ms: Millis,
+    /// The change settled (a rollout: every pod of the workload new and Ready) before the limit.
+    pub settled: bool,
+    /// Steps at which the rules were checked.
+    pub steps: usize,
+    /// Virtual ms between two steps.
+    pub step_ms: Millis,
+    /// How late kube-proxy programs the store (the lag of the rules checked).
+    pub proxy_sync_ms: Millis,
+    /// Every Service port in the change's scope.
+    pub ports: Vec<PortTimeline>,
+}
+
+impl WhatIf {
+    /// True when some Service port's routes changed.
+    pub fn changed(&self) -> bool {
+        self.ports.iter().any(|p| p.changed)
+    }
+}
+
+#[derive(Debug, Default)]
+struct PortAcc {
+    changed: bool,
+    before: BTreeMap<String, Seen>,
+    last: BTreeMap<String, Seen>,
+    open: BTreeMap<String, (Millis, Cause)>,
+    nodes: BTreeMap<String, NodeTimeline>,
+}
+
+/// Accumulates observations.
+pub(crate) struct Tracker {
+    history: History,
+    ports: BTreeMap<PortKey, PortAcc>,
+    clients: BTreeMap<String, BTreeMap<String, usize>>,
+    sync: Millis,
+    steps: usize,
+    last_at: Option<Millis>,
+}
+
+impl Tracker {
+    /// Starts from the state before the change (observed at 0).
+    pub fn new(engine: &Engine, before: Snapshot, sync: Millis, scope: &Scope) -> Self {
+        // Clients per Service, counted once on the state before the change.
+        let state = engine.cluster_state_for_clients();
+        let mut clients = BTreeMap::new();
+        for svc in &state.services {
+            let in_scope = scope
+                .as_ref()
+                .is_none_or(|s| s.contains(&(svc.meta.namespace.clone(), svc.meta.name.clone())));
+            if in_scope {
+                clients.insert(
+                    format!("{}/{}", svc.meta.namespace, svc.meta.name),
+                    locality_audit::clients::service_clients_per_node(&state, svc),
+                );
+            }
+        }
+        let mut t = Tracker {
+            history: History::new(sync, before),
+            ports: BTreeMap::new(),
+            clients,
+            sync,
+            steps: 0,
+            last_at: None,
+        };
+        let first = t.history.latest().clone();
+        for (key, nodes) in &first.ports {
+            let acc = t.ports.entry(key.clone()).or_default();
+            for (n, r) in nodes {
+                acc.before.insert(n.clone(), seen(engine, r));
+            }
+        }
+        t
+    }
+
+    /// Records the state written now.
+    pub fn push(&mut self, s: Snapshot) {
+        self.history.push(s);
+    }
+
+    /// Observes every node at `now` through the rules as programmed.
+    pub fn observe(&mut self, engine: &Engine, now: Millis) {
+        self.steps += 1;
+        let dt = self.last_at.map_or(0, |l| now - l) as f64;
+        self.last_at = Some(now);
+        let programmed = self.history.programmed(now);
+        for (key, nodes) in &programmed.ports {
+            let acc = self.ports.entry(key.clone()).or_default();
+            // Accumulate the interval since the last step with what was seen then.
+            for (n, s) in &acc.last {
+                if let Seen::Delivered(left) = s {
+                    acc.nodes.entry(n.clone()).or_default().left_ms += dt * left;
+                }
+            }
+            let mut last = BTreeMap::new();
+            for (n, r) in nodes {
+                let s = seen(engine, r);
+                if acc.before.get(n).is_none_or(|b| !same(*b, s)) {
+                    acc.changed = true;
+                }
+                match (s.blind(), acc.open.contains_key(n)) {
+                    (true, false) => {
+                        let cause = if s == Seen::EndpointGone {
+                            Cause::EndpointGone
+                        } else {
+                            Cause::NoEndpoint
+                        };
+                        acc.open.insert(n.clone(), (now, cause));
+                    }
+                    (false, true) => {
+                        if let Some((start, cause)) = acc.open.remove(n) {
+                            close(acc, n, start, now, cause);
+                        }
+                    }
+                    _ => {}
+                }
+                last.insert(n.clone(), s);
+            }
+            // Nodes that left the matrix (deleted) close their windows.
+            let gone: Vec<String> = acc
+                .open
+                .keys()
+                .filter(|n| !nodes.contains_key(*n))
+                .cloned()
+                .collect();
+            for n in gone {
+                if let Some((start, cause)) = acc.open.remove(&n) {
+                    close(acc, &n, start, now, cause);
+                }
+            }
+            acc.last = last;
+        }
+    }
+
+    /// The result at the run's end.
+    pub fn finish(mut self, end: Millis, settled: bool, step_ms: Millis) -> WhatIf {
+        let mut ports = Vec::new();
+        for (key, mut acc) in std::mem::take(&mut self.ports) {
+            let open: Vec<(String, (Millis, Cause))> = std::mem::take(&mut acc.open).into_iter().collect();
+            let blind_before: Vec<String> = acc
+                .before
+                .iter()
+                .filter(|(_, s)| s.blind())
+                .map(|(n, _)| n.clone())
+                .collect();
+            let blind_after: Vec<String> = acc
+                .last
+                .iter()
+                .filter(|(_, s)| s.blind())
+                .map(|(n, _)| n.clone())
+                .collect();
+            let mut throughout = Vec::new();
+            for (n, (start, cause)) in open {
+                let whole = start == 0 && blind_before.contains(&n);
+                let single = acc.nodes.get(&n).is_none_or(|t| t.windows.is_empty());
+                if whole && single {
+                    throughout.push(n);
+                } else {
+                    close(&mut acc, &n, start, end, cause);
+                }
+            }
+            let clients = self.clients.get(&key.0).cloned().unwrap_or_default();
+            for (n, c) in &clients {
+                acc.nodes.entry(n.clone()).or_default().clients = *c;
+            }
+            let total = clients.values().sum::<usize>() as f64 * end.max(1) as f64;
+            let weigh = |f: &dyn Fn(&NodeTimeline) -> f64| -> f64 {
+                acc.nodes.values().map(|t| t.clients as f64 * f(t)).sum::<f64>()
+            };
+            let lost = weigh(&|t| t.blind_ms as f64);
+            let left = weigh(&|t| t.left_ms);
+            let share = |x: f64| {
+                if total > 0.0 {
+                    (x / total).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                }
+            };
+            ports.push(PortTimeline {
+                service: key.0,
+                port: key.1,
+                family: key.2,
+                changed: acc.changed,
+                blind_before,
+                blind_after,
+                blind_throughout: throughout,
+                nodes: acc.nodes,
+                lost_share: share(lost),
+                left_node_share: share(left),
+            });
+        }
+        WhatIf {
+            duration_ms: end,
+            settled,
+            steps: self.steps,
+            step_ms,
+            proxy_sync_ms: self.sync,
+            ports,
+        }
+    }
+}
+
+/// Same verdict class, and for deliveries the same share leaving the node.
+fn same(a: Seen, b: Seen) -> bool {
+    match (a, b) {
+        (Seen::Delivered(x), Seen::Delivered(y)) => (x - y).abs() < 1e-9,
+        (a, b) => a == b,
+    }
+}
+
+fn close(acc: &mut PortAcc, node: &str, start: Millis, end: Millis, cause: Cause) {
+    let t = acc.nodes.entry(node.to_string()).or_default();
+    t.windows.push(Window {
+        start_ms: start,
+        end_ms: end,
+        cause,
+    });
+    t.blind_ms += end - start;
+}
+
+impl Engine {
+    /// The Pods and Services of the store (what `locality_audit::clients` reads).
+    pub(crate) fn cluster_state_for_clients(&self) -> locality_model::objects::ClusterState {
+        let mut state = locality_model::objects::ClusterState::default();
+        for (_, s) in self.store().list(Kind::Pod) {
+            if let Some(p) = s.object.as_pod() {
+                state.pods.push(p.pod.clone());
+            }
+        }
+        for (_, s) in self.store().list(Kind::Service) {
+            if let Some(svc) = s.object.as_service() {
+                state.services.push(svc.clone());
+            }
+        }
+        state
+    }
+}

@@ -1,0 +1,180 @@
+//! The `SimulationReport` document from the simulation's results (the report crate formats
+//! it; this builds it).
+
+use std::collections::BTreeMap;
+
+use locality_report::simulate::{
+    Alternative, ChangeDoc, NodeDoc, Outcome, ServicePortDoc, Totals, WindowDoc, WorstNode, seconds, share,
+};
+use locality_sim::Engine;
+use locality_sim::whatif::{Cause, Change, WhatIf, strategy};
+
+/// A change as data; a rollout's `maxSurge`/`maxUnavailable` are the effective ones,
+/// validated on `engine`'s workload.
+pub fn change_doc(engine: &Engine, c: &Change) -> Result<ChangeDoc, String> {
+    let doc = |type_, target: String| ChangeDoc {
+        type_,
+        target,
+        max_surge: None,
+        max_unavailable: None,
+        field: None,
+        value: None,
+        description: c.to_string(),
+    };
+    Ok(match c {
+        Change::Rollout {
+            workload,
+            max_surge,
+            max_unavailable,
+        } => {
+            let w = engine
+                .get(workload)
+                .and_then(locality_sim::Object::as_workload)
+                .ok_or_else(|| {
+                    format!(
+                        "--rollout: no {} {}/{} in the input",
+                        workload.kind.as_str(),
+                        workload.namespace,
+                        workload.name
+                    )
+                })?;
+            let (s, u) = strategy::effective(&w.workload, max_surge.as_deref(), max_unavailable.as_deref())
+                .map_err(|e| {
+                format!(
+                    "{} {}/{}: {e}",
+                    workload.kind.as_str(),
+                    workload.namespace,
+                    workload.name
+                )
+            })?;
+            let target = format!(
+                "{} {}/{}",
+                workload.kind.as_str(),
+                workload.namespace,
+                workload.name
+            );
+            let ports = strategy::host_ports(&w.workload);
+            let blocked = if strategy::is_zero(&s) || ports.is_empty() {
+                String::new()
+            } else {
+                format!("; hostPort {ports:?}: a surge pod cannot start next to the old one")
+            };
+            ChangeDoc {
+                description: format!("rollout of {target} (maxSurge {s}, maxUnavailable {u}{blocked})"),
+                max_surge: Some(s),
+                max_unavailable: Some(u),
+                ..doc("rollout", target)
+            }
+        }
+        Change::SetService {
+            service,
+            field,
+            value,
+        } => {
+            if engine.get(service).is_none() {
+                return Err(format!(
+                    "--set: no Service {}/{} in the input",
+                    service.namespace, service.name
+                ));
+            }
+            ChangeDoc {
+                field: Some(field.clone()),
+                value: Some(value.clone()),
+                ..doc("set", format!("Service {}/{}", service.namespace, service.name))
+            }
+        }
+        Change::Drain { node } => doc("drain", format!("Node {node}")),
+        Change::NodeDown { node } => doc("nodeDown", format!("Node {node}")),
+    })
+}
+
+/// One alternative's document.
+pub fn alternative(name: &str, prepared: Vec<ChangeDoc>, changes: Vec<ChangeDoc>, r: &WhatIf) -> Alternative {
+    let mut ports = Vec::new();
+    let mut per_node: BTreeMap<String, u64> = BTreeMap::new();
+    let mut affected = 0u64;
+    let mut longest = 0u64;
+    let mut blind_total = 0u64;
+    let (mut lost_w, mut left_w, mut weight) = (0.0, 0.0, 0.0);
+    for p in &r.ports {
+        let clients: usize = p.nodes.values().map(|n| n.clients).sum();
+        weight += clients as f64;
+        lost_w += p.lost_share * clients as f64;
+        left_w += p.left_node_share * clients as f64;
+        let mut nodes = Vec::new();
+        for (name, n) in p.windowed() {
+            affected += n.clients as u64;
+            blind_total += n.blind_ms;
+            *per_node.entry(name.clone()).or_default() += n.blind_ms;
+            longest = longest.max(n.windows.iter().map(|w| w.end_ms - w.start_ms).max().unwrap_or(0));
+            nodes.push(NodeDoc {
+                name: name.clone(),
+                clients: n.clients as u64,
+                blind_seconds: seconds(n.blind_ms),
+                windows: n
+                    .windows
+                    .iter()
+                    .map(|w| WindowDoc {
+                        start_seconds: seconds(w.start_ms),
+                        end_seconds: seconds(w.end_ms),
+                        cause: match w.cause {
+                            Cause::NoEndpoint => "noEndpoint",
+                            Cause::EndpointGone => "endpointGone",
+                        },
+                    })
+                    .collect(),
+            });
+        }
+        ports.push(ServicePortDoc {
+            service: p.service.clone(),
+            port: p.port.clone(),
+            family: p.family.clone(),
+            changed: p.changed,
+            blind_before: p.blind_before.clone(),
+            blind_after: p.blind_after.clone(),
+            blind_throughout: p.blind_throughout.clone(),
+            lost_client_time_share: share(p.lost_share),
+            traffic_left_node_share: share(p.left_node_share),
+            nodes,
+        });
+    }
+    let worst = per_node
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+        .map(|(n, ms)| WorstNode {
+            name: n.clone(),
+            blind_seconds: seconds(*ms),
+        });
+    let outcome = if !per_node.is_empty() {
+        Outcome::DropWindows
+    } else if r.changed() {
+        Outcome::ChangedWithoutDrops
+    } else if ports.iter().any(|p| !p.blind_after.is_empty()) {
+        Outcome::StillBlind
+    } else {
+        Outcome::NoChange
+    };
+    let ratio = |x: f64| if weight > 0.0 { share(x / weight) } else { 0.0 };
+    let mut a = Alternative {
+        name: name.to_string(),
+        prepared,
+        changes,
+        outcome,
+        summary: String::new(),
+        settled: r.settled,
+        duration_seconds: seconds(r.duration_ms),
+        steps: r.steps as u64,
+        totals: Totals {
+            blind_node_seconds: seconds(blind_total),
+            affected_client_pods: affected,
+            nodes_with_drop_windows: per_node.len() as u64,
+            longest_window_seconds: seconds(longest),
+            worst_node: worst,
+            lost_client_time_share: ratio(lost_w),
+            traffic_left_node_share: ratio(left_w),
+        },
+        service_ports: ports,
+    };
+    a.summary = locality_report::simulate::text::outcome_text(&a);
+    a
+}

@@ -1,0 +1,218 @@
+//! `locality simulate`: what-if on the user's own cluster, **simulated** (docs/simulate.md).
+//!
+//! The state comes from the same place as every command's ([`crate::source::load`]: `-f`,
+//! live, or `--sim`); [`locality_sim::seed`] builds a simulated cluster from it; each
+//! alternative ([`changes`]) runs on a fresh copy with [`locality_sim::whatif::run`]; the
+//! results become one `SimulationReport` ([`document`]) that `locality_report::simulate`
+//! renders.
+
+mod changes;
+mod document;
+
+use std::io::Write;
+
+use locality_model::matrix::MatrixConfig;
+use locality_model::objects::ClusterState;
+use locality_report::header::{Count, Summary};
+use locality_report::simulate::{
+    API_VERSION, Alternative, Assumption, KIND, NOTICE, Settings, SimulationReport, json, markdown, svg, text,
+};
+use locality_sim::seed::{SeedOptions, seed};
+use locality_sim::whatif::{RunOptions, run as what_if, services_in_scope};
+use locality_sim::{Engine, Kind, ObjectKey, SimConfig};
+
+use crate::cli::{SimulateArgs, SimulateOutput};
+use crate::error::CliError;
+use crate::progress::Progress;
+use crate::ui::Ui;
+
+/// Virtual ms the seeded cluster runs before anything is changed: every pod started and
+/// probed ready (image pull, start-up, the slowest readiness probe).
+fn warm_up_ms(state: &ClusterState, options: &SeedOptions) -> u64 {
+    let probe = state
+        .pods
+        .iter()
+        .filter_map(|p| p.spec.lifecycle.readiness_probe.as_ref())
+        .map(|p| {
+            let s = |v: Option<i64>, d: i64| u64::try_from(v.unwrap_or(d).max(0)).unwrap_or(0);
+            (s(p.initial_delay_seconds, 0) + 2 * s(p.period_seconds, 10).max(1)) * 1000
+        })
+        .max()
+        .unwrap_or(0);
+    (options.pull_ms + options.ready_after_ms + probe + 10_000).min(900_000)
+}
+
+fn ms(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A seeded, warmed-up simulated cluster.
+fn seeded(
+    state: &ClusterState,
+    config: &SimConfig,
+    options: &SeedOptions,
+) -> Result<(Engine, Vec<Assumption>), CliError> {
+    let s = seed(state, config.clone(), options)
+        .map_err(|e| CliError::usage(format!("seeding the simulation: {e}")))?;
+    let mut engine = s.engine;
+    engine.run_until(warm_up_ms(state, options));
+    let assumptions = s
+        .assumptions
+        .into_iter()
+        .map(|a| Assumption {
+            subject: a.subject,
+            value: a.value,
+            reason: a.reason,
+        })
+        .collect();
+    Ok((engine, assumptions))
+}
+
+/// Runs one scenario on a fresh seeded cluster.
+fn run_scenario(
+    scenario: &changes::Scenario,
+    state: &ClusterState,
+    sim: &SimConfig,
+    seed_options: &SeedOptions,
+    matrix: &MatrixConfig,
+    run_options: &RunOptions,
+    progress: &Progress,
+) -> Result<(Alternative, Vec<Assumption>), CliError> {
+    let (mut engine, assumptions) = seeded(state, sim, seed_options)?;
+    let docs = |engine: &Engine, list: &[locality_sim::whatif::Change]| {
+        list.iter()
+            .map(|c| document::change_doc(engine, c))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(CliError::usage)
+    };
+    let prepared = docs(&engine, &scenario.prepared)?;
+    for c in &scenario.prepared {
+        locality_sim::whatif::apply(&mut engine, c).map_err(|e| CliError::usage(e.to_string()))?;
+    }
+    if !scenario.prepared.is_empty() {
+        // Let the controllers and every kube-proxy take the prepared changes in.
+        engine.run_for(30_000);
+    }
+    let measured = docs(&engine, &scenario.measured)?;
+    let name = scenario.name.clone();
+    let r = what_if(&mut engine, &scenario.measured, matrix, run_options, &mut |now| {
+        if now % 10_000 < run_options.step_ms.max(1) {
+            progress.set(format!("simulating [{name}]: {} s of virtual time", now / 1000));
+        }
+    })
+    .map_err(|e| CliError::usage(e.to_string()))?;
+    Ok((
+        document::alternative(&scenario.name, prepared, measured, &r),
+        assumptions,
+    ))
+}
+
+/// Runs `simulate`.
+pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
+    let base = changes::scenario(args)?;
+    let overrides = args
+        .compare
+        .iter()
+        .map(|a| changes::overrides(a).map(|o| (a.clone(), o)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let progress = Progress::new(true, ui);
+    let loaded = crate::source::load(&args.model, None, None, ui, &progress)?;
+    let sim = SimConfig {
+        kube_version: loaded.config.kube_version,
+        kube_proxy_version: loaded.config.kube_proxy_version,
+        proxy_sync_delay_ms: ms(args.proxy_sync),
+        ..SimConfig::default()
+    };
+    let seed_options = SeedOptions {
+        pull_ms: ms(args.pull),
+        ready_after_ms: ms(args.ready_after),
+    };
+    let matrix = MatrixConfig {
+        derive: false,
+        ..loaded.config.clone()
+    };
+    let run_options = RunOptions {
+        step_ms: args.step_ms.max(1),
+        limit_ms: args.limit.saturating_mul(1000),
+        ..RunOptions::default()
+    };
+    ui.status(&format!(
+        "SIMULATED what-if seeded from {}: verdicts are the model's on the simulated state",
+        loaded.source.text()
+    ));
+    let mut scenarios = vec![base.clone()];
+    if !overrides.is_empty() {
+        // Where `itp=`… apply: the Services the base changes touch.
+        let (engine, _) = seeded(&loaded.state, &sim, &seed_options)?;
+        let scope: Vec<ObjectKey> = services_in_scope(&engine, &base.measured)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(ns, name)| ObjectKey::new(Kind::Service, ns, name))
+            .collect();
+        for (name, o) in &overrides {
+            scenarios.push(changes::alternative(&base, name, o, &scope)?);
+        }
+    }
+    let mut alternatives = Vec::new();
+    let mut assumptions = Vec::new();
+    for s in &scenarios {
+        let (a, asm) = run_scenario(
+            s,
+            &loaded.state,
+            &sim,
+            &seed_options,
+            &matrix,
+            &run_options,
+            &progress,
+        )?;
+        alternatives.push(a);
+        assumptions = asm;
+    }
+    progress.finish();
+    let first = &alternatives[0];
+    let header = loaded.header(
+        "simulate",
+        Summary(vec![
+            Count::new("alternatives", "alternative", "alternatives", alternatives.len()),
+            Count::new(
+                "servicePorts",
+                "service port in scope",
+                "service ports in scope",
+                first.service_ports.len(),
+            ),
+            Count::new(
+                "nodesWithDropWindows",
+                "node with a drop window",
+                "nodes with a drop window",
+                first.totals.nodes_with_drop_windows as usize,
+            ),
+        ]),
+    );
+    let report = SimulationReport {
+        api_version: API_VERSION,
+        kind: KIND,
+        simulated: true,
+        notice: NOTICE,
+        header,
+        settings: Settings {
+            proxy_sync_seconds: ms(args.proxy_sync) as f64 / 1000.0,
+            pull_seconds: ms(args.pull) as f64 / 1000.0,
+            ready_after_seconds: ms(args.ready_after) as f64 / 1000.0,
+            step_seconds: run_options.step_ms as f64 / 1000.0,
+        },
+        assumptions,
+        alternatives,
+    };
+    if let Some(path) = &args.svg {
+        std::fs::write(path, svg::svg(&report))
+            .map_err(|e| CliError::runtime(format!("{}: {e}", path.display())))?;
+    }
+    match args.output {
+        SimulateOutput::Json => json::write_json(&report, out)?,
+        SimulateOutput::Markdown => markdown::write_markdown(&report, out)?,
+        SimulateOutput::Text => text::write_text(&report, ui.paint(), out)?,
+    }
+    out.flush()?;
+    crate::free_at_exit(loaded);
+    Ok(())
+}
