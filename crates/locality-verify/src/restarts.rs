@@ -10,6 +10,9 @@ use serde_json::Value;
 use crate::judge::Status;
 use crate::record::CaseRecord;
 
+/// How the reason of a case made INCOMPLETE by a restart begins.
+const RESTARTED: &str = "the client restarted during the case";
+
 /// Pod name → the sum of its containers' `restartCount`, from a pod list.
 pub fn restart_counts(list: &Value) -> BTreeMap<String, u64> {
     list["items"]
@@ -32,7 +35,8 @@ pub fn restart_counts(list: &Value) -> BTreeMap<String, u64> {
 /// Marks `r` INCOMPLETE when a pod that made one of its tries restarted between `before`
 /// and `after` (a PASS, a FAIL and an INCOMPLETE alike: the tries are not evidence).
 pub fn judge_restarts(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>, r: &mut CaseRecord) {
-    if r.status == Status::NotExecuted {
+    // Not executed, or already judged (a case that read its own clients' restarts).
+    if r.status == Status::NotExecuted || r.why.starts_with(RESTARTED) {
         return;
     }
     let mut clients: Vec<&str> = r.tries.iter().map(|t| t.client.as_str()).collect();
@@ -49,7 +53,7 @@ pub fn judge_restarts(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u
         return;
     }
     r.why = format!(
-        "the client restarted during the case: {}; its tries are not evidence (was {}: {})",
+        "{RESTARTED}: {}; its tries are not evidence (was {}: {})",
         restarted.join(", "),
         r.status.as_str(),
         r.why

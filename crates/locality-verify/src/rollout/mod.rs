@@ -242,6 +242,9 @@ pub(crate) async fn rollout_case(
         tokio::time::sleep(poll).await;
     }
     let tries = probe.tries(cluster, ns).await?;
+    // The loop pod's restarts, read before it is deleted: once it is gone the run's own
+    // after-case read cannot see them.
+    let restarts = crate::env::pod_restarts(cluster, ns).await?;
     let _ = cluster
         .delete(&format!("{}/{}", pods_path(ns), probe.client))
         .await;
@@ -297,5 +300,6 @@ pub(crate) async fn rollout_case(
     r.why = why;
     r.rounds = 1;
     r.tries = tries;
+    crate::restarts::judge_restarts(&std::collections::BTreeMap::new(), &restarts, &mut r);
     Ok(r)
 }
