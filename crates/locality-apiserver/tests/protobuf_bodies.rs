@@ -41,13 +41,7 @@ fn exchange(
     );
     s.write_all(head.as_bytes()).expect("write");
     s.write_all(body).expect("write");
-    let mut buf = Vec::new();
-    let _ = s.read_to_end(&mut buf);
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("an HTTP answer");
-    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
+    let (head, body) = answer(s);
     let code = head
         .split_whitespace()
         .nth(1)
@@ -61,7 +55,21 @@ fn exchange(
                 .map(str::to_string)
         })
         .unwrap_or_default();
-    (code, content_type, buf[split + 4..].to_vec())
+    (code, content_type, body)
+}
+
+/// An HTTP answer read to its end: the head and the body's bytes.
+fn answer(mut s: TcpStream) -> (String, Vec<u8>) {
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP answer");
+    (
+        String::from_utf8_lossy(&buf[..split]).into_owned(),
+        buf[split + 4..].to_vec(),
+    )
 }
 
 /// A request as kubectl 1.31 sends it (`Accept: application/json`): the status code, the
@@ -340,19 +348,14 @@ fn watches_are_length_delimited_watch_events_in_protobuf() {
         s.write_all(head.as_bytes()).expect("write");
         s
     };
-    let read = |mut s: TcpStream| {
-        let mut buf = Vec::new();
-        let _ = s.read_to_end(&mut buf);
-        let split = buf
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("an HTTP answer");
-        let head = String::from_utf8_lossy(&buf[..split]).to_ascii_lowercase();
+    let read = |s: TcpStream| {
+        let (head, body) = answer(s);
+        let head = head.to_ascii_lowercase();
         assert!(
             head.contains("content-type: application/vnd.kubernetes.protobuf;stream=watch"),
             "{head}"
         );
-        watch_frames(&buf[split + 4..])
+        watch_frames(&body)
     };
     let events = read(watch("timeoutSeconds=1"));
     assert!(

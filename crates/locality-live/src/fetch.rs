@@ -60,6 +60,19 @@ pub(crate) struct Api {
 }
 
 impl Api {
+    /// The client of `target` (as [`crate::client`] resolved it) with `opts`' request timeout.
+    pub fn new(opts: &crate::LiveOptions, client: Client, target: &crate::Target) -> Self {
+        Api {
+            request_timeout: opts.request_timeout,
+            client,
+            server: target.server.clone(),
+            context: target
+                .context
+                .as_ref()
+                .map_or_else(|| "in-cluster".to_owned(), |c| format!("context {c:?}")),
+        }
+    }
+
     /// GETs `url` (path and query). Retries 429/5xx a few times with a short backoff
     /// (honouring a `Retry-After` of at most 10 s); a 401 and transport errors are fatal;
     /// any other non-success is returned as a [`Failure`] for the caller to judge.

@@ -251,15 +251,7 @@ pub fn kubeconfig_namespace(opts: &LiveOptions) -> Result<Option<String>, LiveEr
 /// See [`LiveError`]; forbidden kinds are warnings, not errors.
 pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Result<LiveSnapshot, LiveError> {
     let (client, target) = client(opts).await?;
-    let api = Api {
-        request_timeout: opts.request_timeout,
-        client,
-        server: target.server.clone(),
-        context: target
-            .context
-            .as_ref()
-            .map_or_else(|| "in-cluster".to_owned(), |c| format!("context {c:?}")),
-    };
+    let api = Api::new(opts, client, &target);
     let mut warnings = Vec::new();
 
     // /version first: it is readable by everyone (system:public-info-viewer), so it tells
@@ -426,15 +418,7 @@ pub fn get_blocking(opts: &LiveOptions, path: &str) -> Result<Vec<u8>, LiveError
         .map_err(|e| LiveError::Runtime(e.to_string()))?;
     let result = runtime.block_on(async {
         let (client, target) = client(opts).await?;
-        let api = Api {
-            request_timeout: opts.request_timeout,
-            client,
-            server: target.server.clone(),
-            context: target
-                .context
-                .as_ref()
-                .map_or_else(|| "in-cluster".to_owned(), |c| format!("context {c:?}")),
-        };
+        let api = Api::new(opts, client, &target);
         api.get(path).await?.map_err(Failure::fatal)
     });
     runtime.shutdown_background();
