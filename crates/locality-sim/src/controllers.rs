@@ -654,13 +654,15 @@ pub(crate) fn with(labels: &Labels, k: &str, v: &str) -> Labels {
 /// A stable hash of a workload's pod template (labels, spec, behaviour), in the
 /// `pod-template-hash` alphabet.
 pub fn template_hash(w: &SimWorkload) -> String {
+    // The lifecycle read back (probe, grace period, preStop) is left out: a template read
+    // back with the API server's defaults (`terminationGracePeriodSeconds: 30`) is the same
+    // template, and what was written is in `template_digest`. A label on the Deployment
+    // must not roll it.
+    let mut template = w.workload.template.clone();
+    template.lifecycle = Default::default();
     let text = format!(
         "{:?}{:?}{:?}{:?}{}",
-        w.workload.template_labels,
-        w.workload.template,
-        w.pod_behaviour,
-        w.template_annotations,
-        w.template_digest
+        w.workload.template_labels, template, w.pod_behaviour, w.template_annotations, w.template_digest
     );
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {

@@ -42,6 +42,9 @@ step get-wide
 k -n "$NS" label deployment web tier=frontend >/dev/null
 [ "$(k -n "$NS" get deployment web -o jsonpath='{.metadata.labels.tier}')" = frontend ] \
   || fail "label not stored"
+# A label on the Deployment is not a template change: no new ReplicaSet.
+sleep 1
+[ "$(k -n "$NS" get replicasets -l app=web -o name | wc -l)" = 1 ] || fail "the label rolled the Deployment"
 step label
 k -n "$NS" wait --for=condition=Ready pods -l app=web --timeout=60s >/dev/null
 step wait-ready

@@ -117,6 +117,10 @@ step("get-wide")
 apps.patch_namespaced_deployment("web", NS, {"metadata": {"labels": {"tier": "frontend"}}})
 if apps.read_namespaced_deployment("web", NS).metadata.labels.get("tier") != "frontend":
     fail("label not stored")
+# A label on the Deployment is not a template change: no new ReplicaSet.
+time.sleep(1)
+if len(apps.list_namespaced_replica_set(NS, label_selector="app=web").items) != 1:
+    fail("the label rolled the Deployment")
 step("label")
 
 
