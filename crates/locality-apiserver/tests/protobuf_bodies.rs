@@ -209,6 +209,16 @@ fn pod_facts_json(p: &Value) -> (String, String, String) {
     )
 }
 
+/// The facts of every pod of a JSON `PodList`.
+fn listed_pods(list: &Value) -> Vec<(String, String, String)> {
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(pod_facts_json)
+        .collect()
+}
+
 #[test]
 fn answers_are_protobuf_when_the_client_prefers_it() {
     let r = start(0.0);
@@ -234,12 +244,7 @@ fn answers_are_protobuf_when_the_client_prefers_it() {
     // A list: the same pods as the JSON list, item by item.
     let pods = "/api/v1/namespaces/default/pods";
     let (_, json) = get_json(&r, pods);
-    let want: Vec<_> = json["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .map(pod_facts_json)
-        .collect();
+    let want = listed_pods(&json);
     assert!(want.len() > 3, "{json}");
     let (code, ct, body) = exchange(&r, "GET", pods, PREFERS_PROTOBUF, b"");
     assert_eq!((code, ct.as_str()), (200, PROTOBUF));
@@ -330,12 +335,7 @@ fn watches_are_length_delimited_watch_events_in_protobuf() {
         .as_str()
         .expect("rv")
         .to_string();
-    let want: Vec<_> = json["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .map(pod_facts_json)
-        .collect();
+    let want = listed_pods(&json);
 
     // From the start: one ADDED per pod. HTTP/1.0: the stream ends when the watch does.
     let watch = |query: &str| {

@@ -393,11 +393,16 @@ pub fn snapshot_blocking(
     opts: &LiveOptions,
     progress: Option<Progress<'_>>,
 ) -> Result<LiveSnapshot, LiveError> {
+    block_on(snapshot(opts, progress))
+}
+
+/// Runs `work` on a current-thread runtime of its own.
+fn block_on<T>(work: impl std::future::Future<Output = Result<T, LiveError>>) -> Result<T, LiveError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| LiveError::Runtime(e.to_string()))?;
-    let result = runtime.block_on(snapshot(opts, progress));
+    let result = runtime.block_on(work);
     // A credential plugin abandoned by `build_client` may still hold a blocking thread:
     // never wait for it.
     runtime.shutdown_background();
@@ -412,17 +417,11 @@ pub fn snapshot_blocking(
 /// As [`client`]; [`LiveError::Api`] for a non-success answer (naming the server's
 /// reason and message); [`LiveError::Runtime`].
 pub fn get_blocking(opts: &LiveOptions, path: &str) -> Result<Vec<u8>, LiveError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| LiveError::Runtime(e.to_string()))?;
-    let result = runtime.block_on(async {
+    block_on(async {
         let (client, target) = client(opts).await?;
         let api = Api::new(opts, client, &target);
         api.get(path).await?.map_err(Failure::fatal)
-    });
-    runtime.shutdown_background();
-    result
+    })
 }
 
 /// One object by name (the namespace of `-n`), as a one-page [`fetch::Listed`].

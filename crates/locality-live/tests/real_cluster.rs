@@ -1,6 +1,8 @@
-//! Opt-in: snapshots a real cluster. Runs only when `LOCALITY_TEST_KUBECONFIG` names a
-//! kubeconfig (optionally `LOCALITY_TEST_CONTEXT` a context); otherwise it says how to run
-//! it and passes. Recipe (kind, three zoned workers) in the crate's README.
+//! Opt-in: snapshots a real cluster. `#[ignore]`d: it runs under the nextest profile
+//! `real-cluster` (`cargo nextest run --profile real-cluster --run-ignored only`) with
+//! `LOCALITY_TEST_KUBECONFIG` naming a kubeconfig (optionally `LOCALITY_TEST_CONTEXT` a
+//! context), and fails when it is not set. Recipe (kind, three zoned workers) in the crate's
+//! README.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -8,14 +10,12 @@ use locality_live::{LiveOptions, snapshot_blocking};
 use locality_model::matrix::DataPlane;
 
 #[test]
+#[ignore = "needs a real cluster: LOCALITY_TEST_KUBECONFIG=PATH, nextest profile real-cluster"]
 fn snapshot_of_a_real_cluster() {
-    let Some(kubeconfig) = std::env::var_os("LOCALITY_TEST_KUBECONFIG") else {
-        eprintln!(
-            "skipped: set LOCALITY_TEST_KUBECONFIG=PATH (and optionally LOCALITY_TEST_CONTEXT) to \
-             snapshot a real cluster; see crates/locality-live/README.md"
-        );
-        return;
-    };
+    let kubeconfig = std::env::var_os("LOCALITY_TEST_KUBECONFIG").expect(
+        "set LOCALITY_TEST_KUBECONFIG=PATH (and optionally LOCALITY_TEST_CONTEXT) to snapshot a \
+         real cluster; see crates/locality-live/README.md",
+    );
     let opts = LiveOptions {
         kubeconfig: Some(kubeconfig.into()),
         context: std::env::var("LOCALITY_TEST_CONTEXT").ok(),

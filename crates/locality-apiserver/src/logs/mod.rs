@@ -74,17 +74,19 @@ use std::sync::Arc;
 use hyper::body::Bytes;
 use locality_model::objects::{PodPhase, Protocol};
 use locality_sim::time::{Millis, rfc3339};
-use locality_sim::traffic::{Client, ConnectError, Outcome, Target};
+use locality_sim::traffic::{Client, ConnectError, Outcome};
 use locality_sim::{Kind, Object, ObjectKey};
 use serde_json::Value;
 
 use crate::http::{Body, Query, response};
-use crate::limits::{MAX_PROBE_TRIES_PER_SECOND, MIN_PROBE_INTERVAL_MS};
 use crate::status::ApiError;
 use crate::{Shared, Sim};
 
+mod program;
 mod read;
 
+use program::target_of;
+pub(crate) use program::{Program, program_of};
 pub(crate) use read::pods_log;
 
 /// kube-proxy's metrics port.
@@ -93,36 +95,6 @@ const METRICS_PORT: u16 = 10249;
 const CURL_DEFAULT_TIMEOUT_MS: Millis = 300_000;
 /// Key in the raw JSON of a pod holding its container's exit code (read by `encode`).
 pub(crate) const EXIT_CODE_KEY: &str = "x-locality-sim-exit-code";
-
-/// A parsed one-shot curl command.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Curl {
-    silent: bool,
-    show_error: bool,
-    fail: bool,
-    timeout_ms: Option<Millis>,
-    host: String,
-    port: u16,
-    path: String,
-}
-
-/// A probe loop's parameters.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ProbeLoop {
-    host: String,
-    port: u16,
-    interval_ms: Millis,
-    timeout_ms: Millis,
-    loops: u32,
-}
-
-/// What a client pod runs.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Program {
-    Curl(Curl),
-    Loop(ProbeLoop),
-}
-
 /// A client pod's run: its program, start instant and log so far.
 #[derive(Debug, Clone)]
 pub(crate) struct ClientRun {
@@ -158,183 +130,6 @@ pub(crate) fn register(sim: &mut Sim, key: &ObjectKey, uid: &str, value: &Value)
         },
     );
 }
-
-fn words_of(c: &Value) -> Vec<String> {
-    let mut words: Vec<String> = ["command", "args"]
-        .iter()
-        .filter_map(|k| c.get(*k).and_then(Value::as_array))
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect();
-    // `sh -c "script"`: split the script.
-    if let Some(i) = words.iter().position(|w| w == "-c")
-        && i > 0
-        && words[i - 1].ends_with("sh")
-        && let Some(script) = words.get(i + 1).cloned()
-    {
-        words = script
-            .split_whitespace()
-            .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
-            .collect();
-    }
-    words
-}
-
-/// The client program a pod spec declares, if any.
-pub(crate) fn program_of(spec: &Value) -> Option<Program> {
-    let containers = spec.get("containers").and_then(Value::as_array)?;
-    containers.iter().find_map(|c| {
-        if let Some(p) = probe_loop_of(c) {
-            return Some(Program::Loop(p));
-        }
-        let words = words_of(c);
-        let args = match words.iter().position(|w| w.ends_with("curl")) {
-            Some(i) => &words[i + 1..],
-            None if c
-                .get("image")
-                .and_then(Value::as_str)
-                .is_some_and(|i| i.contains("curl")) =>
-            {
-                &words[..]
-            }
-            None => return None,
-        };
-        parse_curl(args).map(Program::Curl)
-    })
-}
-
-fn env_of<'a>(c: &'a Value, name: &str) -> Option<&'a str> {
-    c.get("env")?
-        .as_array()?
-        .iter()
-        .find(|e| e.get("name").and_then(Value::as_str) == Some(name))?
-        .get("value")?
-        .as_str()
-}
-
-fn probe_loop_of(c: &Value) -> Option<ProbeLoop> {
-    let target = env_of(c, "LOCALITY_PROBE_TARGET")?;
-    let (host, port, _) = split_url(target)?;
-    let num = |k: &str, d: u64| {
-        env_of(c, k)
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(d)
-    };
-    let loops = u32::try_from(num("LOCALITY_PROBE_LOOPS", 1))
-        .unwrap_or(1)
-        .clamp(1, 1000);
-    // What the server sustains: a minimum interval, and at most MAX_PROBE_TRIES_PER_SECOND
-    // tries per virtual second over all loops.
-    let floor = (u64::from(loops) * 1000).div_ceil(MAX_PROBE_TRIES_PER_SECOND);
-    Some(ProbeLoop {
-        host,
-        port,
-        interval_ms: num("LOCALITY_PROBE_INTERVAL_MS", 100)
-            .max(MIN_PROBE_INTERVAL_MS)
-            .max(floor),
-        timeout_ms: num("LOCALITY_PROBE_TIMEOUT_MS", 1000).max(1),
-        loops,
-    })
-}
-
-fn secs_to_ms(v: &str) -> Option<Millis> {
-    v.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| (s * 1000.0).round() as Millis)
-}
-
-fn parse_curl(args: &[String]) -> Option<Curl> {
-    let mut c = Curl {
-        silent: false,
-        show_error: false,
-        fail: false,
-        timeout_ms: None,
-        host: String::new(),
-        port: 80,
-        path: "/".into(),
-    };
-    let mut url = None;
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        let mut value = || {
-            i += 1;
-            args.get(i).map(String::as_str)
-        };
-        match a {
-            "-m" | "--max-time" => c.timeout_ms = value().and_then(secs_to_ms).or(c.timeout_ms),
-            "--connect-timeout" => {
-                let t = value().and_then(secs_to_ms);
-                c.timeout_ms = c.timeout_ms.or(t);
-            }
-            "--silent" => c.silent = true,
-            "--show-error" => c.show_error = true,
-            "--fail" => c.fail = true,
-            "-H" | "-o" | "-w" | "-X" | "-d" | "-A" | "-u" | "--header" | "--output" | "--write-out"
-            | "--request" | "--data" | "--retry" => {
-                value();
-            }
-            s if s.starts_with("--") => {}
-            s if s.starts_with('-') && s.len() > 1 => {
-                for ch in s[1..].chars() {
-                    match ch {
-                        's' => c.silent = true,
-                        'S' => c.show_error = true,
-                        'f' => c.fail = true,
-                        _ => {}
-                    }
-                }
-                if s.ends_with('m') {
-                    c.timeout_ms = value().and_then(secs_to_ms).or(c.timeout_ms);
-                }
-            }
-            s if url.is_none() => url = Some(s.to_string()),
-            _ => {}
-        }
-        i += 1;
-    }
-    let (host, port, path) = split_url(&url?)?;
-    c.host = host;
-    c.port = port;
-    c.path = path;
-    Some(c)
-}
-
-/// `[http://]host[:port][/path]` → (host without brackets, port, path).
-fn split_url(url: &str) -> Option<(String, u16, String)> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
-        .unwrap_or(url);
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], rest[i..].to_string()),
-        None => (rest, "/".to_string()),
-    };
-    let (host, port) = if let Some(h) = authority.strip_prefix('[') {
-        let (h, after) = h.split_once(']')?;
-        (h.to_string(), after.strip_prefix(':'))
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), Some(p)),
-            None => (authority.to_string(), None),
-        }
-    };
-    let port = match port {
-        Some(p) => p.parse().ok()?,
-        None => 80,
-    };
-    (!host.is_empty()).then_some((host, port, path))
-}
-
-fn target_of(host: &str, port: u16) -> Target {
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => Target::Addr(ip, port),
-        Err(_) => Target::Dns(host.to_string(), port),
-    }
-}
-
 /// RFC 3339 with 9 fractional digits (Go's `RFC3339NanoFixed`, `date +%N`).
 pub(crate) fn rfc3339_nano(t: Millis) -> String {
     let base = rfc3339(t);
@@ -547,72 +342,17 @@ fn finish_pod(sim: &mut Sim, c: &ClientRun, code: i32) {
     }
 }
 
-/// Days from 1970-01-01 of a civil date (H. Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// Parses RFC 3339 (`2025-01-01T00:00:05Z`, fractions and offsets allowed) into virtual ms
 /// (instants before the simulated epoch are 0).
 pub(crate) fn parse_rfc3339(s: &str) -> Option<Millis> {
-    let b = s.as_bytes();
-    // ASCII only: every index below is then a character boundary (no slicing panic).
-    if !s.is_ascii() || b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut rest = &s[19..];
-    let mut ms = 0i64;
-    if let Some(f) = rest.strip_prefix('.') {
-        let digits: String = f.chars().take_while(char::is_ascii_digit).collect();
-        let padded = format!("{digits:0<3}");
-        ms = padded[..3].parse().ok()?;
-        rest = &f[digits.len()..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        o if o.len() == 6 => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            sign * (o[1..3].parse::<i64>().ok()? * 3600 + o[4..6].parse::<i64>().ok()? * 60)
-        }
-        _ => return None,
-    };
-    let unix = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset;
-    let rel = (unix - locality_sim::time::EPOCH_UNIX_SECONDS as i64) * 1000 + ms;
+    let unix_ms = s.parse::<jiff::Timestamp>().ok()?.as_millisecond();
+    let rel = unix_ms - locality_sim::time::EPOCH_UNIX_SECONDS as i64 * 1000;
     Some(rel.max(0) as Millis)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_curl_and_urls() {
-        let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
-        let c = parse_curl(&w("-sS -m 2 http://myservice:80/hostname")).unwrap();
-        assert_eq!(
-            (c.host.as_str(), c.port, c.path.as_str()),
-            ("myservice", 80, "/hostname")
-        );
-        assert_eq!(c.timeout_ms, Some(2000));
-        assert!(c.silent && c.show_error);
-        let c = parse_curl(&w("-s [::1]:10249/metrics")).unwrap();
-        assert_eq!(
-            (c.host.as_str(), c.port, c.path.as_str()),
-            ("::1", 10249, "/metrics")
-        );
-        let spec = serde_json::json!({"containers": [{"name": "c", "image": "busybox",
-            "command": ["sh", "-c", "curl -s 127.0.0.1:10249/proxyMode"]}]});
-        assert!(matches!(program_of(&spec), Some(Program::Curl(_))));
-    }
 
     #[test]
     fn rfc3339_round_trips() {
