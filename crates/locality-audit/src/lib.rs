@@ -22,6 +22,7 @@
 //! [`AuditOptions::node_limit`]); the summary uses [`Matrix::summary`], whose cost is
 //! endpoints + ports × zones. Nothing iterates nodes × ports.
 
+pub mod baseline;
 pub mod clients;
 pub mod config;
 mod context;
@@ -38,6 +39,7 @@ use locality_model::matrix::{DataPlane, Matrix, VerdictCounts};
 use locality_model::objects::{ClusterState, Service};
 use locality_model::proxy::{Destination, Source};
 
+pub use baseline::Baseline;
 pub use report::{
     AssumedShape, AuditOptions, AuditReport, DataPlaneInfo, Finding, InputKind, NodePods, ObjectRef, PortRef,
     RouteCounts, ServiceRef, ServiceSummary, SkippedRule, SourceLocation, Totals,

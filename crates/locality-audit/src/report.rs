@@ -292,6 +292,7 @@ pub struct AssumedShape {
 /// Counts of findings per severity; suppressed findings are counted apart, in `suppressed`
 /// only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Totals {
     /// Number of findings not suppressed.
     pub findings: usize,
@@ -303,6 +304,13 @@ pub struct Totals {
     pub warning: usize,
     /// Findings of severity info.
     pub info: usize,
+    /// Findings left out because `--baseline` already had them (absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub in_baseline: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The result of [`audit`](crate::audit): serialized as `apiVersion: locality/v1`,
@@ -350,7 +358,10 @@ impl AuditReport {
 
     /// Recounts [`AuditReport::totals`] from the findings (after a caller filtered them).
     pub fn recount(&mut self) {
-        let mut totals = Totals::default();
+        let mut totals = Totals {
+            in_baseline: self.totals.in_baseline,
+            ..Totals::default()
+        };
         for f in &self.findings {
             if f.suppression.is_some() {
                 totals.suppressed += 1;

@@ -403,6 +403,11 @@ pub struct AuditArgs {
     /// Print the effective configuration (YAML) and exit.
     #[arg(long)]
     pub show_config: bool,
+    /// Report only findings that are not in FILE, an earlier run's SARIF log or AuditReport
+    /// (`-o json`/`-o yaml`): the others are counted as "in baseline", shown nowhere and never
+    /// fail `--fail-on`.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 }
 
 /// `locality sim` subcommands.

@@ -14,7 +14,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use locality_audit::config::{AuditConfig, Exemption, RuleConfig};
@@ -78,17 +77,8 @@ pub fn load(path: &Path) -> Result<AuditConfig, CliError> {
             None => format!("{shown}: {what}"),
         })
     };
-    let file = std::fs::File::open(path).map_err(|e| err(None, format!("cannot read: {e}")))?;
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(err(None, "not a regular file".into()));
-    }
-    let mut text = String::new();
-    file.take(MAX_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| err(None, format!("cannot read: {e}")))?;
-    if text.len() as u64 > MAX_BYTES {
-        return Err(err(None, format!("larger than {MAX_BYTES} bytes")));
-    }
+    let bytes = crate::files::read_regular(path, MAX_BYTES).map_err(|e| err(None, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| err(None, "not UTF-8 text".into()))?;
     parse(&text, &shown)
 }
 

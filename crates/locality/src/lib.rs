@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod examples;
+pub mod files;
 
 /// Leaves a value to the operating system instead of freeing it: the process is about to
 /// exit, and freeing a 100,000-pod state allocation by allocation costs a quarter of a second.

@@ -9,6 +9,7 @@
 //! the audit returns; the only extra inputs are resolved source lines for SARIF
 //! ([`sarif::Locations`]) and per-node verdicts for the HTML grid ([`html::Grid`]).
 
+pub mod baseline;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -21,11 +22,7 @@ use locality_audit::{AuditReport, Finding, ObjectRef, PortRef, ServiceSummary, S
 
 /// `name:port/PROTO`, or `port/PROTO` when the port is unnamed.
 pub(crate) fn port_text(p: &PortRef) -> String {
-    if p.name.is_empty() {
-        format!("{}/{}", p.port, p.protocol.as_str())
-    } else {
-        format!("{}:{}/{}", p.name, p.port, p.protocol.as_str())
-    }
+    p.to_string()
 }
 
 /// `namespace/name` of the finding's Service.

@@ -291,12 +291,7 @@ fn result(f: &Finding, locations: &Locations) -> SarifResult {
         .enumerate()
         .map(|(i, o)| location(o, locations, Some(object_text(o)), Some(i as i64 + 1)))
         .collect();
-    let fingerprint = format!(
-        "{}:{}:{}",
-        f.rule.as_str(),
-        service_text(f),
-        target.replace(' ', ":")
-    );
+    let fingerprint = f.fingerprint();
     let mut props = PropertyBag::builder().build();
     let extra = &mut props.additional_properties;
     extra.insert("severity".into(), f.severity.as_str().into());
@@ -316,7 +311,7 @@ fn result(f: &Finding, locations: &Locations) -> SarifResult {
         .message(Message::builder().text(text).build())
         .locations(vec![location(&service, locations, None, None)])
         .partial_fingerprints(std::collections::BTreeMap::from([(
-            "localityFinding/v1".to_string(),
+            locality_audit::baseline::FINGERPRINT_KEY.to_string(),
             fingerprint,
         )]))
         .properties(props)

@@ -141,6 +141,18 @@ fn restrict_namespace(
     Ok(())
 }
 
+/// `--baseline FILE`: the findings of an earlier run.
+fn read_baseline(path: &std::path::Path) -> Result<locality_audit::Baseline, CliError> {
+    let shown = path.display().to_string();
+    let bytes = crate::files::read_regular(path, BASELINE_MAX_BYTES)
+        .map_err(|e| CliError::usage(format!("--baseline {shown}: {e}")))?;
+    locality_report::audit::baseline::read_baseline(&shown, &bytes)
+        .map_err(|e| CliError::usage(format!("--baseline {e}")))
+}
+
+/// The largest `--baseline` file read (a SARIF log of 100,000 findings is about 150 MB).
+const BASELINE_MAX_BYTES: u64 = 512 << 20;
+
 /// Resolves the lines of the objects SARIF points at, re-reading each input file once,
 /// within [`LOCATE_BUDGET_BYTES`]; says on stderr how many were left unresolved.
 fn resolve_locations(report: &AuditReport, ui: &Ui) -> Locations {
@@ -193,7 +205,7 @@ fn resolve_locations(report: &AuditReport, ui: &Ui) -> Locations {
 /// service ports and nodes.
 fn counts(report: &AuditReport) -> Summary {
     let t = &report.totals;
-    Summary(vec![
+    let mut counts = vec![
         Count::new("findings", "finding", "findings", t.findings),
         Count::new("errors", "error", "errors", t.error),
         Count::new("warnings", "warning", "warnings", t.warning),
@@ -206,7 +218,14 @@ fn counts(report: &AuditReport) -> Summary {
             report.services.len(),
         ),
         Count::new("nodes", "node", "nodes", report.node_count),
-    ])
+    ];
+    if t.in_baseline > 0 {
+        counts.insert(
+            5,
+            Count::new("inBaseline", "in baseline", "in baseline", t.in_baseline),
+        );
+    }
+    Summary(counts)
 }
 
 /// Audits `input` and renders the report; returns [`EXIT_FINDINGS`] when `--fail-on`
@@ -231,6 +250,9 @@ pub fn run_on(
     let mut report = audit(&input.state, &matrix, &options);
     if let Some(ns) = &args.namespace {
         restrict_namespace(&mut report, &input.state, ns)?;
+    }
+    if let Some(path) = &args.baseline {
+        report.apply_baseline(&read_baseline(path)?);
     }
     profile.phase("audit");
     for s in &report.skipped_rules {
