@@ -32,6 +32,8 @@ const fn setup(group: &'static str) -> Setup {
         terminating: false,
         target_port: TargetPort::Served,
         etp_local: false,
+        port_missing_on: NONE,
+        load_balancer: false,
     }
 }
 
@@ -450,6 +452,23 @@ pub const CATALOGUE: &[Case] = &[
         external: false,
     },
     Case {
+        id: "H5",
+        control: false,
+        description: "trafficDistribution: PreferSameNode, two ports, backends on N1 and N2; N1's backend lacks the port dialled (`alt`); client on N1",
+        guarantee: "PreferSameNode prefers the endpoints of the port dialled: a local pod that lacks that port is no local endpoint, so traffic falls back to the endpoints that serve it instead of failing",
+        docs: TD_DOCS,
+        setup: Setup {
+            traffic_distribution: Some("PreferSameNode"),
+            port_missing_on: &[Role::N1],
+            ..setup("h5")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N2]),
+        note: None,
+        external: false,
+    },
+    Case {
         id: "Z1",
         control: false,
         description: "trafficDistribution: PreferSameZone, backends on N1 and N2 (two zones); client on N1z (N1's zone, no local backend)",
@@ -552,6 +571,24 @@ pub const CATALOGUE: &[Case] = &[
         external: false,
     },
     Case {
+        id: "X3",
+        control: false,
+        description: "externalTrafficPolicy: Local Service of type NodePort, backend on N1; a pod on N3 dials its cluster IP",
+        guarantee: "externalTrafficPolicy governs external traffic only: the cluster IP is served by any ready endpoint, even from a node without one",
+        docs: ETP_DOCS,
+        setup: Setup {
+            node_port: true,
+            etp_local: true,
+            backends: &[Role::N1],
+            ..setup("x3")
+        },
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+        external: false,
+    },
+    Case {
         id: "X2",
         control: false,
         description: "externalTrafficPolicy: Local Service of type NodePort, backend on N1; a hostNetwork client on N2 dials N3's InternalIP at the nodePort (--external-cases)",
@@ -573,6 +610,24 @@ pub const CATALOGUE: &[Case] = &[
         setup: EXTERNAL_LOCAL,
         client: Client::Host(Role::N2),
         dial: Dial::NodePort(Role::N1),
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+        external: true,
+    },
+    Case {
+        id: "X4",
+        control: false,
+        description: "externalTrafficPolicy: Local Service of type LoadBalancer, backend on N1; a pod on N3 dials its load-balancer IP (--external-cases)",
+        guarantee: "in-cluster traffic to a load-balancer IP is not external: kube-proxy short-circuits it to the Service's endpoints, so any ready endpoint answers, even from a node without one",
+        docs: ETP_DOCS,
+        setup: Setup {
+            load_balancer: true,
+            etp_local: true,
+            backends: &[Role::N1],
+            ..setup("x4")
+        },
+        client: Client::Pod(Role::N3),
+        dial: Dial::LoadBalancer,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
         external: true,
