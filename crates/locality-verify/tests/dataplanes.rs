@@ -151,7 +151,11 @@ fn kube_router_2_0_ignoring_itp_local_is_a_repair_naming_2_1_and_the_issue() {
         &f,
         "node-c",
         "C",
-        &["2.1.0", "cloudnativelabs/kube-router#1597"],
+        &[
+            "2.1.0",
+            "cloudnativelabs/kube-router#1597",
+            "kube-router-itp-unsupported",
+        ],
     );
 }
 
@@ -242,4 +246,35 @@ fn cilium_1_19_applying_etp_local_to_in_cluster_lb_ip_traffic_is_a_hold_naming_t
     assert_eq!(f.decision, Decision::Accept, "{}", explain(&f));
     let x4 = f.cases.iter().find(|c| c.id == "X4").unwrap();
     assert_eq!(x4.status, Status::Pass, "{}", explain(&f));
+}
+
+/// Every catalogue entry is tested above (affected vs fixed), or listed here with why not.
+#[test]
+fn every_catalogue_entry_is_tested_or_says_why_not() {
+    const TESTED: &[&str] = &[
+        "calico-ebpf-itp-ignored",
+        "cilium-zone-hints-no-fallback",
+        "cilium-prefer-same-incompatible-local",
+        "cilium-topology-needs-service-topology",
+        "cilium-etp-local-in-cluster-lb-ip",
+        "kube-router-etp-local-restricts-cluster-ip",
+        "kube-router-itp-unsupported",
+    ];
+    // No case exercises an ETP Local Service whose only local endpoints are terminating.
+    // ipvs: the model and the simulated ipvs kube-proxy follow kubernetes#97081 (cluster
+    // endpoints), and verify attributes catalogue entries to replacements only.
+    const NOT_YET: &[&str] = &[
+        "cilium-socket-lb-etp-no-terminating-fallback",
+        "kube-proxy-ipvs-etp-local-lb-ip",
+    ];
+    for e in locality_model::dataplane::catalogue::CATALOGUE {
+        assert!(
+            TESTED.contains(&e.id) != NOT_YET.contains(&e.id),
+            "{}: test it here, or say why not",
+            e.id
+        );
+        if TESTED.contains(&e.id) {
+            assert!(!e.cases.is_empty(), "{}: no case exposes it", e.id);
+        }
+    }
 }
