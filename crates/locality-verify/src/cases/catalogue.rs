@@ -1,70 +1,11 @@
 //! The catalogue itself: every case's setup, client, dial and declared outcome, in run order
 //! (docs/verify.md lists them).
 
+use super::setups::{
+    ETP_DOCS, EXTERNAL_LOCAL, ITP_DOCS, LOCAL_B, LOCAL_BH, LOCAL_UDP, METRICS_DOCS, N1_N2, NONE, PREFER_NODE,
+    PREFER_ZONE, SVC_DOCS, TD_DOCS, setup,
+};
 use super::{Case, Client, Declared, Dial, Role, Setup, TargetPort};
-
-const ITP_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/";
-const TD_DOCS: &str = "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
-const SVC_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service/";
-const ETP_DOCS: &str = "https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/#preserving-the-client-source-ip";
-const METRICS_DOCS: &str = "https://kubernetes.io/docs/reference/instrumentation/metrics/";
-
-const NONE: &[Role] = &[];
-const N1_N2: &[Role] = &[Role::N1, Role::N2];
-
-const fn setup(group: &'static str) -> Setup {
-    Setup {
-        group,
-        service: true,
-        itp_local: false,
-        traffic_distribution: None,
-        backends: N1_N2,
-        unready: NONE,
-        selects_nothing: false,
-        delete_backends: false,
-        udp: false,
-        node_port: false,
-        daemonset: false,
-        metrics: false,
-        rollout: false,
-        readyz: false,
-        each_node: false,
-        terminating: false,
-        target_port: TargetPort::Served,
-        etp_local: false,
-        port_missing_on: NONE,
-        load_balancer: false,
-    }
-}
-
-const LOCAL_B: Setup = Setup {
-    itp_local: true,
-    ..setup("b")
-};
-const PREFER_NODE: Setup = Setup {
-    traffic_distribution: Some("PreferSameNode"),
-    ..setup("h")
-};
-const LOCAL_BH: Setup = Setup {
-    itp_local: true,
-    ..setup("bh")
-};
-const PREFER_ZONE: Setup = Setup {
-    traffic_distribution: Some("PreferSameZone"),
-    ..setup("z")
-};
-const LOCAL_UDP: Setup = Setup {
-    itp_local: true,
-    udp: true,
-    ..setup("u")
-};
-
-const EXTERNAL_LOCAL: Setup = Setup {
-    node_port: true,
-    etp_local: true,
-    backends: &[Role::N1],
-    ..setup("x2")
-};
 
 /// `Z3`'s note: PreferClose is the deprecated original name of PreferSameZone.
 pub const PREFER_CLOSE_NOTE: &str = "note: trafficDistribution PreferClose is deprecated (Kubernetes 1.34, KEP-3015): it is the original name of PreferSameZone, which behaves the same; use PreferSameZone";

@@ -211,6 +211,7 @@ pub struct Case {
 pub const REPEATED: &[CaseId] = &["B1", "C"];
 
 mod catalogue;
+mod setups;
 
 pub use catalogue::{CATALOGUE, PREFER_CLOSE_NOTE};
 
