@@ -5,13 +5,15 @@
 //!
 //! A header names the source (files, a kubeconfig context, or a simulated topology), the
 //! versions modelled and the cluster's own when it said, the time the report was made
-//! (RFC 3339, UTC; the caller's clock), the tool's version, and the report's summary
-//! counts. When the input was the simulated cluster every printer writes
+//! (RFC 3339, UTC; the caller's clock), the tool's version, the known data plane detected
+//! (a kube-proxy replacement: name, version, the object it was seen in), and the report's
+//! summary counts. When the input was the simulated cluster every printer writes
 //! [`SIMULATED_BANNER`], in plain words, so that a grep for "simulated" finds it.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use locality_model::dataplane::{Detection, Plane};
 use locality_model::matrix::{DataPlane, MatrixConfig};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -166,8 +168,44 @@ pub struct ReportHeader {
     /// The version the cluster's API server reported (`v1.35.0`), when it was read live.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_version: Option<String>,
+    /// The known data plane that replaces kube-proxy, when one was detected
+    /// (docs/dataplanes.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_data_plane: Option<KnownDataPlane>,
     /// The report's counts.
     pub summary: Summary,
+}
+
+/// A known data plane detected in the input (`locality_model::dataplane::detect`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownDataPlane {
+    /// `cilium`, `calico-ebpf`, `kube-router`, `ovn-kubernetes`.
+    pub name: String,
+    /// Its version (`1.18.0`), absent when nothing said it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Where it was seen (`DaemonSet kube-system/cilium image quay.io/cilium/cilium:v1.18.0`).
+    pub seen_in: String,
+}
+
+impl KnownDataPlane {
+    /// The detection's data plane when it is a known replacement of kube-proxy (kube-proxy
+    /// itself and an unknown data plane are `None`).
+    pub fn from_detection(d: &Detection) -> Option<KnownDataPlane> {
+        let plane = d.plane.filter(|p| *p != Plane::KubeProxy)?;
+        Some(KnownDataPlane {
+            name: plane.to_string(),
+            version: d.version.map(|v| v.to_string()),
+            seen_in: d.source.clone(),
+        })
+    }
+
+    /// `cilium 1.18.0, seen in DaemonSet kube-system/cilium image …`.
+    pub fn text(&self) -> String {
+        let version = self.version.as_deref().unwrap_or("(version unknown)");
+        format!("{} {version}, seen in {}", self.name, self.seen_in)
+    }
 }
 
 /// The data plane in words: `iptables`, `mode unknown`, `replaced by cilium`.
@@ -197,6 +235,8 @@ pub struct HeaderInput<'a> {
     pub cluster_version: Option<String>,
     /// Versions and data plane modelled.
     pub config: &'a MatrixConfig,
+    /// The data plane detected in the input, if anything was looked at.
+    pub detection: Option<&'a Detection>,
 }
 
 /// The one function that builds a report's header.
@@ -214,6 +254,7 @@ pub fn build(input: HeaderInput<'_>, summary: Summary) -> ReportHeader {
         kube_proxy_version: input.config.kube_proxy_version.to_string(),
         data_plane: data_plane_text(&input.config.data_plane),
         cluster_version: input.cluster_version,
+        known_data_plane: input.detection.and_then(KnownDataPlane::from_detection),
         summary,
     }
 }
@@ -241,6 +282,9 @@ pub fn text_lines(h: &ReportHeader) -> Vec<String> {
     ));
     lines.push(format!("source: {}", h.source.text()));
     lines.push(versions_text(h));
+    if let Some(k) = &h.known_data_plane {
+        lines.push(format!("data plane: {}", k.text()));
+    }
     lines.push(format!("summary: {}", h.summary.text()));
     let mut wrapped: Vec<String> = lines.drain(..banner).collect();
     for l in lines {
@@ -299,6 +343,9 @@ pub fn markdown(h: &ReportHeader, escape: impl Fn(&str) -> String) -> String {
     );
     let _ = writeln!(md, "source: {}  ", escape(&h.source.text()));
     let _ = writeln!(md, "{}  ", escape(&versions_text(h)));
+    if let Some(k) = &h.known_data_plane {
+        let _ = writeln!(md, "data plane: {}  ", escape(&k.text()));
+    }
     let _ = writeln!(md, "summary: {}", escape(&h.summary.text()));
     md
 }
@@ -317,16 +364,21 @@ pub fn html(h: &ReportHeader, escape: impl Fn(&str) -> String) -> String {
         );
     }
     s.push_str("<dl>\n");
-    let rows = [
+    let mut rows = vec![
         ("source", h.source.text()),
         (
             "modelled",
             versions_text(h).trim_start_matches("modelled: ").to_string(),
         ),
+    ];
+    if let Some(k) = &h.known_data_plane {
+        rows.push(("data plane", k.text()));
+    }
+    rows.extend([
         ("generated", h.generated_at.clone()),
         ("tool", format!("locality {} {}", h.tool_version, h.command)),
         ("summary", h.summary.text()),
-    ];
+    ]);
     for (k, v) in rows {
         let _ = writeln!(s, "<dt>{k}</dt><dd>{}</dd>", escape(&v));
     }
@@ -372,6 +424,9 @@ pub fn junit_properties(h: &ReportHeader) -> Vec<(String, String)> {
     v.push(("header.dataPlane".to_string(), h.data_plane.clone()));
     if let Some(c) = &h.cluster_version {
         v.push(("header.clusterVersion".to_string(), c.clone()));
+    }
+    if let Some(k) = &h.known_data_plane {
+        v.push(("header.knownDataPlane".to_string(), k.text()));
     }
     for c in &h.summary.0 {
         v.push((format!("header.summary.{}", c.key), c.count.to_string()));

@@ -3,6 +3,7 @@
 
 use std::net::IpAddr;
 
+use locality_model::dataplane::catalogue::Effect;
 use locality_model::objects::Protocol;
 
 use crate::engine::Engine;
@@ -195,8 +196,17 @@ impl Engine {
                             && e.protocol == protocol
                     })
                     .map(|e| {
+                        // A simulated data plane with the catalogue's
+                        // `EtpLocalAppliedToInClusterLbIp` divergence (Cilium 1.19,
+                        // cilium/cilium#45252) treats in-cluster traffic to the load-balancer
+                        // IP of an externalTrafficPolicy: Local Service as external: no
+                        // short-circuit to the cluster endpoints.
+                        let lb_as_external = e.external_local
+                            && e.lb_ips.contains(&ip)
+                            && np.proxy.profile.diverges(Effect::EtpLocalAppliedToInClusterLbIp);
                         let t = match src {
                             Src::External => e.external.clone(),
+                            _ if lb_as_external => e.external.clone(),
                             Src::Host if e.host_external_ip_drop => RuleTarget::Drop,
                             _ => e.external_from_node.clone(),
                         };

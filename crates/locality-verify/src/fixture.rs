@@ -68,6 +68,10 @@ pub const SERVICE_PORT: u16 = 80;
 pub const UNLISTENED_PORT: u16 = 8090;
 /// `G3`'s named `targetPort`: no container of the fixture declares a port of that name.
 pub const UNDECLARED_PORT_NAME: &str = "undeclared";
+/// `H5`'s dialled port: the Service port and the container port of this name, which the
+/// backends of [`Setup::port_missing_on`] do not declare (the others declare it on
+/// [`HTTP_PORT`], beside `http`).
+pub const ALT_PORT_NAME: &str = "alt";
 /// The Pod Security label a namespace gets when a hostNetwork client must run in it.
 pub const POD_SECURITY_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
 
@@ -110,6 +114,8 @@ struct Netexec {
     /// The port the tcpSocket readiness probe checks.
     ready_port: u16,
     host_network: bool,
+    /// Also declares the HTTP port under the name [`ALT_PORT_NAME`].
+    alt_port: bool,
 }
 
 /// A netexec pod spec (no placement): non-root, restricted container security context,
@@ -124,6 +130,9 @@ fn netexec_spec(n: &Netexec) -> Value {
         args.push("--http-override=/hostname".into());
     }
     let mut ports = vec![json!({"name": "http", "containerPort": n.http_port, "protocol": "TCP"})];
+    if n.alt_port {
+        ports.push(json!({"name": ALT_PORT_NAME, "containerPort": n.http_port, "protocol": "TCP"}));
+    }
     if let Some(udp) = n.udp_port {
         ports.push(json!({"name": "udp", "containerPort": udp, "protocol": "UDP"}));
     }
@@ -167,6 +176,7 @@ const CLIENT: Netexec = Netexec {
     override_hostname: false,
     ready_port: HTTP_PORT,
     host_network: false,
+    alt_port: false,
 };
 
 /// A client on `role`'s node: netexec, whose `/dial` the probes call through `pods/proxy`.
@@ -218,7 +228,8 @@ pub fn backend_name(group: &str, role: Role, ready: bool) -> String {
     format!("{group}-{}-{}", if ready { "be" } else { "unready" }, role.slug())
 }
 
-fn backend_netexec(setup: &Setup, ready: bool) -> Netexec {
+/// How a backend of `setup` on `role` (`None`: a DaemonSet's) runs.
+fn backend_netexec(setup: &Setup, ready: bool, role: Option<Role>) -> Netexec {
     Netexec {
         http_port: HTTP_PORT,
         udp_port: setup.udp.then_some(UDP_PORT),
@@ -227,6 +238,8 @@ fn backend_netexec(setup: &Setup, ready: bool) -> Netexec {
         override_hostname: !setup.etp_local,
         ready_port: if ready { HTTP_PORT } else { 9 },
         host_network: false,
+        alt_port: !setup.port_missing_on.is_empty()
+            && role.is_some_and(|r| !setup.port_missing_on.contains(&r)),
     }
 }
 
@@ -240,7 +253,7 @@ pub fn backend(ns: &str, run: &str, setup: &Setup, role: Role, node: &str, ready
         run,
         node,
         setup.group,
-        &backend_netexec(setup, ready),
+        &backend_netexec(setup, ready, Some(role)),
     )
 }
 
@@ -253,7 +266,7 @@ pub const TERMINATING_DELAY_S: u64 = 3600;
 /// Linux node that fits (untainted; the tool adds no toleration), pinning each with the same
 /// `matchFields: metadata.name` affinity the tool uses.
 pub fn daemonset(ns: &str, run: &str, setup: &Setup) -> Value {
-    let mut spec = netexec_spec(&backend_netexec(setup, true));
+    let mut spec = netexec_spec(&backend_netexec(setup, true, None));
     spec["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
     if setup.terminating {
         spec["terminationGracePeriodSeconds"] = json!(TERMINATING_DELAY_S + 30);
@@ -294,13 +307,26 @@ pub fn service(ns: &str, run: &str, setup: &Setup) -> Value {
         TargetPort::Undeclared => json!(UNDECLARED_PORT_NAME),
     };
     let port = json!({"name": name, "protocol": protocol, "port": SERVICE_PORT, "targetPort": target_port});
+    // `H5`: the dialled port `alt` first (so it is the Service's first port), then `http`.
+    let ports = if setup.port_missing_on.is_empty() {
+        json!([port])
+    } else {
+        json!([
+            {"name": ALT_PORT_NAME, "protocol": "TCP", "port": SERVICE_PORT, "targetPort": ALT_PORT_NAME},
+            {"name": name, "protocol": protocol, "port": SERVICE_PORT + 1, "targetPort": target_port}
+        ])
+    };
     let mut spec = json!({
         "selector": {"app": selector},
-        "ports": [port],
+        "ports": ports,
         "internalTrafficPolicy": if setup.itp_local { "Local" } else { "Cluster" }
     });
-    if setup.node_port {
-        spec["type"] = json!("NodePort");
+    if setup.node_port || setup.load_balancer {
+        spec["type"] = json!(if setup.load_balancer {
+            "LoadBalancer"
+        } else {
+            "NodePort"
+        });
         spec["externalTrafficPolicy"] = json!(if setup.etp_local { "Local" } else { "Cluster" });
     }
     if let Some(td) = setup.traffic_distribution {
@@ -345,9 +371,15 @@ pub fn curl_pod(ns: &str, run: &str, name: &str, node: &str, path: &str) -> Valu
     })
 }
 
-/// The Service port's name of a setup (`udp` or `http`).
+/// The name of the Service port a setup's cases dial (`udp`, `http`, or `H5`'s `alt`).
 pub fn service_port_name(setup: &Setup) -> &'static str {
-    if setup.udp { "udp" } else { "http" }
+    if !setup.port_missing_on.is_empty() {
+        ALT_PORT_NAME
+    } else if setup.udp {
+        "udp"
+    } else {
+        "http"
+    }
 }
 
 #[cfg(test)]
@@ -419,6 +451,9 @@ mod tests {
         let x2 = service("ns", "r", &setup_of("X2"));
         assert_eq!(x2["spec"]["externalTrafficPolicy"], "Local");
         assert_eq!(x2["spec"]["internalTrafficPolicy"], "Cluster");
+        let x4 = service("ns", "r", &setup_of("X4"));
+        assert_eq!(x4["spec"]["type"], "LoadBalancer");
+        assert_eq!(x4["spec"]["externalTrafficPolicy"], "Local");
         let be = backend("ns", "r", &setup_of("X2s"), Role::N1, "node-a", true);
         let args = be["spec"]["containers"][0]["args"].as_array().unwrap();
         assert!(!args.contains(&json!("--http-override=/hostname")), "{args:?}");
@@ -445,6 +480,31 @@ mod tests {
         let svc = service("ns", "r", &setup_of("B1"));
         assert_eq!(with_images(&svc, &images), svc, "no containers, nothing changes");
         assert_eq!(with_images(&pod, &Images::default())["spec"], pod["spec"]);
+    }
+
+    /// `H5`: two Service ports, `alt` (dialled) first; N1's backend lacks `alt`, N2's
+    /// declares it on the HTTP port.
+    #[test]
+    fn h5_backend_on_n1_lacks_the_dialled_port() {
+        let s = setup_of("H5");
+        let svc = service("ns", "r", &s);
+        assert_eq!(svc["spec"]["ports"][0]["name"], ALT_PORT_NAME);
+        assert_eq!(svc["spec"]["ports"][0]["targetPort"], ALT_PORT_NAME);
+        assert_eq!(svc["spec"]["ports"][0]["port"], SERVICE_PORT);
+        assert_eq!(svc["spec"]["ports"][1]["targetPort"], "http");
+        assert_eq!(service_port_name(&s), ALT_PORT_NAME);
+        let names = |role, node| -> Vec<Value> {
+            let b = backend("ns", "r", &s, role, node, true);
+            b["spec"]["containers"][0]["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["name"].clone())
+                .collect()
+        };
+        assert_eq!(names(Role::N1, "node-a"), [json!("http")]);
+        assert_eq!(names(Role::N2, "node-b"), [json!("http"), json!(ALT_PORT_NAME)]);
+        assert_eq!(service_port_name(&setup_of("B1")), "http");
     }
 
     #[test]

@@ -296,6 +296,14 @@ pub(crate) async fn one_client_case(
             source,
             Destination::ClusterIp,
         ),
+        // In-cluster traffic to a load-balancer IP: the client's node handles it.
+        Dial::LoadBalancer => (
+            load_balancer_ip(snap, ns, group),
+            SERVICE_PORT,
+            client_node.clone(),
+            source,
+            Destination::LoadBalancer,
+        ),
         Dial::NodePort(target) => {
             let node = roles.node(target).unwrap_or_default().to_string();
             let source = if node == client_node {
@@ -372,7 +380,13 @@ pub(crate) async fn one_client_case(
             r.nodes.push(node_judgement(env, snap, &config, q, s, &r.tries));
             r.status = s;
             r.why = w;
-            if s == Status::Pass && c.setup.etp_local && matches!(expected, Expected::Deliver { .. }) {
+            // `X2s`: external traffic to a nodePort under `externalTrafficPolicy: Local` keeps
+            // its source (`X3` dials the cluster IP, which the policy does not govern).
+            if s == Status::Pass
+                && c.setup.etp_local
+                && matches!(c.dial, Dial::NodePort(_))
+                && matches!(expected, Expected::Deliver { .. })
+            {
                 crate::source_ip::check_preserved(env, snap, &client_node, &probe, &mut r).await?;
             }
         }
@@ -413,6 +427,22 @@ pub(crate) fn node_port(state: &ClusterState, ns: &str, name: &str) -> u16 {
         .find(|s| s.meta.namespace == ns && s.meta.name == name)
         .and_then(|s| s.ports.first())
         .map_or(0, |p| p.node_port)
+}
+
+/// The Service's first load-balancer ingress IP (ipMode VIP), as read back (`""`: none).
+pub(crate) fn load_balancer_ip(state: &ClusterState, ns: &str, name: &str) -> String {
+    state
+        .services
+        .iter()
+        .find(|s| s.meta.namespace == ns && s.meta.name == name)
+        .and_then(|s| {
+            s.load_balancer_ingress
+                .iter()
+                .filter(|i| i.ip_mode.as_deref().is_none_or(|m| m == "VIP"))
+                .find_map(|i| i.ip)
+        })
+        .map(|ip| ip.to_string())
+        .unwrap_or_default()
 }
 
 pub(crate) fn cluster_ip(state: &ClusterState, ns: &str, name: &str) -> String {

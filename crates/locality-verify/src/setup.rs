@@ -110,7 +110,7 @@ pub(crate) async fn create_clients(
 pub(crate) fn not_executable(case: &Case, roles: &Roles, clients: &Clients) -> Option<String> {
     let dialled = match case.dial {
         Dial::NodePort(r) => Some(r),
-        Dial::ClusterIp => None,
+        Dial::ClusterIp | Dial::LoadBalancer => None,
     };
     if let Some(missing) = case
         .client
@@ -247,6 +247,12 @@ pub(crate) async fn create_group(
             opts.pod_ready_timeout
         )));
     };
+    if setup.load_balancer && wait_ingress(env, group).await?.is_none() {
+        return Ok(Err(format!(
+            "the Service {group} of type LoadBalancer got no load-balancer ingress IP within {:?} (does the cluster implement LoadBalancer Services?)",
+            opts.pod_ready_timeout
+        )));
+    }
     let mut terminating = Vec::new();
     if setup.terminating {
         match start_terminating(env, group).await? {
@@ -309,6 +315,24 @@ async fn start_terminating(env: &Env<'_>, group: &str) -> Result<Result<Vec<Stri
             opts.pod_ready_timeout
         )),
     })
+}
+
+/// Waits until the Service `group` has a load-balancer ingress IP (`X4`); the IP.
+async fn wait_ingress(env: &Env<'_>, group: &str) -> Result<Option<String>, VerifyError> {
+    let Env {
+        opts, cluster, ns, ..
+    } = *env;
+    let path = format!("/api/v1/namespaces/{ns}/services/{group}");
+    cluster
+        .wait_for(opts.pod_ready_timeout, Duration::from_millis(200), || async {
+            let svc = cluster.get(&path).await?.unwrap_or(Value::Null);
+            Ok(svc["status"]["loadBalancer"]["ingress"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find_map(|i| i["ip"].as_str().map(str::to_string)))
+        })
+        .await
 }
 
 /// The names of the group's pods (label `app=<group>`).

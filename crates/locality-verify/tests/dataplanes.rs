@@ -1,8 +1,9 @@
 //! `verify` on the simulated cluster with a known data plane's profile on one node
 //! (docs/dataplanes.md): an affected version gets the catalogue's decision (REPAIR naming
-//! the fixed version and the upstream issue, never ACCEPT); the fixed version's profile gets
-//! ACCEPT. Each pair runs concurrently, restricted (`--only`) to the cases that expose the
-//! entry, so the added time stays small.
+//! the fixed version and the upstream issue, or the setting; never ACCEPT); the fixed
+//! version's profile gets ACCEPT (plain kube-proxy where no fixed release is known). Each
+//! pair runs concurrently, restricted (`--only`) to the cases that expose the entry, so the
+//! added time stays small.
 
 mod support;
 
@@ -67,7 +68,8 @@ fn explain(o: &VerifyOutcome) -> String {
 }
 
 /// The affected run: the case failed, the decision is a REPAIR of kind `DataPlane` on
-/// `node` whose action names `words`; the fixed run: ACCEPT.
+/// `node` whose action names `words`; the fixed run: ACCEPT, with the fixed data plane
+/// detected on `node`.
 fn assert_repair_then_accept(
     affected: &VerifyOutcome,
     fixed: &VerifyOutcome,
@@ -75,6 +77,18 @@ fn assert_repair_then_accept(
     case: &str,
     words: &[&str],
 ) {
+    assert_repair(affected, node, case, words);
+    assert_eq!(fixed.decision, Decision::Accept, "{}", explain(fixed));
+    assert!(
+        fixed.planes.get(node).and_then(|p| p.known.as_deref()).is_some(),
+        "the fixed data plane is detected too: {}",
+        explain(fixed)
+    );
+}
+
+/// The affected run: the case failed, the decision is a REPAIR of kind `DataPlane` on
+/// `node` whose action names `words` (and the advice `words[0]`).
+fn assert_repair(affected: &VerifyOutcome, node: &str, case: &str, words: &[&str]) {
     let c = affected.cases.iter().find(|c| c.id == case).unwrap();
     assert_eq!(c.status, Status::Fail, "{}", explain(affected));
     assert_eq!(affected.decision, Decision::Repair, "{}", explain(affected));
@@ -90,12 +104,6 @@ fn assert_repair_then_accept(
         affected.advice.iter().any(|a| a.contains(words[0])),
         "{:?}",
         affected.advice
-    );
-    assert_eq!(fixed.decision, Decision::Accept, "{}", explain(fixed));
-    assert!(
-        fixed.planes.get(node).and_then(|p| p.known.as_deref()).is_some(),
-        "the fixed data plane is detected too: {}",
-        explain(fixed)
     );
 }
 
@@ -143,6 +151,130 @@ fn kube_router_2_0_ignoring_itp_local_is_a_repair_naming_2_1_and_the_issue() {
         &f,
         "node-c",
         "C",
-        &["2.1.0", "cloudnativelabs/kube-router#1597"],
+        &[
+            "2.1.0",
+            "cloudnativelabs/kube-router#1597",
+            "kube-router-itp-unsupported",
+        ],
     );
+}
+
+#[test]
+fn cilium_without_service_topology_is_a_repair_naming_the_setting() {
+    // Z1's client is N1z (node-d): without enable-service-topology its data plane ignores the
+    // zone hints and spreads to N2's backend.
+    let (a, f) = pair(
+        "cilium-topology",
+        "node-d",
+        "cilium:1.18.1,service-topology=false",
+        "cilium:1.18.1",
+        &["Z1"],
+    );
+    assert_repair_then_accept(
+        &a,
+        &f,
+        "node-d",
+        "Z1",
+        &[
+            "enable-service-topology=true",
+            "loadBalancer.serviceTopology=true",
+            "cilium-topology-needs-service-topology",
+        ],
+    );
+}
+
+#[test]
+fn cilium_committing_to_a_local_pod_without_the_port_is_a_repair_naming_the_fix() {
+    // H5's client is N1 (node-a), whose backend lacks the port dialled. No release is known
+    // to carry the fix, so plain kube-proxy is the run that must ACCEPT.
+    let (a, f) = pair("cilium-ports", "node-a", "cilium:1.18.1", "kube-proxy", &["H5"]);
+    assert_repair(
+        &a,
+        "node-a",
+        "H5",
+        &[
+            "cilium/cilium#45215",
+            "cilium/cilium#45214",
+            "cilium-prefer-same-incompatible-local",
+        ],
+    );
+    assert_eq!(f.decision, Decision::Accept, "{}", explain(&f));
+}
+
+#[test]
+fn kube_router_2_0_restricting_the_cluster_ip_under_etp_local_is_a_repair_naming_2_1() {
+    let (a, f) = pair(
+        "kube-router-etp",
+        "node-c",
+        "kube-router:2.0.1",
+        "kube-router:2.1.0",
+        &["X3"],
+    );
+    assert_repair_then_accept(
+        &a,
+        &f,
+        "node-c",
+        "X3",
+        &[
+            "2.1.0",
+            "cloudnativelabs/kube-router#818",
+            "kube-router-etp-local-restricts-cluster-ip",
+        ],
+    );
+}
+
+#[test]
+fn cilium_1_19_applying_etp_local_to_in_cluster_lb_ip_traffic_is_a_hold_naming_the_open_issue() {
+    // X4's client is N3 (node-c), without a backend; it dials the load-balancer IP. The bug
+    // is open: plain kube-proxy is the run that must ACCEPT.
+    let (a, f) = pair("cilium-lb", "node-c", "cilium:1.19.3", "kube-proxy", &["X4"]);
+    let c = a.cases.iter().find(|c| c.id == "X4").unwrap();
+    assert_eq!(c.status, Status::Fail, "{}", explain(&a));
+    assert_eq!(a.decision, Decision::Hold, "{}", explain(&a));
+    let advice = a
+        .advice
+        .iter()
+        .find(|l| l.contains("cilium-etp-local-in-cluster-lb-ip"))
+        .unwrap_or_else(|| panic!("no advice names the entry: {}", explain(&a)));
+    assert!(advice.contains("node-c"), "{advice}");
+    assert!(
+        advice.contains("open upstream bug cilium/cilium#45252"),
+        "{advice}"
+    );
+    assert!(advice.contains("cluster IP"), "the mitigation: {advice}");
+    assert!(a.repairs.is_empty(), "{:?}", a.repairs);
+    assert_eq!(f.decision, Decision::Accept, "{}", explain(&f));
+    let x4 = f.cases.iter().find(|c| c.id == "X4").unwrap();
+    assert_eq!(x4.status, Status::Pass, "{}", explain(&f));
+}
+
+/// Every catalogue entry is tested above (affected vs fixed), or listed here with why not.
+#[test]
+fn every_catalogue_entry_is_tested_or_says_why_not() {
+    const TESTED: &[&str] = &[
+        "calico-ebpf-itp-ignored",
+        "cilium-zone-hints-no-fallback",
+        "cilium-prefer-same-incompatible-local",
+        "cilium-topology-needs-service-topology",
+        "cilium-etp-local-in-cluster-lb-ip",
+        "kube-router-etp-local-restricts-cluster-ip",
+        "kube-router-itp-unsupported",
+    ];
+    // No case exercises an ETP Local Service whose only local endpoints are terminating.
+    // ipvs: the model and the simulated ipvs kube-proxy follow kubernetes#97081 (cluster
+    // endpoints), and verify attributes catalogue entries to replacements only.
+    const NOT_YET: &[&str] = &[
+        "cilium-socket-lb-etp-no-terminating-fallback",
+        "kube-proxy-ipvs-etp-local-lb-ip",
+    ];
+    for e in locality_model::dataplane::catalogue::CATALOGUE {
+        assert!(
+            TESTED.contains(&e.id) != NOT_YET.contains(&e.id),
+            "{}: test it here, or say why not",
+            e.id
+        );
+        if TESTED.contains(&e.id) {
+            assert!(!e.cases.is_empty(), "{}: no case exposes it", e.id);
+        }
+    }
 }

@@ -476,7 +476,9 @@ fn a_conformant_simulated_cluster_is_accepted_with_complete_evidence() {
     for id in ["G2", "G3", "R"] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
-    for id in ["P", "Bh", "Ch", "H4", "Z1", "Z2", "Z3", "L1", "U1", "U2", "X1"] {
+    for id in [
+        "P", "Bh", "Ch", "H4", "H5", "Z1", "Z2", "Z3", "L1", "U1", "U2", "X1", "X3",
+    ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
     assert_eq!(o.roles.node(locality_verify::cases::Role::N1z), Some("node-d"));
@@ -537,6 +539,18 @@ fn a_conformant_simulated_cluster_is_accepted_with_complete_evidence() {
     // X1: N3's InternalIP at the nodePort, answered by both backends.
     let x1: Vec<&str> = case("X1").tries.iter().map(|t| t.target.as_str()).collect();
     assert!(x1.iter().all(|t| t.starts_with("172.18.0.4:")), "{x1:?}");
+    // H5: N1's pod lacks the port dialled, so N2's answers; X3: the cluster IP of an ETP
+    // Local Service is served by N1's pod from N3.
+    for (id, pod) in [("H5", "h5-be-n2"), ("X3", "x3-be-n1")] {
+        assert!(
+            case(id).tries.iter().all(|t| t.seen
+                == Seen::Answer {
+                    responder: pod.into()
+                }),
+            "{id}: {:?}",
+            case(id).tries
+        );
+    }
     // P: each node's client served by the DaemonSet pod on its own node.
     match &case("P").expected {
         Some(Expected::PerNode { nodes }) => {

@@ -693,10 +693,12 @@ pub struct VerifyArgs {
     /// in seconds of the cluster's clock; a larger measured lag makes the case INCOMPLETE.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub max_proxy_lag: f64,
-    /// Also run the external-traffic cases X2 and X2s: an externalTrafficPolicy: Local
+    /// Also run the external-traffic cases X2, X2s and X4: an externalTrafficPolicy: Local
     /// NodePort dialled from another node's hostNetwork client (dropped on a node without a
-    /// backend; delivered locally with the client's source IP preserved on one with it).
-    /// They need nodePorts reachable between nodes and a hostNetwork port free on N2.
+    /// backend; delivered locally with the client's source IP preserved on one with it), and
+    /// a LoadBalancer Service's IP dialled from a pod (any backend answers). They need
+    /// nodePorts reachable between nodes, a hostNetwork port free on N2 and a load-balancer
+    /// implementation.
     #[arg(long)]
     pub external_cases: bool,
     /// Print the plan (roles, nodes probed, cases) and every manifest a run would create, as

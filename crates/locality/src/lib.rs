@@ -26,6 +26,7 @@ pub fn report_header(
     simulated: bool,
     cluster_version: Option<String>,
     config: &locality_model::matrix::MatrixConfig,
+    detection: Option<&locality_model::dataplane::Detection>,
     summary: locality_report::header::Summary,
 ) -> locality_report::header::ReportHeader {
     locality_report::header::build(
@@ -37,6 +38,7 @@ pub fn report_header(
             simulated,
             cluster_version,
             config,
+            detection,
         },
         summary,
     )

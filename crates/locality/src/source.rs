@@ -45,14 +45,25 @@ impl Loaded {
     /// The [`ReportHeader`] of a report on this state made by `command`, with `summary`
     /// (built by [`locality_report::header::build`], stamped by [`crate::clock`]).
     pub fn header(&self, command: &'static str, summary: Summary) -> ReportHeader {
+        let detection = self.known_data_plane();
         crate::report_header(
             command,
             self.source.clone(),
             self.simulated,
             self.cluster_version.clone(),
             &self.config,
+            Some(&detection),
             summary,
         )
+    }
+
+    /// The data plane detected: live, what the snapshot read (`cilium-config` and Calico's
+    /// settings included); else from the input's DaemonSets, as `audit` detects it.
+    pub fn known_data_plane(&self) -> locality_model::dataplane::Detection {
+        self.detection.clone().unwrap_or_else(|| {
+            use locality_model::dataplane::detect::{detect, facts_from_workloads};
+            detect(&facts_from_workloads(&self.state.workloads))
+        })
     }
 }
 

@@ -87,3 +87,90 @@ fn calico_ebpf_3_27_is_not_reported() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(loc021(&doc).is_empty(), "{doc:#}");
 }
+
+/// `locality ARGS -f calico-ebpf.yaml` (3.26.4, or `version`), its stdout.
+fn run_text(args: &[&str], version: &str) -> String {
+    let text = std::fs::read_to_string(data("calico-ebpf.yaml"))
+        .unwrap()
+        .replace(
+            "quay.io/calico/node:v3.26.4",
+            &format!("quay.io/calico/node:{version}"),
+        );
+    let dir = std::env::temp_dir().join(format!(
+        "locality-header-{}-{}-{version}",
+        std::process::id(),
+        args[0]
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("dump.yaml");
+    std::fs::write(&file, text).unwrap();
+    let out = Command::cargo_bin("locality")
+        .expect("locality binary")
+        .env("SOURCE_DATE_EPOCH", "1767225600")
+        .env("NO_COLOR", "1")
+        .env_remove("LOCALITY_PROFILE")
+        .args(args)
+        .arg("-f")
+        .arg(&file)
+        .output()
+        .expect("runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The header's `data plane:` line (the header ends at the first empty line).
+fn header_plane_line(text: &str) -> Option<String> {
+    text.lines()
+        .take_while(|l| !l.is_empty())
+        .find(|l| l.starts_with("data plane: "))
+        .map(str::to_string)
+}
+
+const CALICO_SEEN: &str = "data plane: calico-ebpf 3.26.4, seen in DaemonSet calico-system/calico-node";
+
+#[test]
+fn the_audit_text_header_names_the_detected_data_plane_its_version_and_where_it_was_seen() {
+    let text = run_text(&["audit", "-o", "table"], "v3.26.4");
+    let line = header_plane_line(&text).unwrap_or_else(|| panic!("no data plane line:\n{text}"));
+    assert!(line.starts_with(CALICO_SEEN), "{line}");
+    let json: Value = serde_json::from_str(&run_text(&["audit", "-o", "json"], "v3.26.4")).unwrap();
+    assert_eq!(
+        json["header"]["knownDataPlane"]["name"], "calico-ebpf",
+        "{:#}",
+        json["header"]
+    );
+    assert_eq!(json["header"]["knownDataPlane"]["version"], "3.26.4");
+}
+
+#[test]
+fn the_explain_header_names_the_detected_data_plane_its_version_and_where_it_was_seen() {
+    let text = run_text(&["explain", "shop/cache", "--node", "node-b"], "v3.26.4");
+    let line = header_plane_line(&text).unwrap_or_else(|| panic!("no data plane line:\n{text}"));
+    assert!(line.starts_with(CALICO_SEEN), "{line}");
+}
+
+#[test]
+fn without_a_known_data_plane_the_header_has_no_data_plane_line() {
+    // Calico without its eBPF data plane leaves Services to kube-proxy.
+    let plain = std::fs::read_to_string(data("calico-ebpf.yaml"))
+        .unwrap()
+        .replace(
+            "FELIX_BPFENABLED, value: \"true\"",
+            "FELIX_BPFENABLED, value: \"false\"",
+        );
+    let dir = std::env::temp_dir().join(format!("locality-header-plain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("dump.yaml");
+    std::fs::write(&file, plain).unwrap();
+    let out = Command::cargo_bin("locality")
+        .expect("locality binary")
+        .env("SOURCE_DATE_EPOCH", "1767225600")
+        .env("NO_COLOR", "1")
+        .args(["explain", "shop/cache", "--node", "node-b", "-f"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(header_plane_line(&text), None, "{text}");
+}

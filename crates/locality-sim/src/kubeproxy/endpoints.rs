@@ -189,6 +189,18 @@ fn read_endpoints(
     by_addr.into_values().collect()
 }
 
+impl EndpointIndex {
+    /// Whether a ready endpoint is on `node`.
+    pub(super) fn has_ready_on(&self, node: &str) -> bool {
+        self.ready_on.contains_key(node)
+    }
+
+    /// Whether a ready endpoint is hinted for `zone`.
+    pub(super) fn has_ready_for_zone(&self, zone: &str) -> bool {
+        self.ready_for_zone.contains_key(zone)
+    }
+}
+
 impl SimKubeProxy {
     /// `CategorizeEndpoints`, written afresh from docs/upstream.md §1.2–§1.3: the cluster
     /// set is the ready endpoints the topology mode admits (all of them without hints), else

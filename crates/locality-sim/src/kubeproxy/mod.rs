@@ -23,6 +23,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use locality_model::dataplane::catalogue::Effect;
+use locality_model::endpointslice::trafficdist::{PREFER_SAME_NODE, PREFER_SAME_ZONE};
 use locality_model::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, IpFamily, Protocol, Service, ServiceType,
     TrafficPolicy,
@@ -354,14 +355,32 @@ impl SimKubeProxy {
         }
         let mut ports = svc.ports.clone();
         ports.sort();
-        let mut out = Vec::new();
+        let mut read = Vec::new();
         for port in &ports {
             for family in svc.families() {
                 let endpoints = cache.get_or_read(slices, port, family, self.features.node_hints);
-                out.push(self.program_port(svc, port, family, endpoints));
+                read.push((port, family, endpoints));
             }
         }
-        out
+        // A simulated data plane with the catalogue's `PreferSameCommitsToIncompatibleLocal`
+        // divergence (Cilium, cilium/cilium#45214) commits to its node (PreferSameNode) or
+        // zone (PreferSameZone) when an endpoint of the Service is there, whatever its port
+        // and family: a port and family without a ready endpoint there has no backend.
+        let near = |index: &EndpointIndex| match svc.traffic_distribution.as_deref() {
+            Some(PREFER_SAME_NODE) => index.has_ready_on(&self.identity),
+            Some(PREFER_SAME_ZONE) => index.has_ready_for_zone(&self.zone),
+            _ => false,
+        };
+        let commits = self
+            .profile
+            .diverges(Effect::PreferSameCommitsToIncompatibleLocal)
+            && read.iter().any(|(_, _, index)| near(index));
+        read.into_iter()
+            .map(|(port, family, index)| {
+                let none_near = commits && !near(&index);
+                self.program_port(svc, port, family, index, none_near)
+            })
+            .collect()
     }
 
     fn program_port(
@@ -370,6 +389,7 @@ impl SimKubeProxy {
         port: &locality_model::objects::ServicePort,
         family: IpFamily,
         index: Arc<EndpointIndex>,
+        none_near: bool,
     ) -> ServicePortRules {
         let of_family = |ips: &[IpAddr]| -> Vec<IpAddr> {
             ips.iter()
@@ -415,7 +435,10 @@ impl SimKubeProxy {
                     .or_else(|| svc.meta.annotations.get(ANNOTATION_TOPOLOGY_MODE));
                 a.is_some_and(|v| !matches!(v.as_str(), "" | "disabled" | "Disabled"))
             });
-        let sets = self.categorize(&index, uses_cluster, uses_local, hints_allowed);
+        let mut sets = self.categorize(&index, uses_cluster, uses_local, hints_allowed);
+        if none_near {
+            sets.cluster = sets.cluster.map(|_| Arc::default());
+        }
         let local_nonempty = sets.local.as_ref().is_some_and(|l| !l.is_empty());
         let cluster_target = |set: &Option<Arc<Vec<usize>>>| match set {
             Some(c) if !c.is_empty() => RuleTarget::Endpoints {

@@ -317,5 +317,11 @@ mod tests {
         assert!(p("kube-router:2.0").diverges(Effect::ItpLocalIgnored));
         assert!(!p("kube-router:2.1").diverges(Effect::ItpLocalIgnored));
         assert!(!p("kube-proxy").diverges(Effect::ItpLocalIgnored));
+        assert!(p("cilium:1.18.1").diverges(Effect::PreferSameCommitsToIncompatibleLocal));
+        assert!(
+            !p("cilium:1.18.1,service-topology=false").diverges(Effect::PreferSameCommitsToIncompatibleLocal)
+        );
+        assert!(!p("cilium:1.18.1").diverges(Effect::EtpLocalAppliedToInClusterLbIp));
+        assert!(p("cilium:1.19.3").diverges(Effect::EtpLocalAppliedToInClusterLbIp));
     }
 }

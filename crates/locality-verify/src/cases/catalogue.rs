@@ -1,68 +1,11 @@
 //! The catalogue itself: every case's setup, client, dial and declared outcome, in run order
 //! (docs/verify.md lists them).
 
+use super::setups::{
+    ETP_DOCS, EXTERNAL_LOCAL, ITP_DOCS, LOCAL_B, LOCAL_BH, LOCAL_UDP, METRICS_DOCS, N1_N2, NONE, PREFER_NODE,
+    PREFER_ZONE, SVC_DOCS, TD_DOCS, setup,
+};
 use super::{Case, Client, Declared, Dial, Role, Setup, TargetPort};
-
-const ITP_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/";
-const TD_DOCS: &str = "https://kubernetes.io/docs/reference/networking/virtual-ips/#traffic-distribution";
-const SVC_DOCS: &str = "https://kubernetes.io/docs/concepts/services-networking/service/";
-const ETP_DOCS: &str = "https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/#preserving-the-client-source-ip";
-const METRICS_DOCS: &str = "https://kubernetes.io/docs/reference/instrumentation/metrics/";
-
-const NONE: &[Role] = &[];
-const N1_N2: &[Role] = &[Role::N1, Role::N2];
-
-const fn setup(group: &'static str) -> Setup {
-    Setup {
-        group,
-        service: true,
-        itp_local: false,
-        traffic_distribution: None,
-        backends: N1_N2,
-        unready: NONE,
-        selects_nothing: false,
-        delete_backends: false,
-        udp: false,
-        node_port: false,
-        daemonset: false,
-        metrics: false,
-        rollout: false,
-        readyz: false,
-        each_node: false,
-        terminating: false,
-        target_port: TargetPort::Served,
-        etp_local: false,
-    }
-}
-
-const LOCAL_B: Setup = Setup {
-    itp_local: true,
-    ..setup("b")
-};
-const PREFER_NODE: Setup = Setup {
-    traffic_distribution: Some("PreferSameNode"),
-    ..setup("h")
-};
-const LOCAL_BH: Setup = Setup {
-    itp_local: true,
-    ..setup("bh")
-};
-const PREFER_ZONE: Setup = Setup {
-    traffic_distribution: Some("PreferSameZone"),
-    ..setup("z")
-};
-const LOCAL_UDP: Setup = Setup {
-    itp_local: true,
-    udp: true,
-    ..setup("u")
-};
-
-const EXTERNAL_LOCAL: Setup = Setup {
-    node_port: true,
-    etp_local: true,
-    backends: &[Role::N1],
-    ..setup("x2")
-};
 
 /// `Z3`'s note: PreferClose is the deprecated original name of PreferSameZone.
 pub const PREFER_CLOSE_NOTE: &str = "note: trafficDistribution PreferClose is deprecated (Kubernetes 1.34, KEP-3015): it is the original name of PreferSameZone, which behaves the same; use PreferSameZone";
@@ -450,6 +393,23 @@ pub const CATALOGUE: &[Case] = &[
         external: false,
     },
     Case {
+        id: "H5",
+        control: false,
+        description: "trafficDistribution: PreferSameNode, two ports, backends on N1 and N2; N1's backend lacks the port dialled (`alt`); client on N1",
+        guarantee: "PreferSameNode prefers the endpoints of the port dialled: a local pod that lacks that port is no local endpoint, so traffic falls back to the endpoints that serve it instead of failing",
+        docs: TD_DOCS,
+        setup: Setup {
+            traffic_distribution: Some("PreferSameNode"),
+            port_missing_on: &[Role::N1],
+            ..setup("h5")
+        },
+        client: Client::Pod(Role::N1),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N2]),
+        note: None,
+        external: false,
+    },
+    Case {
         id: "Z1",
         control: false,
         description: "trafficDistribution: PreferSameZone, backends on N1 and N2 (two zones); client on N1z (N1's zone, no local backend)",
@@ -552,6 +512,24 @@ pub const CATALOGUE: &[Case] = &[
         external: false,
     },
     Case {
+        id: "X3",
+        control: false,
+        description: "externalTrafficPolicy: Local Service of type NodePort, backend on N1; a pod on N3 dials its cluster IP",
+        guarantee: "externalTrafficPolicy governs external traffic only: the cluster IP is served by any ready endpoint, even from a node without one",
+        docs: ETP_DOCS,
+        setup: Setup {
+            node_port: true,
+            etp_local: true,
+            backends: &[Role::N1],
+            ..setup("x3")
+        },
+        client: Client::Pod(Role::N3),
+        dial: Dial::ClusterIp,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+        external: false,
+    },
+    Case {
         id: "X2",
         control: false,
         description: "externalTrafficPolicy: Local Service of type NodePort, backend on N1; a hostNetwork client on N2 dials N3's InternalIP at the nodePort (--external-cases)",
@@ -573,6 +551,24 @@ pub const CATALOGUE: &[Case] = &[
         setup: EXTERNAL_LOCAL,
         client: Client::Host(Role::N2),
         dial: Dial::NodePort(Role::N1),
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+        external: true,
+    },
+    Case {
+        id: "X4",
+        control: false,
+        description: "externalTrafficPolicy: Local Service of type LoadBalancer, backend on N1; a pod on N3 dials its load-balancer IP (--external-cases)",
+        guarantee: "in-cluster traffic to a load-balancer IP is not external: kube-proxy short-circuits it to the Service's endpoints, so any ready endpoint answers, even from a node without one",
+        docs: ETP_DOCS,
+        setup: Setup {
+            load_balancer: true,
+            etp_local: true,
+            backends: &[Role::N1],
+            ..setup("x4")
+        },
+        client: Client::Pod(Role::N3),
+        dial: Dial::LoadBalancer,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,
         external: true,

@@ -71,6 +71,8 @@ pub enum Dial {
     ClusterIp,
     /// This role's node's InternalIP at the Service's nodePort.
     NodePort(Role),
+    /// The Service's load-balancer ingress IP (`status.loadBalancer.ingress[0].ip`).
+    LoadBalancer,
 }
 
 /// What a case's setup creates (each setup group has its own Service and backends).
@@ -120,6 +122,14 @@ pub struct Setup {
     pub target_port: TargetPort,
     /// `externalTrafficPolicy: Local` (a NodePort Service), else `Cluster`.
     pub etp_local: bool,
+    /// The backends on these roles lack the port the case dials. When not empty, the Service
+    /// has two ports: the one dialled, `alt` ([`crate::fixture::ALT_PORT_NAME`], targeting
+    /// the container port of that name, which only the other backends declare), and `http`
+    /// on the next port number, which every backend serves (`H5`).
+    pub port_missing_on: &'static [Role],
+    /// `type: LoadBalancer` (the cluster's load-balancer implementation gives it an ingress
+    /// IP), with the policy of [`Setup::etp_local`].
+    pub load_balancer: bool,
 }
 
 /// A Service port's `targetPort` in a case's setup.
@@ -201,6 +211,7 @@ pub struct Case {
 pub const REPEATED: &[CaseId] = &["B1", "C"];
 
 mod catalogue;
+mod setups;
 
 pub use catalogue::{CATALOGUE, PREFER_CLOSE_NOTE};
 
@@ -262,6 +273,10 @@ mod tests {
             }
             if let Dial::NodePort(_) = c.dial {
                 assert!(s.node_port, "{}", c.id);
+            }
+            assert_eq!(c.dial == Dial::LoadBalancer, s.load_balancer, "{}", c.id);
+            if s.load_balancer {
+                assert!(c.external, "{}: needs a load balancer (--external-cases)", c.id);
             }
             assert_eq!(
                 c.declared == Declared::NoLocalEndpointsCounted,
