@@ -104,9 +104,14 @@ fn a_default_on_gate_switched_off_changes_the_verdict() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains(
-            "follows feature gates set by --feature-gates, not the release defaults: kube-proxy:PreferSameTrafficDistribution=false",
-        ));
+        .stdout(
+            predicate::str::contains(
+                "follows feature gates set by --feature-gates, not the release defaults: kube-proxy:PreferSameTrafficDistribution=false",
+            )
+            .and(predicate::str::contains(
+                "node hints (forNodes) are ignored: PreferSameTrafficDistribution is off in this kube-proxy",
+            )),
+        );
 }
 
 /// A locked gate switched off, a gate the release does not have, a gate the component does
