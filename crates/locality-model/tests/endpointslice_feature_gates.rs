@@ -129,3 +129,58 @@ fn prefer_same_traffic_distribution_off_on_the_controller_manager_writes_no_node
     assert!(hint_counts_by_node(&off.slices).is_empty());
     assert_eq!(zone_hinted(&off), 0);
 }
+
+/// End to end through the matrix: slices derived at 1.27 for `topology-mode: Auto` keep a
+/// pod's traffic in its zone; with the controller manager's `TopologyAwareHints` off they
+/// carry no hints, the pod reaches every endpoint, and the route names the override.
+#[test]
+fn the_matrix_follows_and_names_a_controller_manager_gate() {
+    use locality_model::matrix::{Matrix, MatrixConfig};
+    use locality_model::objects::ClusterState;
+    use locality_model::proxy::{Destination, Source};
+
+    let (nodes, pods) = cluster();
+    let mut svc = service("foo");
+    svc.cluster_ips = vec![ip("10.96.0.10")];
+    svc.meta
+        .annotations
+        .insert("service.kubernetes.io/topology-mode".into(), "Auto".into());
+    let state = ClusterState {
+        nodes,
+        pods,
+        services: vec![svc],
+        ..Default::default()
+    };
+    let route = |flags: &[&str]| {
+        let config = MatrixConfig {
+            kube_version: KubeVersion::new(1, 27),
+            kube_proxy_version: KubeVersion::new(1, 27),
+            feature_gates: FeatureGates::from_flags(flags).unwrap(),
+            ..Default::default()
+        };
+        config.check_feature_gates().unwrap();
+        let m = Matrix::new(&state, config);
+        let n = m.node_position("node-0").unwrap();
+        m.node_routes(0, n)
+            .routes
+            .into_iter()
+            .find(|r| r.route.source == Source::Pod && r.route.destination == Destination::ClusterIp)
+            .unwrap()
+    };
+    let on = route(&[]);
+    assert_eq!(
+        on.route.endpoints.len(),
+        2,
+        "zone-a's share: {:?}",
+        on.route.trace
+    );
+    let off = route(&["kube-controller-manager:TopologyAwareHints=false"]);
+    assert_eq!(off.route.endpoints.len(), 6, "{:?}", off.route.trace);
+    assert!(
+        off.route.trace.iter().any(|t| t.step == "feature-gates"
+            && t.detail
+                .contains("kube-controller-manager:TopologyAwareHints=false")),
+        "{:?}",
+        off.route.trace
+    );
+}
