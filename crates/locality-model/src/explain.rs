@@ -205,6 +205,12 @@ fn hint_decision_text(d: &HintDecision, endpoints: &[ProxyEndpoint], zone: &str,
         HintDecision::AnnotationRequired => {
             "kube-proxy before 1.31 uses hints only when the Service's topology annotation is set (not \"\", \"disabled\", \"Disabled\")".into()
         }
+        HintDecision::HintsOff => {
+            "this kube-proxy uses no hints: TopologyAwareHints and ServiceTrafficDistribution are off (before 1.24 by default, or --feature-gates)".into()
+        }
+        HintDecision::NodeHintsIgnored => {
+            "node hints (forNodes) are ignored: PreferSameTrafficDistribution is off in this kube-proxy (on by default from 1.34; or --feature-gates)".into()
+        }
         HintDecision::Applied(TopologyMode::PreferSameNode) => {
             format!("every ready endpoint has a node hint and at least one is for {node}: PreferSameNode applies")
         }

@@ -15,6 +15,7 @@ pub mod admission;
 pub mod dataplane;
 pub mod endpointslice;
 pub mod explain;
+pub mod featuregate;
 pub mod matrix;
 pub mod objects;
 pub mod proxy;

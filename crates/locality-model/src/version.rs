@@ -9,6 +9,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::featuregate::{Component, FeatureGates, Gate, GateError, GateOverrides};
+
 /// A Kubernetes minor release (`1.35`); patch levels do not change routing behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct KubeVersion {
@@ -107,26 +109,65 @@ impl FromStr for KubeVersion {
 pub struct ControlPlaneFeatures {
     /// The version these were derived from.
     pub version: KubeVersion,
-    /// `TopologyAwareHints` on: the controller honours `topology-mode: Auto` (beta on 1.24).
+    /// `TopologyAwareHints` on in the controller manager: the controller honours
+    /// `topology-mode: Auto` (beta on 1.24).
     pub topology_aware_hints: bool,
-    /// `ServiceTrafficDistribution` on: `trafficDistribution: PreferClose` (beta on 1.31).
+    /// `ServiceTrafficDistribution` on in the API server (else it drops the field) and the
+    /// controller manager: `trafficDistribution: PreferClose` (beta on 1.31).
     pub service_traffic_distribution: bool,
-    /// `PreferSameTrafficDistribution` on: PreferSameZone / PreferSameNode (beta on 1.34).
+    /// `PreferSameTrafficDistribution` on in the API server and the controller manager:
+    /// PreferSameZone / PreferSameNode (beta on 1.34).
     pub prefer_same_traffic_distribution: bool,
+    /// `ServiceInternalTrafficPolicy` on in the API server: `spec.internalTrafficPolicy` is
+    /// kept (on by default from 1.22; off, `dropServiceDisabledFields` drops it).
+    pub internal_traffic_policy: bool,
     /// The controller no longer writes dummy `forZones: [{name: ""}]` hints for zone-less
     /// endpoints (since 1.33, endpointslice commit ae45d1cc).
     pub no_empty_zone_hints: bool,
+    /// `--feature-gates` overrides of the API server in effect.
+    pub apiserver_gates: GateOverrides,
+    /// `--feature-gates` overrides of the controller manager in effect.
+    pub controller_manager_gates: GateOverrides,
 }
 
 impl ControlPlaneFeatures {
     /// Defaults of a release.
     pub fn at(version: KubeVersion) -> Self {
+        Self::applying(version, &FeatureGates::default())
+    }
+
+    /// A release with `--feature-gates` overrides of kube-apiserver and
+    /// kube-controller-manager, refused as those components refuse them
+    /// ([`FeatureGates::check`]).
+    pub fn with_gates(version: KubeVersion, gates: &FeatureGates) -> Result<Self, GateError> {
+        gates.check(Component::KubeApiserver, version)?;
+        gates.check(Component::KubeControllerManager, version)?;
+        Ok(Self::applying(version, gates))
+    }
+
+    /// A release with overrides already checked: overrides of gates that cannot be set at
+    /// `version` (absent, locked, removed) have no effect.
+    ///
+    /// The API server's gates act through the fields it keeps (`pkg/registry/core/service/
+    /// strategy.go` `dropServiceDisabledFields`); the controller manager's through the
+    /// EndpointSlice controller (`pkg/controller/endpointslice/endpointslice_controller.go`
+    /// `NewController`: a topology cache only with `TopologyAwareHints`,
+    /// `WithTrafficDistributionEnabled(ServiceTrafficDistribution)`).
+    pub fn applying(version: KubeVersion, gates: &FeatureGates) -> Self {
+        let api = |g| gates.enabled(Component::KubeApiserver, g, version);
+        let kcm = |g| gates.enabled(Component::KubeControllerManager, g, version);
+        let field_kept = api(Gate::ServiceTrafficDistribution);
         ControlPlaneFeatures {
             version,
-            topology_aware_hints: version.at_least(1, 24),
-            service_traffic_distribution: version.at_least(1, 31),
-            prefer_same_traffic_distribution: version.at_least(1, 34),
+            topology_aware_hints: kcm(Gate::TopologyAwareHints),
+            service_traffic_distribution: field_kept && kcm(Gate::ServiceTrafficDistribution),
+            prefer_same_traffic_distribution: field_kept
+                && api(Gate::PreferSameTrafficDistribution)
+                && kcm(Gate::PreferSameTrafficDistribution),
+            internal_traffic_policy: api(Gate::ServiceInternalTrafficPolicy),
             no_empty_zone_hints: version.at_least(1, 33),
+            apiserver_gates: gates.overrides(Component::KubeApiserver, version),
+            controller_manager_gates: gates.overrides(Component::KubeControllerManager, version),
         }
     }
 }
@@ -156,20 +197,46 @@ pub struct ProxyFeatures {
     /// Services on `service-proxy-name`, EndpointSlices on `headless`. Before, both labels
     /// excluded both kinds (`cmd/kube-proxy/app/server.go`).
     pub informer_filters_per_kind: bool,
+    /// `--feature-gates` overrides of this kube-proxy in effect.
+    pub gates: GateOverrides,
 }
 
 impl ProxyFeatures {
     /// Defaults of a release.
     pub fn at(version: KubeVersion) -> Self {
+        Self::applying(version, &FeatureGates::default())
+    }
+
+    /// A release with `--feature-gates` overrides of kube-proxy, refused as kube-proxy
+    /// refuses them ([`FeatureGates::check`]).
+    pub fn with_gates(version: KubeVersion, gates: &FeatureGates) -> Result<Self, GateError> {
+        gates.check(Component::KubeProxy, version)?;
+        Ok(Self::applying(version, gates))
+    }
+
+    /// A release with overrides already checked: overrides of gates that cannot be set at
+    /// `version` (absent, locked, removed) have no effect.
+    ///
+    /// Zone hints follow `pkg/proxy/topology.go` `canUseTopology` (1.30–1.32): hints need
+    /// `TopologyAwareHints` or `ServiceTrafficDistribution`, and without the latter the
+    /// topology annotation; node hints follow `topologyModeFromHints` (checks
+    /// `PreferSameTrafficDistribution`); the fallback `CategorizeEndpoints` (checks
+    /// `ProxyTerminatingEndpoints` before 1.30); `internalTrafficPolicy` the service port's
+    /// `internalPolicyLocal` (`pkg/proxy/serviceport.go`, `ServiceInternalTrafficPolicy`
+    /// before 1.28).
+    pub fn applying(version: KubeVersion, gates: &FeatureGates) -> Self {
+        let on = |g| gates.enabled(Component::KubeProxy, g, version);
+        let traffic_distribution = on(Gate::ServiceTrafficDistribution);
         ProxyFeatures {
             version,
-            internal_traffic_policy: version.at_least(1, 22),
-            terminating_fallback: version.at_least(1, 26),
-            zone_hints: version.at_least(1, 24),
-            hints_need_annotation: !version.at_least(1, 31),
-            node_hints: version.at_least(1, 34),
+            internal_traffic_policy: on(Gate::ServiceInternalTrafficPolicy),
+            terminating_fallback: on(Gate::ProxyTerminatingEndpoints),
+            zone_hints: on(Gate::TopologyAwareHints) || traffic_distribution,
+            hints_need_annotation: !traffic_distribution,
+            node_hints: on(Gate::PreferSameTrafficDistribution),
             duplicates_non_terminating_win: version.at_least(1, 36),
             informer_filters_per_kind: version.at_least(1, 36),
+            gates: gates.overrides(Component::KubeProxy, version),
         }
     }
 }
@@ -206,5 +273,101 @@ mod tests {
         assert!(ControlPlaneFeatures::at(KubeVersion::new(1, 31)).service_traffic_distribution);
         assert!(!ControlPlaneFeatures::at(KubeVersion::new(1, 33)).prefer_same_traffic_distribution);
         assert!(ControlPlaneFeatures::at(KubeVersion::new(1, 34)).prefer_same_traffic_distribution);
+    }
+
+    fn gates(flags: &[&str]) -> FeatureGates {
+        FeatureGates::from_flags(flags).unwrap()
+    }
+
+    #[test]
+    fn kube_proxy_gates_switch_its_behaviours() {
+        let v = KubeVersion::new;
+        let off = |version, flag| ProxyFeatures::with_gates(version, &gates(&[flag])).unwrap();
+        assert!(ProxyFeatures::at(v(1, 34)).node_hints);
+        assert!(!off(v(1, 34), "kube-proxy:PreferSameTrafficDistribution=false").node_hints);
+        assert!(off(v(1, 33), "kube-proxy:PreferSameTrafficDistribution=true").node_hints);
+        assert!(ProxyFeatures::at(v(1, 27)).terminating_fallback);
+        assert!(!off(v(1, 27), "kube-proxy:ProxyTerminatingEndpoints=false").terminating_fallback);
+        assert!(off(v(1, 25), "kube-proxy:ProxyTerminatingEndpoints=true").terminating_fallback);
+        assert!(!off(v(1, 25), "kube-proxy:ServiceInternalTrafficPolicy=false").internal_traffic_policy);
+        // canUseTopology: hints with either gate; without ServiceTrafficDistribution only
+        // with the annotation.
+        let p = off(v(1, 31), "kube-proxy:ServiceTrafficDistribution=false");
+        assert!(p.zone_hints && p.hints_need_annotation);
+        let p = off(
+            v(1, 31),
+            "kube-proxy:ServiceTrafficDistribution=false,TopologyAwareHints=false",
+        );
+        assert!(!p.zone_hints);
+        let p = off(v(1, 31), "kube-proxy:TopologyAwareHints=false");
+        assert!(p.zone_hints && !p.hints_need_annotation);
+        assert!(!off(v(1, 27), "kube-proxy:TopologyAwareHints=false").zone_hints);
+        let p = off(v(1, 30), "kube-proxy:ServiceTrafficDistribution=true");
+        assert!(p.zone_hints && !p.hints_need_annotation);
+        assert_eq!(
+            off(v(1, 27), "kube-proxy:ProxyTerminatingEndpoints=false")
+                .gates
+                .get(Gate::ProxyTerminatingEndpoints),
+            Some(false)
+        );
+        assert!(ProxyFeatures::at(v(1, 27)).gates.is_empty());
+    }
+
+    #[test]
+    fn control_plane_gates_switch_its_behaviours() {
+        let v = KubeVersion::new;
+        let with = |version, flag| ControlPlaneFeatures::with_gates(version, &gates(&[flag])).unwrap();
+        assert!(ControlPlaneFeatures::at(v(1, 27)).topology_aware_hints);
+        assert!(!with(v(1, 27), "kube-controller-manager:TopologyAwareHints=false").topology_aware_hints);
+        assert!(with(v(1, 23), "kube-controller-manager:TopologyAwareHints=true").topology_aware_hints);
+        assert!(
+            !with(
+                v(1, 31),
+                "kube-controller-manager:ServiceTrafficDistribution=false"
+            )
+            .service_traffic_distribution
+        );
+        assert!(
+            !with(v(1, 31), "kube-apiserver:ServiceTrafficDistribution=false").service_traffic_distribution
+        );
+        assert!(with(v(1, 30), "ServiceTrafficDistribution=true").service_traffic_distribution);
+        assert!(
+            !with(v(1, 30), "kube-apiserver:ServiceTrafficDistribution=true").service_traffic_distribution,
+            "the controller's gate is still off"
+        );
+        assert!(
+            !with(v(1, 34), "kube-apiserver:PreferSameTrafficDistribution=false")
+                .prefer_same_traffic_distribution
+        );
+        assert!(
+            !with(
+                v(1, 34),
+                "kube-controller-manager:PreferSameTrafficDistribution=false"
+            )
+            .prefer_same_traffic_distribution
+        );
+        assert!(ControlPlaneFeatures::at(v(1, 25)).internal_traffic_policy);
+        assert!(!with(v(1, 25), "kube-apiserver:ServiceInternalTrafficPolicy=false").internal_traffic_policy);
+    }
+
+    #[test]
+    fn with_gates_refuses_what_the_component_refuses() {
+        let v = KubeVersion::new;
+        let locked = gates(&["kube-proxy:PreferSameTrafficDistribution=false"]);
+        assert!(ProxyFeatures::with_gates(v(1, 35), &locked).is_err());
+        assert!(
+            ControlPlaneFeatures::with_gates(v(1, 35), &locked).is_ok(),
+            "a kube-proxy gate"
+        );
+        let removed = gates(&["kube-controller-manager:TopologyAwareHints=true"]);
+        assert!(ControlPlaneFeatures::with_gates(v(1, 36), &removed).is_err());
+        assert!(ProxyFeatures::with_gates(v(1, 36), &removed).is_ok());
+        let early = gates(&["kube-apiserver:PreferSameTrafficDistribution=true"]);
+        assert!(ControlPlaneFeatures::with_gates(v(1, 32), &early).is_err());
+        // Unchecked, an override that cannot be set has no effect.
+        assert_eq!(
+            ProxyFeatures::applying(v(1, 35), &locked),
+            ProxyFeatures::at(v(1, 35))
+        );
     }
 }

@@ -14,6 +14,8 @@ mod support;
 mod confidence;
 #[path = "packet_flows/external.rs"]
 mod external;
+#[path = "packet_flows/feature_gates.rs"]
+mod feature_gates;
 
 use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
 use locality_model::objects::*;

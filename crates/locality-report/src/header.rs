@@ -165,6 +165,9 @@ pub struct ReportHeader {
     pub kube_proxy_version: String,
     /// The data plane modelled in words (`iptables`, `mode unknown`, `replaced by cilium`).
     pub data_plane: String,
+    /// `--feature-gates` overrides modelled, as `component:Gate=value` (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub feature_gates: Vec<String>,
     /// The version the cluster's API server reported (`v1.35.0`), when it was read live.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_version: Option<String>,
@@ -253,6 +256,7 @@ pub fn build(input: HeaderInput<'_>, summary: Summary) -> ReportHeader {
         kubernetes_version: input.config.kube_version.to_string(),
         kube_proxy_version: input.config.kube_proxy_version.to_string(),
         data_plane: data_plane_text(&input.config.data_plane),
+        feature_gates: input.config.feature_gates.describe(),
         cluster_version: input.cluster_version,
         known_data_plane: input.detection.and_then(KnownDataPlane::from_detection),
         summary,
@@ -308,6 +312,9 @@ fn versions_text(h: &ReportHeader) -> String {
         "modelled: Kubernetes {}, kube-proxy {} ({})",
         h.kubernetes_version, h.kube_proxy_version, h.data_plane
     );
+    if !h.feature_gates.is_empty() {
+        let _ = write!(s, "; feature gates {}", h.feature_gates.join(", "));
+    }
     if let Some(v) = &h.cluster_version {
         let _ = write!(s, "; the cluster reports {v}");
     }
@@ -422,6 +429,9 @@ pub fn junit_properties(h: &ReportHeader) -> Vec<(String, String)> {
         h.kube_proxy_version.clone(),
     ));
     v.push(("header.dataPlane".to_string(), h.data_plane.clone()));
+    if !h.feature_gates.is_empty() {
+        v.push(("header.featureGates".to_string(), h.feature_gates.join(",")));
+    }
     if let Some(c) = &h.cluster_version {
         v.push(("header.clusterVersion".to_string(), c.clone()));
     }

@@ -27,6 +27,7 @@ fn config() -> MatrixConfig {
         node_proxy_versions: Default::default(),
         data_plane: DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
         derive: false,
+        feature_gates: Default::default(),
     }
 }
 

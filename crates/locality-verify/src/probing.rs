@@ -469,6 +469,7 @@ pub(crate) fn matrix_config(snap: &locality_live::LiveSnapshot, mode: Option<Pro
         node_proxy_versions: Default::default(),
         data_plane,
         derive: false,
+        feature_gates: Default::default(),
     }
 }
 

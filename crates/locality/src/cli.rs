@@ -184,6 +184,15 @@ pub struct ModelArgs {
     /// on files, each Node's kubeletVersion; else --kube-version].
     #[arg(long, value_name = "VERSION")]
     pub kube_proxy_version: Option<String>,
+    /// Feature-gate overrides, as a component's own --feature-gates, prefixed with the
+    /// component: kube-apiserver:, kube-controller-manager: or kube-proxy: (without a prefix,
+    /// every component that reads the gate); repeatable, e.g.
+    /// `--feature-gates kube-proxy:PreferSameTrafficDistribution=false`. Refused like the
+    /// component refuses it at its version (unknown or removed gate, locked gate set to
+    /// false) [default: every gate at the release's default; docs/semantics.md "Feature
+    /// gates"].
+    #[arg(long = "feature-gates", value_name = "[COMPONENT:]GATE=BOOL,…")]
+    pub feature_gates: Vec<String>,
     /// kube-proxy's proxy mode [default: live, read from the kube-proxy DaemonSet or ConfigMap;
     /// on files, iptables].
     #[arg(long, value_enum)]

@@ -3,6 +3,7 @@
 
 use locality_audit::InputKind;
 use locality_live::{LiveOptions, LiveSnapshot, snapshot_blocking};
+use locality_model::featuregate::FeatureGates;
 use locality_model::matrix::{Assumed, DataPlane, MatrixConfig};
 use locality_model::objects::ClusterState;
 use locality_model::proxy::ProxyMode;
@@ -143,6 +144,8 @@ fn load_any(
     ui: &Ui,
     progress: &Progress,
 ) -> Result<Loaded, CliError> {
+    // Malformed overrides are refused before any input is read.
+    feature_gates(args)?;
     if let Some(topology) = &args.sim {
         return load_simulated(args, topology, ui, progress);
     }
@@ -179,7 +182,9 @@ fn load_any(
             node_proxy_versions: versions.per_node,
             data_plane,
             derive: args.derive,
+            feature_gates: feature_gates(args)?,
         };
+        check_gates(&config)?;
         return Ok(Loaded {
             state: loaded.state,
             config,
@@ -248,15 +253,18 @@ fn load_any(
             snap.data_plane.clone()
         }
     };
+    let config = MatrixConfig {
+        kube_version: kube,
+        kube_proxy_version: kube_proxy,
+        node_proxy_versions: Default::default(),
+        data_plane,
+        derive: args.derive,
+        feature_gates: feature_gates(args)?,
+    };
+    check_gates(&config)?;
     Ok(Loaded {
         state: snap.state,
-        config: MatrixConfig {
-            kube_version: kube,
-            kube_proxy_version: kube_proxy,
-            node_proxy_versions: Default::default(),
-            data_plane,
-            derive: args.derive,
-        },
+        config,
         kind: InputKind::Live,
         files: Vec::new(),
         forbidden: snap.forbidden,
@@ -301,15 +309,21 @@ fn load_simulated(
         "reading the SIMULATED cluster {topology:?} after {} virtual seconds (a self-test, not a real cluster)",
         args.sim_at
     ));
+    let config = MatrixConfig {
+        kube_version: kube,
+        kube_proxy_version: kube_proxy,
+        node_proxy_versions: Default::default(),
+        data_plane,
+        derive: args.derive,
+        feature_gates: feature_gates(args)?,
+    };
+    check_gates(&config)?;
+    if !config.feature_gates.is_empty() {
+        ui.warn("--feature-gates applies to the model only: the simulated cluster itself runs every gate at its release's default");
+    }
     Ok(Loaded {
         state,
-        config: MatrixConfig {
-            kube_version: kube,
-            kube_proxy_version: kube_proxy,
-            node_proxy_versions: Default::default(),
-            data_plane,
-            derive: args.derive,
-        },
+        config,
         kind: InputKind::Simulated,
         files: Vec::new(),
         forbidden: Vec::new(),
@@ -320,6 +334,18 @@ fn load_simulated(
         assumed: Assumed::default(),
         detection: None,
     })
+}
+
+/// The `--feature-gates` overrides (syntax, gate names and readers checked; versions later).
+fn feature_gates(args: &ModelArgs) -> Result<FeatureGates, CliError> {
+    FeatureGates::from_flags(&args.feature_gates).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// Refuses the overrides a component would refuse at the version modelled (exit 2).
+fn check_gates(config: &MatrixConfig) -> Result<(), CliError> {
+    config
+        .check_feature_gates()
+        .map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// A `--kube-version`-style flag's value, parsed.

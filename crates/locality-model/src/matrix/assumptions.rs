@@ -7,12 +7,13 @@
 //! [`VersionSensitivity`] records, once per service port, which of those rules its
 //! endpoints and objects touch; [`missing_facts`] then decides per route in constant time.
 
+use crate::featuregate::{Component, Gate};
 use crate::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, LABEL_HEADLESS,
     LABEL_SERVICE_PROXY_NAME, Service,
 };
 use crate::proxy::{MissingFact, MissingFacts, ProxyEndpoint, Reason, Route, VerdictKind};
-use crate::version::ProxyFeatures;
+use crate::version::{ControlPlaneFeatures, ProxyFeatures};
 
 use super::EndpointSource;
 
@@ -137,4 +138,63 @@ pub fn missing_facts(
 pub fn describe(missing: MissingFacts) -> String {
     let facts: Vec<&str> = missing.iter().map(MissingFact::explain).collect();
     format!("confidence lowered: {}", facts.join("; "))
+}
+
+/// The `--feature-gates` overrides a route's answer follows: each overridden gate whose
+/// behaviour the route touches (by the same sensitivity as the version rules above).
+/// `service_itp_local` is the Service's own `internalTrafficPolicy: Local`, before any
+/// gate. Empty, fast, when nothing is overridden.
+pub fn gates_in_play(
+    route: &Route,
+    s: &VersionSensitivity,
+    proxy: &ProxyFeatures,
+    control_plane: &ControlPlaneFeatures,
+    service_itp_local: bool,
+) -> Vec<(Component, Gate, bool)> {
+    if proxy.gates.is_empty()
+        && control_plane.apiserver_gates.is_empty()
+        && control_plane.controller_manager_gates.is_empty()
+    {
+        return Vec::new();
+    }
+    let hinted = s.hints && uses_cluster_set(route);
+    let derived = s.derived_hints && uses_cluster_set(route);
+    let mut out = Vec::new();
+    for (gate, value) in control_plane.apiserver_gates.iter() {
+        let touches = match gate {
+            Gate::ServiceInternalTrafficPolicy => service_itp_local,
+            Gate::ServiceTrafficDistribution | Gate::PreferSameTrafficDistribution => derived,
+            _ => false,
+        };
+        if touches {
+            out.push((Component::KubeApiserver, gate, value));
+        }
+    }
+    for (gate, value) in control_plane.controller_manager_gates.iter() {
+        if derived {
+            out.push((Component::KubeControllerManager, gate, value));
+        }
+    }
+    for (gate, value) in proxy.gates.iter() {
+        let touches = match gate {
+            Gate::ServiceInternalTrafficPolicy => service_itp_local,
+            Gate::ProxyTerminatingEndpoints => s.serving_terminating,
+            Gate::TopologyAwareHints
+            | Gate::ServiceTrafficDistribution
+            | Gate::PreferSameTrafficDistribution => hinted,
+        };
+        if touches {
+            out.push((Component::KubeProxy, gate, value));
+        }
+    }
+    out
+}
+
+/// The trace line naming the overridden gates a route follows.
+pub fn describe_gates(gates: &[(Component, Gate, bool)]) -> String {
+    let named: Vec<String> = gates.iter().map(|(c, g, v)| format!("{c}:{g}={v}")).collect();
+    format!(
+        "follows feature gates set by --feature-gates, not the release defaults: {}",
+        named.join(", ")
+    )
 }

@@ -15,6 +15,7 @@ use std::net::IpAddr;
 
 use crate::endpointslice;
 use crate::endpointslice::mirroring::{self, NotMirrored, SkippedAddress};
+use crate::featuregate::{FeatureGates, GateError};
 use crate::objects::{ClusterState, EndpointSlice, Endpoints, Node, Pod, Service};
 use crate::proxy::duplicates::DuplicateEndpoint;
 use crate::proxy::{
@@ -77,6 +78,24 @@ pub struct MatrixConfig {
     pub data_plane: DataPlane,
     /// Derive EndpointSlices from pods even where observed slices exist.
     pub derive: bool,
+    /// `--feature-gates` overrides per component (checked with
+    /// [`MatrixConfig::check_feature_gates`]; unchecked overrides of gates that cannot be set
+    /// at a component's version have no effect).
+    pub feature_gates: FeatureGates,
+}
+
+impl MatrixConfig {
+    /// Refuses the feature-gate overrides each component would refuse at its version: the
+    /// API server and controller manager at `kube_version`, kube-proxy at
+    /// `kube_proxy_version` and every per-node version.
+    pub fn check_feature_gates(&self) -> Result<(), GateError> {
+        ControlPlaneFeatures::with_gates(self.kube_version, &self.feature_gates)?;
+        ProxyFeatures::with_gates(self.kube_proxy_version, &self.feature_gates)?;
+        for v in self.node_proxy_versions.values() {
+            ProxyFeatures::with_gates(*v, &self.feature_gates)?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for MatrixConfig {
@@ -87,6 +106,7 @@ impl Default for MatrixConfig {
             node_proxy_versions: BTreeMap::new(),
             data_plane: DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
             derive: false,
+            feature_gates: FeatureGates::default(),
         }
     }
 }
@@ -230,6 +250,8 @@ pub struct Matrix<'s> {
     /// What the caller assumed rather than read ([`Matrix::assuming`]); routes that depend on
     /// it name the missing fact and are at most `inferred`.
     pub assumed: Assumed,
+    /// The API server's and controller manager's behaviour (with `--feature-gates`).
+    pub control_plane: ControlPlaneFeatures,
     default_proxy: ProxyFeatures,
     /// Groups of nodes that categorize alike unless special: (zone, proxy features, windows).
     groups: Vec<NodeGroup>,
@@ -252,8 +274,15 @@ const ANONYMOUS_NODE: &str = "\u{0}anonymous-node";
 impl<'s> Matrix<'s> {
     /// Builds the matrix inputs for `state`.
     pub fn new(state: &'s ClusterState, config: MatrixConfig) -> Self {
-        let control_plane = ControlPlaneFeatures::at(config.kube_version);
-        let default_proxy = ProxyFeatures::at(config.kube_proxy_version);
+        let control_plane = ControlPlaneFeatures::applying(config.kube_version, &config.feature_gates);
+        let proxy_at = |v: KubeVersion| {
+            let mut p = ProxyFeatures::applying(v, &config.feature_gates);
+            // An API server that drops spec.internalTrafficPolicy leaves kube-proxy nothing
+            // to honour.
+            p.internal_traffic_policy &= control_plane.internal_traffic_policy;
+            p
+        };
+        let default_proxy = proxy_at(config.kube_proxy_version);
 
         let mut nodes: Vec<MatrixNode<'s>> = state
             .nodes
@@ -264,7 +293,7 @@ impl<'s> Matrix<'s> {
                 proxy: config
                     .node_proxy_versions
                     .get(&n.meta.name)
-                    .map(|v| ProxyFeatures::at(*v))
+                    .map(|v| proxy_at(*v))
                     .unwrap_or(default_proxy),
             })
             .collect();
@@ -399,6 +428,7 @@ impl<'s> Matrix<'s> {
             ports,
             notes,
             assumed: Assumed::default(),
+            control_plane,
             default_proxy,
             groups,
             node_group,
@@ -411,6 +441,12 @@ impl<'s> Matrix<'s> {
     pub fn assuming(mut self, assumed: Assumed) -> Self {
         self.assumed = assumed;
         self
+    }
+
+    /// kube-proxy's behaviour on nodes without a version of their own (with
+    /// `--feature-gates`).
+    pub fn default_proxy(&self) -> ProxyFeatures {
+        self.default_proxy
     }
 
     /// The modes evaluated.

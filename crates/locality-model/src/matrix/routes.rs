@@ -168,6 +168,19 @@ impl Matrix<'_> {
                         .trace
                         .push(TraceStep::new("confidence", assumptions::describe(missing)));
                 }
+                let gates = assumptions::gates_in_play(
+                    &r.route,
+                    &entry.sensitivity,
+                    proxy,
+                    &self.control_plane,
+                    entry.service.itp() == crate::objects::TrafficPolicy::Local,
+                );
+                if !gates.is_empty() {
+                    r.route.trace.push(TraceStep::new(
+                        "feature-gates",
+                        assumptions::describe_gates(&gates),
+                    ));
+                }
                 routes.push(r);
             }
         }

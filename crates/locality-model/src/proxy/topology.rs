@@ -46,6 +46,12 @@ pub enum HintDecision {
     NoReadyEndpoints,
     /// kube-proxy < 1.31 requires the topology annotation, and it is unset or disabled.
     AnnotationRequired,
+    /// kube-proxy uses no hints at all: `TopologyAwareHints` and `ServiceTrafficDistribution`
+    /// both off (before 1.24 by default, or switched off with `--feature-gates`).
+    HintsOff,
+    /// Ready endpoints carry node hints, but this kube-proxy does not read them
+    /// (`PreferSameTrafficDistribution` off: before 1.34 by default, or switched off).
+    NodeHintsIgnored,
     /// The mode applied.
     Applied(TopologyMode),
     /// No ready endpoint carries hints of either kind.
@@ -165,6 +171,7 @@ pub struct CategorizeIndex<'a> {
     uses_local: bool,
     terminating_fallback: bool,
     hints_allowed: bool,
+    zone_hints_enabled: bool,
     node_hints_enabled: bool,
     ready: Vec<usize>,
     serving_terminating: Vec<usize>,
@@ -200,6 +207,7 @@ impl<'a> CategorizeIndex<'a> {
             uses_local: svc.uses_local_endpoints(),
             terminating_fallback: features.terminating_fallback,
             hints_allowed,
+            zone_hints_enabled: features.zone_hints,
             node_hints_enabled: features.node_hints,
             ready: Vec::new(),
             serving_terminating: Vec::new(),
@@ -265,9 +273,17 @@ impl<'a> CategorizeIndex<'a> {
             return (TopologyMode::None, [Some(HintDecision::NoReadyEndpoints), None]);
         }
         if !self.hints_allowed {
-            return (TopologyMode::None, [Some(HintDecision::AnnotationRequired), None]);
+            let why = if self.zone_hints_enabled {
+                HintDecision::AnnotationRequired
+            } else {
+                HintDecision::HintsOff
+            };
+            return (TopologyMode::None, [Some(why), None]);
         }
         let mut node_decision = None;
+        if !self.node_hints_enabled && !self.ready_by_node_hint.is_empty() {
+            node_decision = Some(HintDecision::NodeHintsIgnored);
+        }
         if self.node_hints_enabled {
             match self.first_without_node_hint {
                 None if self.ready_by_node_hint.contains_key(node.name) => {
