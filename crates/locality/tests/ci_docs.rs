@@ -162,3 +162,33 @@ fn the_ci_material_parses_and_uses_only_real_flags() {
         "{checked:?}"
     );
 }
+
+#[test]
+fn the_in_cluster_job_uses_the_audit_service_account_and_real_flags() {
+    let root = repo();
+    let job = yaml(&root.join("deploy/audit-job.yaml"));
+    let job: k8s_openapi::api::batch::v1::Job = serde_json::from_value(job).expect("a batch/v1 Job");
+    let namespace = job.metadata.namespace.clone().expect("namespace");
+    let pod = job.spec.expect("spec").template.spec.expect("pod spec");
+    let account = pod.service_account_name.expect("serviceAccountName");
+    // The ServiceAccount is the one deploy/rbac-audit.yaml creates and binds.
+    let rbac = std::fs::read_to_string(root.join("deploy/rbac-audit.yaml")).unwrap();
+    let docs: Vec<Value> = rbac
+        .split("\n---")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_saphyr::from_str(d).expect("rbac-audit.yaml document"))
+        .collect();
+    assert!(
+        docs.iter().any(|d| d["kind"] == "ServiceAccount"
+            && d["metadata"]["name"] == account.as_str()
+            && d["metadata"]["namespace"] == namespace.as_str()),
+        "no ServiceAccount {namespace}/{account} in rbac-audit.yaml"
+    );
+    let args = pod.containers[0].args.clone().expect("args");
+    let line = format!("locality {}", args.join(" "));
+    let mut checked = BTreeSet::new();
+    check("deploy/audit-job.yaml", &commands(&line), &mut checked);
+    assert!(checked.contains("audit --fail-on"), "{checked:?}");
+    let containerfile = std::fs::read_to_string(root.join("Containerfile")).unwrap();
+    assert!(containerfile.contains("ENTRYPOINT [\"/usr/local/bin/locality\"]"));
+}
