@@ -204,6 +204,15 @@ pub(crate) struct Sim {
 }
 
 impl Sim {
+    /// Pod `ns/name` as the engine has it now, or the API's 404.
+    pub(crate) fn pod(&self, ns: &str, name: &str) -> Result<locality_sim::SimPod, crate::status::ApiError> {
+        self.engine
+            .get(&locality_sim::ObjectKey::new(locality_sim::Kind::Pod, ns, name))
+            .and_then(locality_sim::Object::as_pod)
+            .cloned()
+            .ok_or_else(|| crate::status::ApiError::not_found("pods", "", name))
+    }
+
     /// Runs the engine up to the current virtual time.
     pub(crate) fn catch_up(&mut self) {
         let t = self.clock.now();

@@ -176,15 +176,13 @@ fn load_any(
             proxy_mode: forced.is_none(),
         };
         let data_plane = forced.unwrap_or(DataPlane::KubeProxy(Some(ProxyMode::Iptables)));
-        let config = MatrixConfig {
-            kube_version: versions.kube,
-            kube_proxy_version: versions.kube_proxy,
-            node_proxy_versions: versions.per_node,
+        let config = model_config(
+            args,
+            versions.kube,
+            versions.kube_proxy,
+            versions.per_node,
             data_plane,
-            derive: args.derive,
-            feature_gates: feature_gates(args)?,
-        };
-        check_gates(&config)?;
+        )?;
         return Ok(Loaded {
             state: loaded.state,
             config,
@@ -253,15 +251,7 @@ fn load_any(
             snap.data_plane.clone()
         }
     };
-    let config = MatrixConfig {
-        kube_version: kube,
-        kube_proxy_version: kube_proxy,
-        node_proxy_versions: Default::default(),
-        data_plane,
-        derive: args.derive,
-        feature_gates: feature_gates(args)?,
-    };
-    check_gates(&config)?;
+    let config = model_config(args, kube, kube_proxy, Default::default(), data_plane)?;
     Ok(Loaded {
         state: snap.state,
         config,
@@ -309,15 +299,7 @@ fn load_simulated(
         "reading the SIMULATED cluster {topology:?} after {} virtual seconds (a self-test, not a real cluster)",
         args.sim_at
     ));
-    let config = MatrixConfig {
-        kube_version: kube,
-        kube_proxy_version: kube_proxy,
-        node_proxy_versions: Default::default(),
-        data_plane,
-        derive: args.derive,
-        feature_gates: feature_gates(args)?,
-    };
-    check_gates(&config)?;
+    let config = model_config(args, kube, kube_proxy, Default::default(), data_plane)?;
     if !config.feature_gates.is_empty() {
         ui.warn("--feature-gates applies to the model only: the simulated cluster itself runs every gate at its release's default");
     }
@@ -341,11 +323,28 @@ fn feature_gates(args: &ModelArgs) -> Result<FeatureGates, CliError> {
     FeatureGates::from_flags(&args.feature_gates).map_err(|e| CliError::usage(e.to_string()))
 }
 
-/// Refuses the overrides a component would refuse at the version modelled (exit 2).
-fn check_gates(config: &MatrixConfig) -> Result<(), CliError> {
+/// The model's configuration: the versions and data plane decided, `--derive`, and the
+/// `--feature-gates` overrides refused as a component would refuse them at the versions
+/// modelled (exit 2).
+fn model_config(
+    args: &ModelArgs,
+    kube_version: KubeVersion,
+    kube_proxy_version: KubeVersion,
+    node_proxy_versions: std::collections::BTreeMap<String, KubeVersion>,
+    data_plane: DataPlane,
+) -> Result<MatrixConfig, CliError> {
+    let config = MatrixConfig {
+        kube_version,
+        kube_proxy_version,
+        node_proxy_versions,
+        data_plane,
+        derive: args.derive,
+        feature_gates: feature_gates(args)?,
+    };
     config
         .check_feature_gates()
-        .map_err(|e| CliError::usage(e.to_string()))
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    Ok(config)
 }
 
 /// A `--kube-version`-style flag's value, parsed.

@@ -56,7 +56,9 @@ fn commands(text: &str) -> Vec<(String, Vec<String>)> {
     for line in text.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         for (i, w) in words.iter().enumerate() {
-            let is_binary = *w == "locality" || (w.ends_with("/locality") && !w.contains("://"));
+            // Not a flag's value (`kubectl -n locality logs …`), not a URL.
+            let is_binary = (*w == "locality" || (w.ends_with("/locality") && !w.contains("://")))
+                && (i == 0 || !words[i - 1].starts_with('-'));
             let Some(sub) = words.get(i + 1).filter(|_| is_binary) else {
                 continue;
             };

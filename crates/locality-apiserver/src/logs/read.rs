@@ -23,12 +23,7 @@ pub(crate) fn pods_log(shared: &Arc<Shared>, ns: &str, name: &str, q: &Query) ->
     sim.catch_up();
     shared.notify(&sim);
     let key = ObjectKey::new(Kind::Pod, ns, name);
-    let pod = sim
-        .engine
-        .get(&key)
-        .and_then(Object::as_pod)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found("pods", "", name))?;
+    let pod = sim.pod(ns, name)?;
     let uid = pod.pod.meta.uid.clone();
     if !sim.clients.contains_key(&uid) && pod.pod.phase == PodPhase::Running {
         // A pod made by a controller (its template declares the program): started late, now.

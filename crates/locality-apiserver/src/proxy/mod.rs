@@ -30,7 +30,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use hyper::body::Bytes;
-use locality_sim::{Kind, Object, ObjectKey};
+use locality_sim::{Kind, Object};
 
 use crate::http::{Body, percent_decode, response};
 use crate::status::ApiError;
@@ -165,13 +165,7 @@ pub(crate) async fn pods_proxy(
     let (pod, netexec, addr, from) = {
         let mut sim = shared.lock();
         sim.catch_up();
-        let key = ObjectKey::new(Kind::Pod, ns, name);
-        let pod = sim
-            .engine
-            .get(&key)
-            .and_then(Object::as_pod)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found("pods", "", name))?;
+        let pod = sim.pod(ns, name)?;
         let ip = *pod
             .pod
             .pod_ips
