@@ -219,7 +219,8 @@ impl ProxyFeatures {
     ///
     /// Zone hints follow `pkg/proxy/topology.go` `canUseTopology` (1.30–1.32): hints need
     /// `TopologyAwareHints` or `ServiceTrafficDistribution`, and without the latter the
-    /// topology annotation; node hints follow `topologyModeFromHints` (checks
+    /// topology annotation (KEP-4444 "Changes within kube-proxy": with the gate on, hints are
+    /// considered whatever the annotation or field say); node hints follow `topologyModeFromHints` (checks
     /// `PreferSameTrafficDistribution`); the fallback `CategorizeEndpoints` (checks
     /// `ProxyTerminatingEndpoints` before 1.30); `internalTrafficPolicy` the service port's
     /// `internalPolicyLocal` (`pkg/proxy/serviceport.go`, `ServiceInternalTrafficPolicy`

@@ -403,6 +403,46 @@ impl Cluster {
         }
     }
 
+    /// A watch of the collection at `path` (its query may select) from `resource_version`,
+    /// ended by the server after `timeout_seconds`: the events, until the server ends the
+    /// stream or it fails. Not retried here: the caller resumes from the last
+    /// resourceVersion it saw, or knows its view has a gap.
+    pub async fn watch(
+        &self,
+        path: &str,
+        resource_version: &str,
+        timeout_seconds: u64,
+    ) -> Result<
+        impl futures_util::Stream<Item = Result<kube::core::WatchEvent<Value>, String>> + use<>,
+        VerifyError,
+    > {
+        use futures_util::StreamExt;
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let uri = format!(
+            "{path}{sep}watch=true&allowWatchBookmarks=true&resourceVersion={resource_version}&timeoutSeconds={timeout_seconds}"
+        );
+        let req = Request::builder()
+            .method(Method::GET)
+            .uri(&uri)
+            .header(http::header::ACCEPT, "application/json")
+            .body(Vec::new())
+            .map_err(|e| VerifyError::Api {
+                what: format!("watch {path}"),
+                message: e.to_string(),
+            })?;
+        let events = tokio::time::timeout(self.request_timeout, self.client.request_events::<Value>(req))
+            .await
+            .map_err(|_| VerifyError::Api {
+                what: format!("watch {path}"),
+                message: format!("no answer within {:?} (request timeout)", self.request_timeout),
+            })?
+            .map_err(|e| VerifyError::Api {
+                what: format!("watch {path}"),
+                message: chain(&e),
+            })?;
+        Ok(events.map(|e| e.map_err(|e| chain(&e))))
+    }
+
     /// Deletes an object (absent is fine; so is a namespace already terminating, which the
     /// API server answers with 409).
     pub async fn delete(&self, path: &str) -> Result<(), VerifyError> {

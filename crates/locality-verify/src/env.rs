@@ -68,11 +68,16 @@ pub(crate) async fn pod_restarts(
 
 pub(crate) async fn slices(cluster: &Cluster, ns: &str, service: &str) -> Result<Value, VerifyError> {
     Ok(cluster
-        .get(&format!(
-            "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D{service}"
-        ))
+        .get(&slices_path(ns, service))
         .await?
         .unwrap_or(Value::Null))
+}
+
+/// The collection of `service`'s EndpointSlices in `ns`.
+pub(crate) fn slices_path(ns: &str, service: &str) -> String {
+    format!(
+        "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D{service}"
+    )
 }
 
 /// (name, resourceVersion) of each slice: unchanged means settled.

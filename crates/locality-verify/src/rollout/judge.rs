@@ -11,6 +11,8 @@ use crate::judge::Status;
 use crate::logs::rate;
 use crate::probe::{Seen, Try};
 
+use super::timeline::Timeline;
+
 /// How long past both bands the phase under test is held once seen (ms of the cluster's
 /// clock): at ≥ 10 tries per second, 15 tries judged strictly.
 pub(super) const SETTLED_MARGIN_MS: u128 = 1_500;
@@ -135,58 +137,6 @@ pub(super) fn phase_of(list: &Value, old: &str, new: &str) -> Phase {
         Some((true, _, false)) => Phase::OldReady,
         Some((_, true, _)) => Phase::OldServingTerminating,
         _ => Phase::NoLocal,
-    }
-}
-
-/// N1's phases as the polls of its EndpointSlices saw them, on the cluster's clock.
-///
-/// Each poll lists the slices between two stamps: the previous poll's (taken before the list
-/// was sent) and its own (taken after the answer). A transition is therefore placed no later
-/// than the stamp after the first poll that shows the new phase, and no earlier than the
-/// stamp before the last poll that showed the previous one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Timeline {
-    /// Per phase seen: the stamp after the first poll that showed it, and the phase.
-    pub(crate) transitions: Vec<(u128, Phase)>,
-    /// Per transition: the stamp before the last poll that showed the previous phase.
-    pub(crate) seen_before: Vec<u128>,
-    /// The newest stamp: taken before the next poll's list.
-    stamp: u128,
-    /// The stamp before the latest poll showing the current phase.
-    current_from: u128,
-}
-
-impl Timeline {
-    /// A timeline whose first poll follows the cluster time `start` (`None`: unknown, 0).
-    pub(crate) fn new(start: Option<u128>) -> Self {
-        let stamp = start.unwrap_or(0);
-        Timeline {
-            stamp,
-            current_from: stamp,
-            ..Timeline::default()
-        }
-    }
-
-    /// How long `phase`, the current one, has surely held (ms): from the stamp after its
-    /// first sighting to the stamp before its latest. 0 when it is not the current phase.
-    pub(crate) fn held_ms(&self, phase: Phase) -> u128 {
-        match self.transitions.last() {
-            Some((at, p)) if *p == phase => self.current_from.saturating_sub(*at),
-            _ => 0,
-        }
-    }
-
-    /// One poll that showed `phase`, stamped `after` it (`None`: the stamp could not be
-    /// read; the poll is not placed on the clock).
-    pub(crate) fn observe(&mut self, phase: Phase, after: Option<u128>) {
-        let Some(after) = after else { return };
-        let before = self.stamp;
-        if self.transitions.last().is_none_or(|(_, last)| *last != phase) {
-            self.transitions.push((after, phase));
-            self.seen_before.push(self.current_from);
-        }
-        self.current_from = before;
-        self.stamp = self.stamp.max(after);
     }
 }
 

@@ -8,8 +8,9 @@
 //! `/readyz` (`E-b`), netexec fails the probe from SIGTERM on. Once the old pod is gone a new
 //! backend is created on N1.
 //!
-//! Phases come from the EndpointSlices, polled throughout; each observation is stamped with
-//! the cluster's clock (the newest line of the probe loop's log, read with
+//! Phases come from a watch of the EndpointSlices ([`watch`]: every change, in order) placed on
+//! the cluster's clock by lists of them taken throughout ([`timeline`]); each list is stamped
+//! with the cluster's clock (the newest line of the probe loop's log, read with
 //! `timestamps=true&tailLines=1`), so they compare with the tries' own timestamps whatever the
 //! clock of the machine running the tool. A try may show what any phase overlapping
 //! `[start − lag, start + lag]` allows (`lag` = `--max-proxy-lag`; the early side absorbs the
@@ -42,9 +43,24 @@ pub const DELAY_SHUTDOWN_S: u64 = 3600;
 pub const GRACE_S: u64 = DELAY_SHUTDOWN_S + 10;
 
 mod judge;
+mod timeline;
+mod watch;
 
-pub(crate) use judge::{Phase, Policy, Timeline, judge_timeline};
+pub(crate) use judge::{Phase, Policy, judge_timeline};
 use judge::{SETTLED_MARGIN_MS, phase_of, rollout_judgement};
+pub(crate) use timeline::Timeline;
+use timeline::Watched;
+
+/// What a rollout case has seen of N1's endpoints: the polls' timeline, the watch's phases
+/// and the watched slices they come from.
+struct Observations {
+    timeline: Timeline,
+    watched: Watched,
+    slices: watch::Slices,
+    events: tokio::sync::mpsc::UnboundedReceiver<watch::SliceEvent>,
+    /// Ends the watch when the case ends, however it ends.
+    _watch: watch::Watch,
+}
 
 fn rollout_backend(env: &Env<'_>, c: &Case, role: Role, name: &str) -> Value {
     let node = env.roles.node(role).unwrap_or_default();
@@ -81,9 +97,10 @@ pub(crate) async fn rollout_case(
         ..
     } = *env;
     let group = c.setup.group;
-    // How often the slices are polled: the phases' resolution (the simulated cluster runs
-    // faster than real time).
-    let poll = Duration::from_millis(if opts.simulated { 5 } else { 100 });
+    // How often the slices are listed: the resolution of the clock the watched phases are
+    // placed on (the watch itself misses no phase; the simulated cluster runs faster than
+    // real time).
+    let poll = Duration::from_millis(if opts.simulated { 20 } else { 250 });
     let n1 = roles.node(Role::N1).unwrap_or_default().to_string();
     let mut r = record(c, Some(&n1));
     r.reason = "rollout".into();
@@ -162,18 +179,47 @@ pub(crate) async fn rollout_case(
     };
     // Each poll is bracketed by the cluster's time before its list (the previous poll's
     // stamp) and after it: a stall between the list and its stamp can never make a phase
-    // look longer than it was.
-    let mut timeline = Timeline::new(cluster_now().await?);
-    let observe = async |timeline: &mut Timeline| -> Result<Phase, VerifyError> {
+    // look longer than it was. The watch, started from a list taken before the first stamp,
+    // delivers every change in between; each poll's stamp bounds what was delivered before it.
+    let first = slices(cluster, ns, group).await?;
+    let (events, watch) = watch::spawn(
+        cluster.clone(),
+        crate::env::slices_path(ns, group),
+        first["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    );
+    let start = cluster_now().await?;
+    let mut seen = Observations {
+        watched: Watched::new(phase_of(&first, &old, &new), start),
+        slices: watch::Slices::of_list(&first),
+        events,
+        _watch: watch,
+        timeline: Timeline::new(start),
+    };
+    let observe = async |seen: &mut Observations| -> Result<Phase, VerifyError> {
+        while let Ok(event) = seen.events.try_recv() {
+            match seen.slices.apply(event) {
+                Ok(()) => seen
+                    .watched
+                    .delivered(phase_of(&seen.slices.as_list(), &old, &new)),
+                Err(why) => {
+                    seen.watched.gap.get_or_insert(why);
+                }
+            }
+        }
         let list = slices(cluster, ns, group).await?;
         let p = phase_of(&list, &old, &new);
-        timeline.observe(p, cluster_now().await?);
+        let after = cluster_now().await?;
+        seen.timeline.observe(p, after);
+        seen.watched.polled(p, after);
         Ok(p)
     };
     // A baseline of tries before the rollout.
     let until = tokio::time::Instant::now() + opts.settle;
-    while tokio::time::Instant::now() < until || timeline.transitions.is_empty() {
-        observe(&mut timeline).await?;
+    while tokio::time::Instant::now() < until || seen.timeline.transitions.is_empty() {
+        observe(&mut seen).await?;
         tokio::time::sleep(poll).await;
         if tokio::time::Instant::now() > until + opts.pod_ready_timeout {
             break;
@@ -195,9 +241,9 @@ pub(crate) async fn rollout_case(
     let deadline = hold_until + opts.pod_ready_timeout;
     // Until the old pod is gone.
     loop {
-        observe(&mut timeline).await?;
+        observe(&mut seen).await?;
         if !ended
-            && (timeline.held_ms(tested) >= 2 * lag_ms + SETTLED_MARGIN_MS
+            && (seen.timeline.held_ms(tested) >= 2 * lag_ms + SETTLED_MARGIN_MS
                 || tokio::time::Instant::now() > hold_until)
         {
             cluster
@@ -224,7 +270,7 @@ pub(crate) async fn rollout_case(
     let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
     let mut after: Option<tokio::time::Instant> = None;
     loop {
-        let p = observe(&mut timeline).await?;
+        let p = observe(&mut seen).await?;
         if p == Phase::NewReady && after.is_none() {
             after = Some(tokio::time::Instant::now() + opts.settle);
         }
@@ -241,6 +287,15 @@ pub(crate) async fn rollout_case(
         }
         tokio::time::sleep(poll).await;
     }
+    // The watch's phases on the polls' clock; the polls alone when the two disagree or the
+    // watch has a gap.
+    let (timeline, source) = match timeline::merge(&seen.watched) {
+        Some(t) => (t, json!({"source": "watch"})),
+        None => (
+            seen.timeline,
+            json!({"source": "polls", "watchGap": seen.watched.gap}),
+        ),
+    };
     let tries = probe.tries(cluster, ns).await?;
     // The loop pod's restarts, read before it is deleted: once it is gone the run's own
     // after-case read cannot see them.
@@ -293,7 +348,8 @@ pub(crate) async fn rollout_case(
         "timeline.json",
         &format!(
             "{}\n",
-            serde_json::to_string_pretty(&json!({"transitions": phases})).unwrap_or_default()
+            serde_json::to_string_pretty(&json!({"transitions": phases, "phasesFrom": source}))
+                .unwrap_or_default()
         ),
     )?;
     r.status = status;

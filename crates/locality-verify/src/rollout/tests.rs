@@ -1,5 +1,6 @@
 //! Unit tests of the rollout judge.
 use super::*;
+use crate::rollout::timeline::{Watched, merge};
 
 const LOCAL: Policy = Policy {
     itp_local: true,
@@ -296,4 +297,92 @@ fn the_old_pod_going_before_its_slice_says_so_is_not_a_violation() {
     }
     let (s, why, _) = judge_timeline(ipvs, &tl, &early, "old", "new", 1_000);
     assert_eq!(s, Status::Fail, "{why}");
+}
+
+/// Polls every second from 1 s to 12 s (each stamped at its second); `events[k]` are the
+/// phases the watch delivers just before the poll at `k` s; `shown(k)` what that poll's
+/// list shows. Returns the polls' and the watch's observations.
+fn observed(first: Phase, events: &[(u128, Phase)], shown: impl Fn(u128) -> Phase) -> (Timeline, Watched) {
+    let mut polls = Timeline::new(Some(0));
+    let mut watched = Watched::new(first, Some(0));
+    for k in 1..=12u128 {
+        for (_, p) in events.iter().filter(|(at, _)| *at == k) {
+            watched.delivered(*p);
+        }
+        let p = shown(k);
+        polls.observe(p, Some(k * 1_000));
+        watched.polled(p, Some(k * 1_000));
+    }
+    (polls, watched)
+}
+
+/// E-a's old backend flaps: not ready from 4.0 s to 4.5 s (the watch delivers both changes
+/// before the poll at 5 s, which shows it ready again), then the rollout as usual.
+fn flapping_tries() -> Vec<Try> {
+    (0..120u128)
+        .map(|i| {
+            let ms = i * 100;
+            t(
+                ms,
+                if (4_000..4_500).contains(&ms) {
+                    Seen::Timeout
+                } else {
+                    answer("old")
+                },
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_readiness_flap_between_two_polls_is_on_the_watched_timeline() {
+    let events = [(5, Phase::NoLocal), (5, Phase::OldReady)];
+    let (polls, watched) = observed(Phase::OldReady, &events, |_| Phase::OldReady);
+    // The polls alone never saw the flap: the drops look like a violation of OldReady.
+    let (s, _, _) = judge_timeline(LOCAL, &polls, &flapping_tries(), "old", "new", 300);
+    assert_eq!(s, Status::Fail);
+    // The watch saw it, between the polls at 4 s and 5 s.
+    let merged = merge(&watched).expect("the watch and the polls agree");
+    assert_eq!(
+        merged.transitions,
+        [
+            (1_000, Phase::OldReady),
+            (5_000, Phase::NoLocal),
+            (5_000, Phase::OldReady)
+        ]
+    );
+    assert_eq!(merged.seen_before, [0, 3_000, 3_000]);
+    let (s, why, _) = judge_timeline(LOCAL, &merged, &flapping_tries(), "old", "new", 300);
+    assert_eq!(s, Status::Pass, "{why}");
+}
+
+#[test]
+fn a_watch_behind_the_polls_is_placed_by_them() {
+    // The poll at 3 s already shows OldServingTerminating; the watch delivers it before the
+    // poll at 4 s.
+    let events = [(4, Phase::OldServingTerminating)];
+    let (polls, watched) = observed(Phase::OldReady, &events, |k| {
+        if k >= 3 {
+            Phase::OldServingTerminating
+        } else {
+            Phase::OldReady
+        }
+    });
+    let merged = merge(&watched).expect("the watch and the polls agree");
+    assert_eq!(merged.transitions, polls.transitions);
+    assert_eq!(merged.seen_before, polls.seen_before);
+}
+
+#[test]
+fn a_watch_that_disagrees_with_the_polls_or_has_a_gap_is_not_used() {
+    // A poll shows NewReady, which the watch never delivers.
+    let (_, watched) = observed(Phase::OldReady, &[], |k| {
+        if k >= 6 { Phase::NewReady } else { Phase::OldReady }
+    });
+    assert_eq!(merge(&watched), None);
+    // A gap: the watch's phases may miss a change.
+    let (_, mut watched) = observed(Phase::OldReady, &[], |_| Phase::OldReady);
+    assert!(merge(&watched).is_some());
+    watched.gap = Some("410 Gone".into());
+    assert_eq!(merge(&watched), None);
 }
