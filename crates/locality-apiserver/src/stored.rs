@@ -175,8 +175,9 @@ pub(crate) fn to_object(kind: Kind, v: &Value) -> Object {
 
 /// Lays the kept fields of `o` into `v` (which holds `apiVersion`, `kind` and `metadata`).
 /// A Job without `manualSelector: true` shows the selector and template labels the API server
-/// generates from its uid (`pkg/registry/batch/job/strategy.go` `generateSelector`), and an
-/// empty `status` (no Job controller runs).
+/// generates from its uid (`pkg/registry/batch/job/strategy.go` `generateSelector`), a Job
+/// without labels its template's labels (generated ones included, as upstream's read-back
+/// shows them), and an empty `status` (no Job controller runs).
 pub(crate) fn encode(o: &StoredObject, v: &mut Value) {
     let Some(out) = v.as_object_mut() else { return };
     for (k, f) in &o.fields {
@@ -185,6 +186,16 @@ pub(crate) fn encode(o: &StoredObject, v: &mut Value) {
     if o.kind == Kind::Job {
         if v.pointer("/spec/manualSelector").and_then(Value::as_bool) != Some(true) {
             generate_selector(v, &o.meta.name, &o.meta.uid);
+        }
+        // Read back, a Job without labels has its template's (`SetDefaults_Job` runs again on
+        // the stored object, whose template now has the generated labels).
+        if o.meta.labels.is_empty()
+            && let Some(labels) = v
+                .pointer("/spec/template/metadata/labels")
+                .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+                .cloned()
+        {
+            v["metadata"]["labels"] = labels;
         }
         v["status"] = json!({});
     }

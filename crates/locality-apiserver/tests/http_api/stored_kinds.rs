@@ -81,11 +81,7 @@ fn discovery_lists_batch_rbac_and_serviceaccounts() {
         ("clusterroles", false),
         ("clusterrolebindings", false),
     ] {
-        assert_eq!(
-            resource(&format!("{RBAC}"), name)["namespaced"],
-            namespaced,
-            "{name}"
-        );
+        assert_eq!(resource(RBAC, name)["namespaced"], namespaced, "{name}");
     }
     assert_eq!(get_json(&r, "/apis/batch").0, 200);
     let (code, v) = get_json(&r, "/openapi/v3");
@@ -145,6 +141,15 @@ fn a_job_reads_back_with_the_api_servers_defaults_and_runs_nothing() {
         ),
         (&json!(0), &json!(3), &Value::Null),
         "completions stays unset when parallelism is given"
+    );
+    // A Job and a template without labels: the Job shows the generated ones.
+    let mut bare = job("bare", Some("Never"));
+    bare["spec"]["template"]["metadata"] = json!({});
+    let (code, v) = post(&r, JOBS, &bare);
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(
+        v["metadata"]["labels"]["batch.kubernetes.io/job-name"], "bare",
+        "{v}"
     );
     // Nothing runs it: no pod appears.
     r.advance(60_000);
