@@ -130,6 +130,9 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
             return Err(invalid("spec.containers: Required value"));
         }
     }
+    if let Some(kind) = r.kind.filter(|k| k.is_stored_only()) {
+        return Ok(crate::stored::to_object(kind, v));
+    }
     let bytes = serde_json::to_vec(v).map_err(|e| ApiError::internal(e.to_string()))?;
     let loaded = locality_ingest::load_bytes("request body", &bytes, &LoadOptions::default())
         .map_err(|e| invalid(&e.to_string()))?;
@@ -167,7 +170,7 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
                 template_digest: unmodelled_digest(&v["spec"]["template"]["spec"]),
             })
         }),
-        None => None,
+        Some(_) | None => None,
     };
     let mut obj = obj.ok_or_else(|| invalid("the simulated cluster could not read this object"))?;
     // The model keeps only the annotations it reads; the API keeps them all.

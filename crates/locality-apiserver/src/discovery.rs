@@ -97,7 +97,7 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
         }
         if matches!(
             r.kind_name,
-            "Pod" | "Service" | "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet"
+            "Pod" | "Service" | "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet" | "Job"
         ) {
             o["categories"] = json!(["all"]);
         }

@@ -13,8 +13,10 @@
 //! the real watch cache does), create, update, delete and patch with `dryRun=All`, `Table`
 //! answers for `kubectl get` (`-o wide` shows node and IP) and `metav1.Status` errors, for
 //! Namespaces, Nodes, Pods, Services, EndpointSlices, Deployments, ReplicaSets and DaemonSets
-//! (StatefulSets: read-only and empty; ConfigMaps: read-only, kube-proxy's). Everything it
-//! answers says it is simulated.
+//! (StatefulSets: read-only and empty; ConfigMaps: read-only, kube-proxy's), and, stored but
+//! not simulated (see the `stored` module), ServiceAccounts, Jobs, Roles, RoleBindings,
+//! ClusterRoles and ClusterRoleBindings: no Job controller runs a Job and no authorizer reads
+//! the RBAC objects. Everything it answers says it is simulated.
 //!
 //! Like a kubeadm cluster, it has kube-proxy in `kube-system` (see the `kube_system` module):
 //! a `kube-proxy` DaemonSet with one Running pod per node, whose image tag is that node's
@@ -75,6 +77,7 @@ mod resources;
 mod router;
 mod select;
 mod status;
+mod stored;
 mod subresources;
 mod table;
 mod validate;

@@ -135,10 +135,59 @@ pub const RESOURCES: &[Resource] = &[
         &["sts"],
         None,
     ),
+    // Stored, not simulated (`locality_sim::Kind::STORED`, the `stored` module): no Job
+    // controller runs a Job, no authorizer reads the RBAC objects.
+    res(
+        "serviceaccounts",
+        "serviceaccount",
+        "ServiceAccount",
+        "",
+        true,
+        &["sa"],
+        Some(Kind::ServiceAccount),
+    ),
+    res("jobs", "job", "Job", "batch", true, &[], Some(Kind::Job)),
+    res(
+        "clusterrolebindings",
+        "clusterrolebinding",
+        "ClusterRoleBinding",
+        "rbac.authorization.k8s.io",
+        false,
+        &[],
+        Some(Kind::ClusterRoleBinding),
+    ),
+    res(
+        "clusterroles",
+        "clusterrole",
+        "ClusterRole",
+        "rbac.authorization.k8s.io",
+        false,
+        &[],
+        Some(Kind::ClusterRole),
+    ),
+    res(
+        "rolebindings",
+        "rolebinding",
+        "RoleBinding",
+        "rbac.authorization.k8s.io",
+        true,
+        &[],
+        Some(Kind::RoleBinding),
+    ),
+    res(
+        "roles",
+        "role",
+        "Role",
+        "rbac.authorization.k8s.io",
+        true,
+        &[],
+        Some(Kind::Role),
+    ),
 ];
 
-/// The API groups (besides core `v1`), in discovery order.
-pub const GROUPS: &[&str] = &["apps", "discovery.k8s.io"];
+/// The API groups (besides core `v1`), in discovery order (a real API server's: `apps`,
+/// `batch`, `rbac.authorization.k8s.io`, then `discovery.k8s.io`).
+pub const GROUPS: &[&str] = &["apps", "batch", "rbac.authorization.k8s.io", "discovery.k8s.io"];
 
 /// The resource `plural` of `group`/`version`.
 pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static Resource> {

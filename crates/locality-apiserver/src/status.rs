@@ -88,6 +88,20 @@ impl ApiError {
         e
     }
 
+    /// 422 Invalid for several field errors (`whys`, each `field: Type: detail`), worded as
+    /// upstream's `NewInvalid`: one error as [`ApiError::invalid`], several in brackets
+    /// (`... is invalid: [a, b]`), one cause each.
+    pub fn invalid_all(kind: &str, group: &str, name: &str, whys: &[String]) -> Self {
+        if let [why] = whys {
+            return ApiError::invalid(kind, group, name, why);
+        }
+        let mut e = ApiError::invalid(kind, group, name, &format!("[{}]", whys.join(", ")));
+        if let Some(d) = &mut e.details {
+            d["causes"] = Value::Array(whys.iter().map(|w| cause(w)).collect());
+        }
+        e
+    }
+
     /// 405 MethodNotAllowed.
     pub fn method_not_allowed(method: &str, path: &str) -> Self {
         ApiError::new(

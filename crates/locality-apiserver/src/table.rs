@@ -91,7 +91,8 @@ fn columns(kind: Option<Kind>) -> &'static [(&'static str, &'static str, u8)] {
             ("Images", "string", 1),
             ("Selector", "string", 1),
         ],
-        None => &[("Name", "string", 0), ("Age", "string", 0)],
+        // The kinds stored, not simulated, and the read-only ones.
+        _ => &[("Name", "string", 0), ("Age", "string", 0)],
     }
 }
 
@@ -322,6 +323,7 @@ pub fn cells(object: &Object, encoded: &Value, now: Millis) -> Value {
                 age
             ])
         }
+        Object::Stored(_) => json!([name, age]),
         Object::Workload(w) => {
             let st = &encoded["status"];
             let (containers, images) = containers_images(encoded);

@@ -10,7 +10,8 @@
 //! node selector, affinity, hostname, subdomain, container names, commands, args, env and
 //! probes); a Service's cluster IPs once set; a workload's `spec.selector`; an EndpointSlice's
 //! `addressType`. On create and update, a pod's `tolerationSeconds` only with effect
-//! `NoExecute` (`validateTolerations`).
+//! `NoExecute` (`validateTolerations`). The kinds stored without simulating them are checked
+//! by the `stored` module (a Job's `restartPolicy`, a binding's `roleRef`…).
 
 use locality_model::objects::Toleration;
 use locality_sim::Object;
@@ -129,6 +130,12 @@ pub(crate) fn check_update(
                 n.address_type.as_str()
             ));
         }
+        (Object::Stored(_), Object::Stored(n)) => {
+            let errs = crate::stored::update_errors(cur_doc, n);
+            if !errs.is_empty() {
+                return Err(ApiError::invalid_all(r.kind_name, r.group, name, &errs));
+            }
+        }
         _ => {}
     }
     check_object(r, name, new, new_doc)
@@ -147,13 +154,20 @@ fn only_added_tolerations(old: &[Toleration], new: &[Toleration]) -> bool {
     })
 }
 
-/// Checks what create and update share: a workload's selector selects its template labels
+/// Checks what create and update share: a stored kind's validation (`crate::stored::errors`),
+/// a workload's selector selects its template labels
 /// (`ValidateDeploymentSpec`: "`selector` does not match template `labels`"), and a pod's
 /// `tolerationSeconds` is set only with effect `NoExecute` (`validateTolerations`).
 ///
 /// # Errors
 /// 422 Invalid.
 pub(crate) fn check_object(r: &Resource, name: &str, new: &Object, new_doc: &Value) -> Result<(), ApiError> {
+    if let Object::Stored(o) = new {
+        let errs = crate::stored::errors(o);
+        if !errs.is_empty() {
+            return Err(ApiError::invalid_all(r.kind_name, r.group, name, &errs));
+        }
+    }
     if let Object::Pod(p) = new
         && let Some((i, t)) = p
             .pod

@@ -2,7 +2,9 @@
 //! binaries `kubectl.1.27` … `kubectl.1.33` installed beside the `kubectl` on PATH; a test
 //! fails when one is missing) and the official Python client run the same walk-through
 //! (`tests/clients/`: `steps.txt`, `kubectl.sh`, `python_client.py`); kubectl 1.32 and 1.33,
-//! whose typed commands send protobuf bodies and read protobuf answers, also against JSON.
+//! whose typed commands send protobuf bodies and read protobuf answers, also against JSON;
+//! and the repository's in-cluster audit manifests (`deploy/`) go through `kubectl apply
+//! --dry-run=server` with kubectl, 1.27 and 1.33.
 
 mod common;
 
@@ -307,4 +309,105 @@ fn python_client_runs_the_client_walkthrough() {
         &[],
         "walk-python",
     );
+}
+
+/// The repository's in-cluster audit (`deploy/rbac-audit.yaml`, `deploy/audit-job.yaml`)
+/// taken by `kubectl apply --dry-run=server` from the kubectl on PATH, 1.27 and 1.33: each
+/// object answered "(server dry run)", none stored; a copy whose Job restarts `Always` refused
+/// with a Status naming the field.
+#[test]
+#[ignore = "needs kubectl, kubectl.1.27 and kubectl.1.33 beside it: runs under the nextest profile `kubectl` (.ci/run)"]
+fn kubectl_apply_dry_run_server_takes_the_audit_job_and_its_rbac() {
+    common::require_kubectl();
+    let r = start(10.0);
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+    let (rbac, job) = (deploy.join("rbac-audit.yaml"), deploy.join("audit-job.yaml"));
+    let job_text = std::fs::read_to_string(&job).expect("deploy/audit-job.yaml");
+    assert!(job_text.contains("restartPolicy: Never"), "{job_text}");
+    let broken = common::scratch().join("audit-job-always.yaml");
+    std::fs::write(
+        &broken,
+        job_text.replace("restartPolicy: Never", "restartPolicy: Always"),
+    )
+    .expect("write the broken copy");
+    let (rbac, job, broken) = (
+        rbac.to_str().unwrap(),
+        job.to_str().unwrap(),
+        broken.to_str().unwrap(),
+    );
+    let out = common::kubectl(&r, &["create", "namespace", "locality"]);
+    assert!(out.ok, "create namespace: {}", out.stderr);
+    let objects = [
+        ("namespace/locality", "/api/v1/namespaces/locality"),
+        (
+            "serviceaccount/locality",
+            "/api/v1/namespaces/locality/serviceaccounts/locality",
+        ),
+        (
+            "clusterrole.rbac.authorization.k8s.io/locality-audit",
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles/locality-audit",
+        ),
+        (
+            "role.rbac.authorization.k8s.io/locality-audit-dataplane",
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles/locality-audit-dataplane",
+        ),
+        (
+            "clusterrolebinding.rbac.authorization.k8s.io/locality-audit",
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/locality-audit",
+        ),
+        (
+            "rolebinding.rbac.authorization.k8s.io/locality-audit-dataplane",
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/locality-audit-dataplane",
+        ),
+        (
+            "job.batch/locality-audit",
+            "/apis/batch/v1/namespaces/locality/jobs/locality-audit",
+        ),
+    ];
+    for bin in [
+        PathBuf::from("kubectl"),
+        versioned_kubectl("1.27"),
+        versioned_kubectl("1.33"),
+    ] {
+        let who = bin.display().to_string();
+        let out = run(&bin, &r, &["apply", "--dry-run=server", "-f", rbac, "-f", job]);
+        assert!(out.ok, "{who}: {}{}", out.stdout, out.stderr);
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines.len(), objects.len(), "{who}: {}", out.stdout);
+        for (name, _) in objects {
+            // The Namespace exists (configured), the rest would be created.
+            let verb = if name.starts_with("namespace/") {
+                "configured"
+            } else {
+                "created"
+            };
+            let want = format!("{name} {verb} (server dry run)");
+            assert!(
+                lines.contains(&want.as_str()),
+                "{who}: no {want:?} in\n{}",
+                out.stdout
+            );
+        }
+        // The dry run stored nothing: no object, no annotation on the Namespace.
+        for (name, path) in &objects[1..] {
+            let (code, v) = common::get_json(&r, path);
+            assert_eq!(code, 404, "{who}: {name} was stored: {v}");
+        }
+        let (_, ns) = common::get_json(&r, objects[0].1);
+        assert!(
+            ns["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].is_null(),
+            "{who}: {ns}"
+        );
+        // A Job that restarts Always is refused, naming the field.
+        let out = run(&bin, &r, &["apply", "--dry-run=server", "-f", broken]);
+        assert!(!out.ok, "{who}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("\"locality-audit\" is invalid")
+                && out.stderr.contains(
+                    "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+                ),
+            "{who}: {}",
+            out.stderr
+        );
+    }
 }

@@ -7,6 +7,8 @@ mod hostile;
 mod lifecycle;
 #[path = "http_api/limits.rs"]
 mod limits;
+#[path = "http_api/stored_kinds.rs"]
+mod stored_kinds;
 #[path = "http_api/validation.rs"]
 mod validation;
 
@@ -48,7 +50,10 @@ fn discovery_version_and_openapi() {
         .iter()
         .map(|g| g["name"].as_str().unwrap())
         .collect();
-    assert_eq!(groups, ["apps", "discovery.k8s.io"]);
+    assert_eq!(
+        groups,
+        ["apps", "batch", "rbac.authorization.k8s.io", "discovery.k8s.io"]
+    );
     let (_, v) = get_json(&r, "/apis/apps/v1");
     let names: Vec<&str> = v["resources"]
         .as_array()
@@ -60,7 +65,7 @@ fn discovery_version_and_openapi() {
     let (code, v) = get_json(&r, "/openapi/v3");
     assert_eq!(code, 200);
     assert!(v["paths"]["apis/apps/v1"]["serverRelativeURL"].is_string());
-    let (code, _) = get_json(&r, "/apis/batch/v1");
+    let (code, _) = get_json(&r, "/apis/autoscaling/v1");
     assert_eq!(code, 404);
     let kubeconfig = std::fs::read_to_string(r.kubeconfig_path()).unwrap();
     assert!(kubeconfig.contains("current-context: locality-sim"));

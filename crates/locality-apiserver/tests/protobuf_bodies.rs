@@ -127,6 +127,38 @@ fn kubectl_protobuf_bodies_create_update_and_delete() {
 }
 
 #[test]
+fn kubectl_protobuf_bodies_of_stored_kinds_create_a_job_and_a_serviceaccount() {
+    let r = start(0.0);
+    let jobs = "/apis/batch/v1/namespaces/default/jobs";
+    let (code, _, v) = send(&r, "POST", jobs, &fixture("job"));
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["spec"]["backoffLimit"], 6, "defaulted: {v}");
+    assert_eq!(v["spec"]["template"]["spec"]["restartPolicy"], "Never", "{v}");
+    // Read back in protobuf by prost's Job.
+    let (code, ct, bytes) = exchange(&r, "GET", &format!("{jobs}/once"), PREFERS_PROTOBUF, b"");
+    assert_eq!((code, ct.as_str()), (200, PROTOBUF));
+    let ((api, kind), raw) = unwrap_envelope(&bytes);
+    assert_eq!((api.as_str(), kind.as_str()), ("batch/v1", "Job"));
+    let job = k8s_pb::api::batch::v1::Job::decode(raw.as_slice()).expect("a Job");
+    let spec = job.spec.expect("spec");
+    assert_eq!(
+        (
+            spec.backoff_limit,
+            spec.completions,
+            spec.completion_mode.as_deref()
+        ),
+        (Some(6), Some(1), Some("NonIndexed"))
+    );
+    let sas = "/api/v1/namespaces/default/serviceaccounts";
+    let (code, _, v) = send(&r, "POST", sas, &fixture("serviceaccount"));
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(
+        get_json(&r, &format!("{sas}/robot")).1["metadata"]["name"],
+        "robot"
+    );
+}
+
+#[test]
 fn protobuf_bodies_of_unknown_kinds_are_415_and_broken_ones_400() {
     let r = start(0.0);
     let type_meta = [field(1, b"example.com/v1"), field(2, b"Widget")].concat();

@@ -120,7 +120,14 @@ impl Engine {
                     }
                     d.workloads.insert(k.clone());
                 }
-                Kind::Namespace | Kind::EndpointSlice => {}
+                Kind::Namespace
+                | Kind::EndpointSlice
+                | Kind::ServiceAccount
+                | Kind::Job
+                | Kind::Role
+                | Kind::RoleBinding
+                | Kind::ClusterRole
+                | Kind::ClusterRoleBinding => {}
             }
             if ev.event_type == EventType::Deleted && k.kind != Kind::Pod {
                 d.deleted_owners.push(ev.object.meta().uid.clone());

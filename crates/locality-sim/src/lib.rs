@@ -20,7 +20,10 @@
 //! - simulated traffic ([`traffic`]): [`Engine::connect`] resolves a connection by traversing
 //!   the rule table of the node that first processes it (the client's, a NodePort's, or the one
 //!   the load balancer picked);
-//! - topologies ([`topology`]): `three-zones`, `four-nodes`, `telemetry`, and YAML files.
+//! - topologies ([`topology`]): `three-zones`, `four-nodes`, `telemetry`, and YAML files;
+//! - kinds it stores without simulating ([`Kind::STORED`]: ServiceAccounts, Jobs and the RBAC
+//!   kinds), kept as JSON ([`StoredObject`]) so an API server can serve them: no Job
+//!   controller runs a Job and no authorizer reads a Role.
 //!
 //! Everything here is simulated and says so; same seed, same run.
 
@@ -49,7 +52,9 @@ pub mod whatif;
 pub use engine::{Engine, SimConfig, SimError};
 pub use kubeproxy::{DataPlaneProfile, Fault, PlaneProfile, ProxyMode};
 pub use nodelifecycle::KubeletState;
-pub use objects::{Kind, Object, ObjectKey, PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload};
+pub use objects::{
+    Kind, Object, ObjectKey, PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload, StoredObject,
+};
 pub use topology::Topology;
 pub use traffic::{Client, ConnectError, Outcome, Target};
 

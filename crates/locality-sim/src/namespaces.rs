@@ -3,7 +3,8 @@
 //! As upstream's namespace lifecycle (`pkg/controller/namespace/deletion`
 //! `namespacedResourcesDeleter`, and the NamespaceLifecycle admission plugin): the Namespace
 //! gets a `deletionTimestamp` (phase `Terminating`, and nothing new may be created in it),
-//! every object in it is deleted — Pods gracefully, through their kubelet, the rest at once —
+//! every object in it is deleted — Pods gracefully, through their kubelet, the rest (the stored-only
+//! kinds of [`Kind::STORED`] included) at once —
 //! and the Namespace itself goes once nothing is left in it.
 
 use crate::engine::Engine;
@@ -11,13 +12,17 @@ use crate::objects::{Kind, ObjectKey};
 use crate::store::StoreError;
 
 /// The namespaced kinds the simulated store holds, deleted with their Namespace.
-const NAMESPACED: [Kind; 6] = [
+const NAMESPACED: [Kind; 10] = [
     Kind::Deployment,
     Kind::DaemonSet,
     Kind::ReplicaSet,
     Kind::Service,
     Kind::EndpointSlice,
     Kind::Pod,
+    Kind::ServiceAccount,
+    Kind::Job,
+    Kind::Role,
+    Kind::RoleBinding,
 ];
 
 impl Engine {

@@ -4,6 +4,7 @@
 use locality_model::objects::{
     EndpointSlice, Namespace, Node, ObjectMeta, Pod, Service, Workload, WorkloadKind,
 };
+use serde_json::{Map, Value};
 
 /// The kinds the simulated API knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -24,6 +25,18 @@ pub enum Kind {
     ReplicaSet,
     /// apps/v1 DaemonSet.
     DaemonSet,
+    /// v1 ServiceAccount (stored, not simulated: see [`Kind::STORED`]).
+    ServiceAccount,
+    /// batch/v1 Job (stored, not simulated: no Job controller runs it).
+    Job,
+    /// rbac.authorization.k8s.io/v1 Role (stored, not simulated: no authorizer reads it).
+    Role,
+    /// rbac.authorization.k8s.io/v1 RoleBinding (stored, not simulated).
+    RoleBinding,
+    /// rbac.authorization.k8s.io/v1 ClusterRole (cluster-scoped; stored, not simulated).
+    ClusterRole,
+    /// rbac.authorization.k8s.io/v1 ClusterRoleBinding (cluster-scoped; stored, not simulated).
+    ClusterRoleBinding,
 }
 
 impl Kind {
@@ -38,11 +51,35 @@ impl Kind {
             Kind::Deployment => "Deployment",
             Kind::ReplicaSet => "ReplicaSet",
             Kind::DaemonSet => "DaemonSet",
+            Kind::ServiceAccount => "ServiceAccount",
+            Kind::Job => "Job",
+            Kind::Role => "Role",
+            Kind::RoleBinding => "RoleBinding",
+            Kind::ClusterRole => "ClusterRole",
+            Kind::ClusterRoleBinding => "ClusterRoleBinding",
         }
     }
     /// True for cluster-scoped kinds (empty namespace).
     pub fn cluster_scoped(self) -> bool {
-        matches!(self, Kind::Namespace | Kind::Node)
+        matches!(
+            self,
+            Kind::Namespace | Kind::Node | Kind::ClusterRole | Kind::ClusterRoleBinding
+        )
+    }
+    /// The kinds the simulated cluster stores but does not simulate: no controller, kubelet or
+    /// authorizer acts on them (a Job is kept, never run; RBAC objects are kept, never
+    /// enforced). They are [`Object::Stored`]: metadata and their other fields as JSON.
+    pub const STORED: [Kind; 6] = [
+        Kind::ServiceAccount,
+        Kind::Job,
+        Kind::Role,
+        Kind::RoleBinding,
+        Kind::ClusterRole,
+        Kind::ClusterRoleBinding,
+    ];
+    /// True for a kind of [`Kind::STORED`].
+    pub fn is_stored_only(self) -> bool {
+        Kind::STORED.contains(&self)
     }
     /// The kind of a workload.
     pub fn of_workload(kind: WorkloadKind) -> Option<Kind> {
@@ -189,6 +226,19 @@ pub struct SimWorkload {
     pub template_digest: u64,
 }
 
+/// An object of a kind the simulated cluster stores without simulating it ([`Kind::STORED`]):
+/// its metadata, and every other field (`spec`, `rules`, `roleRef`, `subjects`…, as the API
+/// server defaulted them; not `status`) as JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredObject {
+    /// Its kind (one of [`Kind::STORED`]).
+    pub kind: Kind,
+    /// Its metadata.
+    pub meta: ObjectMeta,
+    /// Its fields besides `apiVersion`, `kind`, `metadata` and `status`.
+    pub fields: Map<String, Value>,
+}
+
 /// An object in the simulated store.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Object {
@@ -204,6 +254,8 @@ pub enum Object {
     EndpointSlice(EndpointSlice),
     /// Deployment, ReplicaSet or DaemonSet.
     Workload(SimWorkload),
+    /// A kind stored, not simulated ([`Kind::STORED`]).
+    Stored(StoredObject),
 }
 
 impl Object {
@@ -216,6 +268,7 @@ impl Object {
             Object::Service(_) => Kind::Service,
             Object::EndpointSlice(_) => Kind::EndpointSlice,
             Object::Workload(w) => return Kind::of_workload(w.workload.kind),
+            Object::Stored(o) => o.kind,
         })
     }
     /// Its metadata.
@@ -227,6 +280,7 @@ impl Object {
             Object::Service(o) => &o.meta,
             Object::EndpointSlice(o) => &o.meta,
             Object::Workload(o) => &o.workload.meta,
+            Object::Stored(o) => &o.meta,
         }
     }
     /// Its metadata, mutable.
@@ -238,6 +292,7 @@ impl Object {
             Object::Service(o) => &mut o.meta,
             Object::EndpointSlice(o) => &mut o.meta,
             Object::Workload(o) => &mut o.workload.meta,
+            Object::Stored(o) => &mut o.meta,
         }
     }
     /// Its store key (`None` for a StatefulSet).
@@ -276,6 +331,13 @@ impl Object {
     pub fn as_endpoint_slice(&self) -> Option<&EndpointSlice> {
         match self {
             Object::EndpointSlice(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The stored-only object ([`Kind::STORED`]), if this is one.
+    pub fn as_stored(&self) -> Option<&StoredObject> {
+        match self {
+            Object::Stored(o) => Some(o),
             _ => None,
         }
     }

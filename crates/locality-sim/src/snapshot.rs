@@ -29,6 +29,8 @@ impl Engine {
                     Object::Service(s) => state.services.push(s.clone()),
                     Object::EndpointSlice(s) => state.endpoint_slices.push(s.clone()),
                     Object::Workload(w) => state.workloads.push(w.workload.clone()),
+                    // Nothing the model reads.
+                    Object::Stored(_) => {}
                 }
             }
         }

@@ -24,6 +24,7 @@ mod pods;
 
 pub use network::service_type;
 use network::{endpoint_slice, service};
+pub(crate) use pods::pod_spec_defaults;
 use pods::{pod, workload};
 
 /// Key in an object's raw JSON holding its server-side apply managers (`metadata.managedFields`
@@ -168,6 +169,7 @@ pub fn encode(ctx: &Ctx<'_>, object: &Object, rv: u64) -> Value {
         }
         Object::EndpointSlice(s) => endpoint_slice(s, &mut v),
         Object::Workload(w) => workload(ctx, w, &mut v),
+        Object::Stored(o) => crate::stored::encode(o, &mut v),
     }
     v
 }

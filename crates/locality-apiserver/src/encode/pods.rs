@@ -94,6 +94,16 @@ pub(super) fn pod_spec(spec: &PodSpec, raw: Option<&Value>, grace: u64, name_hin
             json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}),
         );
     }
+    pod_spec_defaults(&mut out, grace);
+    Value::Object(out)
+}
+
+/// The pod-level defaults of a pod spec as the API server stores them, where the spec leaves
+/// them out (k8s.io/kubernetes `pkg/apis/core/v1/defaults.go` `SetDefaults_PodSpec`):
+/// `restartPolicy: Always`, `dnsPolicy: ClusterFirst`, `schedulerName`,
+/// `terminationGracePeriodSeconds` (`grace`), `enableServiceLinks` and an empty
+/// `securityContext`. Also for a pod template a Job declares (`crate::stored`).
+pub(crate) fn pod_spec_defaults(out: &mut Map<String, Value>, grace: u64) {
     for (k, v) in [
         ("restartPolicy", json!("Always")),
         ("dnsPolicy", json!("ClusterFirst")),
@@ -104,7 +114,6 @@ pub(super) fn pod_spec(spec: &PodSpec, raw: Option<&Value>, grace: u64, name_hin
     ] {
         out.entry(k.to_string()).or_insert(v);
     }
-    Value::Object(out)
 }
 
 pub(super) fn phase_str(p: PodPhase) -> &'static str {
