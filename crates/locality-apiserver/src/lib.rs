@@ -4,7 +4,11 @@
 //! [`serve`] binds `127.0.0.1`, starts a thread that runs the HTTP server and a driver that
 //! advances the engine's virtual clock by `speed` × wall time, and writes a kubeconfig whose
 //! context is `locality-sim` once the socket is listening. Requests apply to the engine at the
-//! current virtual time.
+//! current virtual time. On a machine too loaded to simulate at `speed`, the clock slips
+//! rather than building a backlog: the engine never falls more than [`MAX_BACKLOG_MS`] of
+//! virtual time behind it, so every request is answered after at most that much simulation
+//! (the cluster then runs slower than `speed`, consistently: every time it shows is the
+//! engine's).
 //!
 //! Served: discovery, OpenAPI v3 (enough for kubectl's default validation), get, list (label
 //! and field selectors, `limit`/`continue`), watch (resourceVersion, `410 Gone` as an `ERROR`
@@ -187,6 +191,26 @@ impl Clock {
         let wall = self.start.elapsed().as_secs_f64() * 1000.0;
         (self.base + wall * self.speed).max(0.0) as Millis
     }
+
+    /// Moves the clock back by `ms` of virtual time that will never be simulated.
+    fn slip(&mut self, ms: Millis) {
+        self.base -= ms as f64;
+    }
+}
+
+/// How far (virtual ms) the engine may fall behind its clock before the clock slips: at the
+/// default speed 10 half a second of wall time, at speed 50 a tenth.
+pub const MAX_BACKLOG_MS: Millis = 5_000;
+
+/// Where one catch-up runs the engine to, and how much the clock slips first: the clock's
+/// time, unless the engine is more than [`MAX_BACKLOG_MS`] behind it.
+fn catch_up_target(clock_now: Millis, engine_now: Millis) -> (Millis, Millis) {
+    let behind = clock_now.saturating_sub(engine_now);
+    if behind > MAX_BACKLOG_MS {
+        (engine_now + MAX_BACKLOG_MS, behind - MAX_BACKLOG_MS)
+    } else {
+        (clock_now, 0)
+    }
 }
 
 /// The engine and the server's own state, behind one lock.
@@ -216,9 +240,11 @@ impl Sim {
             .ok_or_else(|| crate::status::ApiError::not_found("pods", "", name))
     }
 
-    /// Runs the engine up to the current virtual time.
+    /// Runs the engine up to the current virtual time, the clock slipping first when the
+    /// engine is more than [`MAX_BACKLOG_MS`] behind it.
     pub(crate) fn catch_up(&mut self) {
-        let t = self.clock.now();
+        let (t, slip) = catch_up_target(self.clock.now(), self.engine.now());
+        self.clock.slip(slip);
         logs::run_until(self, t);
     }
 }
@@ -324,11 +350,13 @@ impl Running {
         r
     }
 
-    /// Jumps the virtual clock forward by `ms` and runs the engine up to it.
+    /// Jumps the virtual clock forward by `ms` and runs the engine up to it (all of it: an
+    /// asked-for jump never slips).
     pub fn advance(&self, ms: Millis) {
         let mut sim = self.shared.lock();
         sim.clock.base += ms as f64;
-        sim.catch_up();
+        let t = sim.clock.now();
+        logs::run_until(&mut sim, t);
         self.shared.notify(&sim);
     }
 
@@ -479,4 +507,29 @@ fn write_kubeconfig(path: &Path, url: &str) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp-locality-sim");
     std::fs::write(&tmp, kubeconfig_text(url))?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn a_backlog_over_the_limit_slips_the_clock() {
+        // Within the limit: all of it is simulated.
+        assert_eq!(catch_up_target(10_000, 6_000), (10_000, 0));
+        assert_eq!(catch_up_target(10_000, 10_000), (10_000, 0));
+        // Over it: the engine runs MAX_BACKLOG_MS, the rest is never simulated.
+        assert_eq!(
+            catch_up_target(700_000, 6_000),
+            (6_000 + MAX_BACKLOG_MS, 700_000 - 6_000 - MAX_BACKLOG_MS)
+        );
+        let mut clock = Clock {
+            start: Instant::now(),
+            base: 700_000.0,
+            speed: 0.0,
+        };
+        let (t, slip) = catch_up_target(clock.now(), 6_000);
+        clock.slip(slip);
+        assert_eq!(clock.now(), t);
+    }
 }
