@@ -52,9 +52,9 @@ pub struct SimConfig {
     /// Run a simulated kube-proxy on every node (default). Off, nothing is programmed: the
     /// store, the controllers and the kubelets behave exactly as with them (kube-proxies only
     /// read the store), but [`Engine::kube_proxy`] tables stay empty and simulated connections
-    /// through Services fail. What-if runs (`crate::whatif`), which ask the model rather than
-    /// the kube-proxies, turn them off: on a 5,000-node cluster their syncs were the cost of a
-    /// rollout's every EndpointSlice change times every node.
+    /// through Services fail. `locality simulate`, whose what-if runs (`crate::whatif`) ask
+    /// the model rather than the kube-proxies, turns them off: every EndpointSlice change
+    /// wakes every node's kube-proxy, work nothing there reads.
     pub kube_proxies: bool,
 }
 
