@@ -612,6 +612,7 @@ impl Engine {
         let known = self.pods.get(key).filter(|r| r.uid == uid).cloned();
         match known {
             None if !deleting => {
+                self.serving_generation += 1;
                 self.pods.insert(
                     key.clone(),
                     crate::engine::PodRuntime {

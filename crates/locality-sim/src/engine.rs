@@ -49,6 +49,13 @@ pub struct SimConfig {
     /// to Unknown. `None`: the default of `kube_version` (see
     /// [`crate::nodelifecycle::default_node_monitor_grace_period_ms`]).
     pub node_monitor_grace_period_ms: Option<Millis>,
+    /// Run a simulated kube-proxy on every node (default). Off, nothing is programmed: the
+    /// store, the controllers and the kubelets behave exactly as with them (kube-proxies only
+    /// read the store), but [`Engine::kube_proxy`] tables stay empty and simulated connections
+    /// through Services fail. `locality simulate`, whose what-if runs (`crate::whatif`) ask
+    /// the model rather than the kube-proxies, turns them off: every EndpointSlice change
+    /// wakes every node's kube-proxy, work nothing there reads.
+    pub kube_proxies: bool,
 }
 
 impl Default for SimConfig {
@@ -65,6 +72,7 @@ impl Default for SimConfig {
             dual_stack: false,
             event_history: 100_000,
             node_monitor_grace_period_ms: None,
+            kube_proxies: true,
         }
     }
 }
@@ -161,6 +169,9 @@ pub struct Engine {
     pub(crate) pod_by_ip: HashMap<IpAddr, ObjectKey>,
     /// Pod addresses whose pod is gone (a what-if's rules may still send to them).
     pub(crate) retired_ips: std::collections::HashSet<IpAddr>,
+    /// Bumped whenever what `ip_serving` answers may change (a pod runtime added or removed,
+    /// a process started or stopped): a what-if re-checks its routes only then.
+    pub(crate) serving_generation: u64,
     pub(crate) next_cluster_ip: u32,
     pub(crate) next_node_port: u16,
     pub(crate) profiles: BTreeMap<String, DataPlaneProfile>,
@@ -202,6 +213,7 @@ impl Engine {
             pods: HashMap::new(),
             pod_by_ip: HashMap::new(),
             retired_ips: Default::default(),
+            serving_generation: 0,
             next_cluster_ip: 10,
             next_node_port: 30000,
             profiles: BTreeMap::new(),
@@ -437,7 +449,10 @@ impl Engine {
             self.reconcile_pending = true;
             self.schedule(self.now + self.config.controller_delay_ms, Task::Reconcile);
         }
-        if rv > self.proxy_cursor {
+        if rv > self.proxy_cursor && !self.config.kube_proxies {
+            self.proxy_cursor = rv;
+            self.compact_events();
+        } else if rv > self.proxy_cursor {
             let new: Vec<WatchEvent> = self
                 .store
                 .events_since(self.proxy_cursor)
@@ -579,6 +594,9 @@ impl Engine {
         // (a list then watch) and programs its table one sync delay from now.
         let at = self.now + self.config.proxy_sync_delay_ms;
         self.idle_proxies.remove(name);
+        if !self.config.kube_proxies {
+            return;
+        }
         if let Some(n) = self.nodes.get_mut(name) {
             n.proxy.applied = None;
             n.proxy.floor = self.informer.position_at(at.saturating_sub(n.proxy.lag_ms));

@@ -103,6 +103,7 @@ impl Engine {
                 self.pod_by_ip.insert(*ip, key.clone());
             }
         }
+        self.serving_generation += 1;
         let ready = pod.behaviour.readiness.is_none();
         let first_probe = pod
             .behaviour
@@ -209,6 +210,7 @@ impl Engine {
             rt.running = false;
             rt.ready = false;
         }
+        self.serving_generation += 1;
         // The process exits on its own; a stopped kubelet neither reports it nor finishes the
         // deletion (it does both when it is back).
         if !self.kubelet_running(&pod.pod.spec.node_name) {
@@ -278,6 +280,7 @@ impl Engine {
             return;
         }
         if let Some(rt) = self.pods.remove(key) {
+            self.serving_generation += 1;
             for ip in &rt.ips {
                 if self.pod_by_ip.get(ip) != Some(key) {
                     continue; // a hostNetwork pod's node address

@@ -10,6 +10,7 @@
 //! not consulted: this is the oracle's view of the change, not a measurement.
 
 mod observe;
+pub mod rollout;
 pub mod strategy;
 mod track;
 
@@ -126,37 +127,6 @@ impl Default for RunOptions {
             after_ms: 5_000,
         }
     }
-}
-
-/// True when every pod of the rolled workload carries the new template and is Ready.
-fn rolled(engine: &Engine, workload: &ObjectKey, marker: &str) -> bool {
-    let Some(uid) = engine.get(workload).map(|o| o.meta().uid.clone()) else {
-        return true;
-    };
-    let rs_uids: Vec<String> = engine
-        .store()
-        .list_namespace(Kind::ReplicaSet, &workload.namespace)
-        .filter(|(_, s)| s.object.meta().owner_references.iter().any(|o| o.uid == uid))
-        .map(|(_, s)| s.object.meta().uid.clone())
-        .collect();
-    let pods: Vec<_> = engine
-        .store()
-        .list_namespace(Kind::Pod, &workload.namespace)
-        .filter_map(|(_, s)| s.object.as_pod())
-        .filter(|p| {
-            p.pod
-                .meta
-                .owner_references
-                .iter()
-                .any(|o| o.uid == uid || rs_uids.contains(&o.uid))
-        })
-        .collect();
-    !pods.is_empty()
-        && pods.iter().all(|p| {
-            p.pod.ready
-                && p.pod.meta.deletion_timestamp.is_none()
-                && p.pod.meta.annotations.get(WHAT_IF_ANNOTATION).map(String::as_str) == Some(marker)
-        })
 }
 
 /// The template annotation a what-if rollout sets (its value: the virtual time of the change).
@@ -327,6 +297,7 @@ impl Engine {
         for rt in self.pods.values_mut().filter(|rt| rt.node == node) {
             rt.running = false;
         }
+        self.serving_generation += 1;
     }
 }
 
@@ -348,14 +319,15 @@ pub fn run(
     let step_ms = options.step_ms.max(1);
     let scope = scope_of(engine, changes);
     let start = engine.now();
-    let before = observe::snapshot(engine, config, &scope, 0);
+    let mut nodes = observe::NodeCache::default();
+    let before = observe::snapshot(engine, config, &scope, 0, &mut nodes);
     let mut last_input = observe::fingerprint(engine, &scope);
     let mut tracker = track::Tracker::new(engine, before, engine.config().proxy_sync_delay_ms, &scope);
     let mut rollouts = Vec::new();
     for c in changes {
         let marker = apply(engine, c)?;
         if let Change::Rollout { workload, .. } = c {
-            rollouts.push((workload.clone(), marker));
+            rollouts.push(rollout::RolloutWatch::new(engine, workload, &marker));
         }
     }
     let mut settled_at: Option<Millis> = None;
@@ -371,11 +343,11 @@ pub fn run(
         if rv != last_rv {
             let input = observe::fingerprint(engine, &scope);
             if input != last_input {
-                tracker.push(observe::snapshot(engine, config, &scope, now));
+                tracker.push(observe::snapshot(engine, config, &scope, now, &mut nodes));
                 last_input = input;
             }
             // Whether the rollouts are done changes only with the store.
-            done = rollouts.iter().all(|(w, m)| rolled(engine, w, m));
+            done = rollouts.iter_mut().all(|w| w.done(engine));
             last_rv = rv;
         }
         tracker.observe(engine, now);

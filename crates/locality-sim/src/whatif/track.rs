@@ -3,6 +3,7 @@
 //! left their node.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::observe::{History, PortKey, Scope, Seen, Snapshot, seen};
 use crate::engine::Engine;
@@ -110,6 +111,30 @@ struct PortAcc {
     last: BTreeMap<String, Seen>,
     open: BTreeMap<String, (Millis, Cause)>,
     nodes: BTreeMap<String, NodeTimeline>,
+    /// The nodes of `last` delivered elsewhere (a share above 0), with that share.
+    leaving: Vec<(String, f64)>,
+    /// Every node `last` saw delivered has its timeline in `nodes`.
+    entries_made: bool,
+}
+
+impl PortAcc {
+    /// Adds `dt` ms at the shares seen at the last step: every node delivered then has a
+    /// timeline, and those delivered elsewhere gain `dt` × their share.
+    fn accumulate(&mut self, dt: f64) {
+        if !self.entries_made {
+            for (n, s) in &self.last {
+                if matches!(s, Seen::Delivered(_)) && !self.nodes.contains_key(n) {
+                    self.nodes.insert(n.clone(), NodeTimeline::default());
+                }
+            }
+            self.entries_made = true;
+        }
+        for (n, left) in &self.leaving {
+            if let Some(t) = self.nodes.get_mut(n) {
+                t.left_ms += dt * left;
+            }
+        }
+    }
 }
 
 /// Accumulates observations.
@@ -120,6 +145,8 @@ pub(crate) struct Tracker {
     sync: Millis,
     steps: usize,
     last_at: Option<Millis>,
+    /// The programmed snapshot and the engine's serving generation of the last full look.
+    seen_at: Option<(Arc<Snapshot>, u64)>,
 }
 
 impl Tracker {
@@ -146,6 +173,7 @@ impl Tracker {
             sync,
             steps: 0,
             last_at: None,
+            seen_at: None,
         };
         let first = t.history.latest().clone();
         for (key, nodes) in &first.ports {
@@ -163,56 +191,95 @@ impl Tracker {
     }
 
     /// Observes every node at `now` through the rules as programmed.
+    ///
+    /// What a node sees depends only on the programmed snapshot and on which pod processes
+    /// run ([`Engine::ip_serving`]); when neither changed since the last step, every node sees
+    /// what it saw then, and only the time delivered to other nodes accumulates.
     pub fn observe(&mut self, engine: &Engine, now: Millis) {
         self.steps += 1;
         let dt = self.last_at.map_or(0, |l| now - l) as f64;
         self.last_at = Some(now);
         let programmed = self.history.programmed(now);
-        for (key, nodes) in &programmed.ports {
-            let acc = self.ports.entry(key.clone()).or_default();
-            // Accumulate the interval since the last step with what was seen then.
-            for (n, s) in &acc.last {
-                if let Seen::Delivered(left) = s {
-                    acc.nodes.entry(n.clone()).or_default().left_ms += dt * left;
+        let generation = engine.serving_generation;
+        let unchanged = self
+            .seen_at
+            .as_ref()
+            .is_some_and(|(p, g)| Arc::ptr_eq(p, &programmed) && *g == generation);
+        if unchanged {
+            for key in programmed.ports.keys() {
+                if let Some(acc) = self.ports.get_mut(key) {
+                    acc.accumulate(dt);
                 }
             }
-            let mut last = BTreeMap::new();
-            for (n, r) in nodes {
-                let s = seen(engine, r);
-                if acc.before.get(n).is_none_or(|b| !same(*b, s)) {
-                    acc.changed = true;
+            #[cfg(debug_assertions)]
+            for (key, nodes) in &programmed.ports {
+                let acc = &self.ports[key];
+                for (n, r) in nodes {
+                    debug_assert!(acc.last.get(n).is_some_and(|s| same(*s, seen(engine, r))));
                 }
-                match (s.blind(), acc.open.contains_key(n)) {
+            }
+            return;
+        }
+        self.seen_at = Some((programmed.clone(), generation));
+        for (key, nodes) in &programmed.ports {
+            if !self.ports.contains_key(key) {
+                self.ports.insert(key.clone(), PortAcc::default());
+            }
+            let Some(acc) = self.ports.get_mut(key) else {
+                continue;
+            };
+            // Accumulate the interval since the last step with what was seen then.
+            acc.accumulate(dt);
+            let same_nodes = acc.last.len() == nodes.len() && acc.last.keys().eq(nodes.keys());
+            if !same_nodes {
+                acc.last = nodes.keys().map(|n| (n.clone(), Seen::Other)).collect();
+            }
+            let PortAcc {
+                changed,
+                before,
+                last,
+                open,
+                nodes: timelines,
+                leaving,
+                entries_made,
+            } = acc;
+            *entries_made = false;
+            leaving.clear();
+            for ((n, r), slot) in nodes.iter().zip(last.values_mut()) {
+                let s = seen(engine, r);
+                if before.get(n).is_none_or(|b| !same(*b, s)) {
+                    *changed = true;
+                }
+                match (s.blind(), open.contains_key(n)) {
                     (true, false) => {
                         let cause = if s == Seen::EndpointGone {
                             Cause::EndpointGone
                         } else {
                             Cause::NoEndpoint
                         };
-                        acc.open.insert(n.clone(), (now, cause));
+                        open.insert(n.clone(), (now, cause));
                     }
                     (false, true) => {
-                        if let Some((start, cause)) = acc.open.remove(n) {
-                            close(acc, n, start, now, cause);
+                        if let Some((start, cause)) = open.remove(n) {
+                            close(timelines, n, start, now, cause);
                         }
                     }
                     _ => {}
                 }
-                last.insert(n.clone(), s);
+                if let Seen::Delivered(left) = s
+                    && left != 0.0
+                {
+                    leaving.push((n.clone(), left));
+                }
+                *slot = s;
             }
             // Nodes that left the matrix (deleted) close their windows.
-            let gone: Vec<String> = acc
-                .open
-                .keys()
-                .filter(|n| !nodes.contains_key(*n))
-                .cloned()
-                .collect();
+            let gone: Vec<String> = open.keys().filter(|n| !nodes.contains_key(*n)).cloned().collect();
             for n in gone {
-                if let Some((start, cause)) = acc.open.remove(&n) {
-                    close(acc, &n, start, now, cause);
+                if let Some((start, cause)) = open.remove(&n) {
+                    close(timelines, &n, start, now, cause);
                 }
             }
-            acc.last = last;
         }
     }
 
@@ -240,7 +307,7 @@ impl Tracker {
                 if whole && single {
                     throughout.push(n);
                 } else {
-                    close(&mut acc, &n, start, end, cause);
+                    close(&mut acc.nodes, &n, start, end, cause);
                 }
             }
             let clients = self.clients.get(&key.0).cloned().unwrap_or_default();
@@ -292,8 +359,8 @@ fn same(a: Seen, b: Seen) -> bool {
     }
 }
 
-fn close(acc: &mut PortAcc, node: &str, start: Millis, end: Millis, cause: Cause) {
-    let t = acc.nodes.entry(node.to_string()).or_default();
+fn close(nodes: &mut BTreeMap<String, NodeTimeline>, node: &str, start: Millis, end: Millis, cause: Cause) {
+    let t = nodes.entry(node.to_string()).or_default();
     t.windows.push(Window {
         start_ms: start,
         end_ms: end,

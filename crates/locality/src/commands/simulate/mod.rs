@@ -101,6 +101,9 @@ fn run_scenario(
         }
     })
     .map_err(|e| CliError::usage(e.to_string()))?;
+    // Freeing a 100,000-pod simulated cluster allocation by allocation takes a second or two:
+    // let another thread do it while the report is written (or the process exits).
+    std::thread::spawn(move || drop(engine));
     Ok((
         document::alternative(&scenario.name, prepared, measured, &r),
         assumptions,
@@ -124,6 +127,8 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         kube_version: loaded.config.kube_version,
         kube_proxy_version: loaded.config.kube_proxy_version,
         proxy_sync_delay_ms: ms(args.proxy_sync),
+        // The verdicts are the model's: no simulated kube-proxy is asked.
+        kube_proxies: false,
         ..SimConfig::default()
     };
     let seed_options = SeedOptions {
