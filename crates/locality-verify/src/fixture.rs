@@ -247,17 +247,30 @@ fn backend_netexec(setup: &Setup, ready: bool, role: Option<Role>) -> Netexec {
 /// (`--http-override`; UDP `hostname` when the setup is UDP), tcpSocket readiness on its
 /// HTTP port, or on a closed port when it must never become Ready.
 pub fn backend(ns: &str, run: &str, setup: &Setup, role: Role, node: &str, ready: bool) -> Value {
-    netexec_pod(
+    let mut pod = netexec_pod(
         ns,
         &backend_name(setup.group, role, ready),
         run,
         node,
         setup.group,
         &backend_netexec(setup, ready, Some(role)),
-    )
+    );
+    if setup.terminating {
+        shutdown_delay(&mut pod["spec"]);
+    }
+    pod
 }
 
-/// `Pt`'s shutdown delay (s of the cluster's clock): the window in which every endpoint is
+/// `Pt`, `Xt`: the pod serves [`TERMINATING_DELAY_S`] after its deletion (agnhost
+/// `--delay-shutdown`), within a grace period above it.
+fn shutdown_delay(spec: &mut Value) {
+    spec["terminationGracePeriodSeconds"] = json!(TERMINATING_DELAY_S + 30);
+    if let Some(args) = spec["containers"][0]["args"].as_array_mut() {
+        args.push(json!(format!("--delay-shutdown={TERMINATING_DELAY_S}")));
+    }
+}
+
+/// `Pt`'s and `Xt`'s shutdown delay (s of the cluster's clock): the window in which every endpoint is
 /// serving-terminating, long enough for the lag check and a probe from every node; the tool
 /// force-deletes the pods once probed.
 pub const TERMINATING_DELAY_S: u64 = 3600;
@@ -269,10 +282,7 @@ pub fn daemonset(ns: &str, run: &str, setup: &Setup) -> Value {
     let mut spec = netexec_spec(&backend_netexec(setup, true, None));
     spec["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
     if setup.terminating {
-        spec["terminationGracePeriodSeconds"] = json!(TERMINATING_DELAY_S + 30);
-        if let Some(args) = spec["containers"][0]["args"].as_array_mut() {
-            args.push(json!(format!("--delay-shutdown={TERMINATING_DELAY_S}")));
-        }
+        shutdown_delay(&mut spec);
     }
     json!({
         "apiVersion": "apps/v1",

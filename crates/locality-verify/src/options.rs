@@ -40,7 +40,7 @@ pub struct VerifyOptions {
     pub max_nodes: Option<usize>,
     /// One API request's limit (`--request-timeout`); retries are bounded apart.
     pub request_timeout: Duration,
-    /// Also run the external-traffic cases (`X2`, `X2s`, `X4`: `--external-cases`).
+    /// Also run the external-traffic cases (`X2`, `X2s`, `Xt`, `X4`: `--external-cases`).
     pub external_cases: bool,
     /// The images of the run's pods (`--image`, `--curl-image`).
     pub images: crate::fixture::Images,

@@ -421,7 +421,7 @@ async fn run_cases(
         // Pn: every probed node's kube-proxy must have synced past the group's change, read
         // as soon as the backends are Ready (before the settle).
         let mut lags = BTreeMap::new();
-        if (setup.each_node || setup.terminating)
+        if (setup.each_node || (setup.terminating && setup.daemonset))
             && let Some(since) = crate::lag::change_time(env, group, group).await?
         {
             let nodes: Vec<String> = state.node_clients.iter().map(|(n, _)| n.clone()).collect();

@@ -255,7 +255,7 @@ pub(crate) async fn create_group(
     }
     let mut terminating = Vec::new();
     if setup.terminating {
-        match start_terminating(env, group).await? {
+        match start_terminating(env, group, setup.daemonset).await? {
             Ok(names) => terminating = names,
             Err(why) => return Ok(Err(why)),
         }
@@ -286,17 +286,24 @@ pub(crate) async fn create_group(
     }))
 }
 
-/// `Pt`: orphans the DaemonSet's pods and deletes them, so each serves its shutdown delay;
-/// waits until the group's slices show every one serving-terminating.
-async fn start_terminating(env: &Env<'_>, group: &str) -> Result<Result<Vec<String>, String>, VerifyError> {
+/// `Pt`, `Xt`: deletes the group's pods (`Pt`: orphaned from their DaemonSet first), so each
+/// serves its shutdown delay; waits until the group's slices show every one
+/// serving-terminating.
+async fn start_terminating(
+    env: &Env<'_>,
+    group: &str,
+    daemonset: bool,
+) -> Result<Result<Vec<String>, String>, VerifyError> {
     let Env {
         opts, cluster, ns, ..
     } = *env;
-    cluster
-        .delete(&format!(
-            "/apis/apps/v1/namespaces/{ns}/daemonsets/{group}?propagationPolicy=Orphan"
-        ))
-        .await?;
+    if daemonset {
+        cluster
+            .delete(&format!(
+                "/apis/apps/v1/namespaces/{ns}/daemonsets/{group}?propagationPolicy=Orphan"
+            ))
+            .await?;
+    }
     let names = group_pods(cluster, ns, group).await?;
     for name in &names {
         cluster.delete(&format!("{}/{name}", pods_path(ns))).await?;
@@ -376,7 +383,7 @@ pub(crate) struct GroupState {
     pub(crate) ips: BTreeMap<String, String>,
     /// `P`: (sampled node, its client pod).
     pub(crate) node_clients: Vec<(String, String)>,
-    /// `Pt`: the DaemonSet pods deleted, serving their shutdown delay.
+    /// `Pt`, `Xt`: the backend pods deleted, serving their shutdown delay.
     pub(crate) terminating: Vec<String>,
 }
 

@@ -248,6 +248,31 @@ fn cilium_1_19_applying_etp_local_to_in_cluster_lb_ip_traffic_is_a_hold_naming_t
     assert_eq!(x4.status, Status::Pass, "{}", explain(&f));
 }
 
+#[test]
+fn cilium_dropping_instead_of_serving_a_terminating_local_endpoint_under_etp_local_is_a_hold() {
+    // Xt dials N1's (node-a) nodePort from N2's host; N1's only endpoint is serving-terminating.
+    // The bug is open: plain kube-proxy is the run that must ACCEPT.
+    let (a, f) = pair("cilium-term", "node-a", "cilium:1.19.3", "kube-proxy", &["Xt"]);
+    let c = a.cases.iter().find(|c| c.id == "Xt").unwrap();
+    assert_eq!(c.status, Status::Fail, "{}", explain(&a));
+    assert_eq!(a.decision, Decision::Hold, "{}", explain(&a));
+    let advice = a
+        .advice
+        .iter()
+        .find(|l| l.contains("cilium-socket-lb-etp-no-terminating-fallback"))
+        .unwrap_or_else(|| panic!("no advice names the entry: {}", explain(&a)));
+    assert!(advice.contains("node-a"), "{advice}");
+    assert!(
+        advice.contains("open upstream bug cilium/cilium#37613"),
+        "{advice}"
+    );
+    assert!(advice.contains("surge"), "the mitigation: {advice}");
+    assert!(a.repairs.is_empty(), "{:?}", a.repairs);
+    assert_eq!(f.decision, Decision::Accept, "{}", explain(&f));
+    let xt = f.cases.iter().find(|c| c.id == "Xt").unwrap();
+    assert_eq!(xt.status, Status::Pass, "{}", explain(&f));
+}
+
 /// Every catalogue entry is tested above (affected vs fixed), or listed here with why not.
 #[test]
 fn every_catalogue_entry_is_tested_or_says_why_not() {
@@ -257,16 +282,17 @@ fn every_catalogue_entry_is_tested_or_says_why_not() {
         "cilium-prefer-same-incompatible-local",
         "cilium-topology-needs-service-topology",
         "cilium-etp-local-in-cluster-lb-ip",
+        "cilium-socket-lb-etp-no-terminating-fallback",
         "kube-router-etp-local-restricts-cluster-ip",
         "kube-router-itp-unsupported",
     ];
-    // No case exercises an ETP Local Service whose only local endpoints are terminating.
-    // ipvs: the model and the simulated ipvs kube-proxy follow kubernetes#97081 (cluster
-    // endpoints), and verify attributes catalogue entries to replacements only.
-    const NOT_YET: &[&str] = &[
-        "cilium-socket-lb-etp-no-terminating-fallback",
-        "kube-proxy-ipvs-etp-local-lb-ip",
-    ];
+    // kube-proxy-ipvs-etp-local-lb-ip: no profile reproduces it. Profiles are replacements of
+    // kube-proxy (`PlaneProfile` never is kube-proxy), and the simulated ipvs kube-proxy
+    // follows kubernetes#97081 (first release not confirmed, not before 1.24): a
+    // pod's connection to the LB IP uses the cluster endpoints, so X4 (a pod client) passes
+    // on it. What #97081 left broken, hostNetwork clients, no case dials an LB IP from, and
+    // the simulation answers them too.
+    const NOT_YET: &[&str] = &["kube-proxy-ipvs-etp-local-lb-ip"];
     for e in locality_model::dataplane::catalogue::CATALOGUE {
         assert!(
             TESTED.contains(&e.id) != NOT_YET.contains(&e.id),

@@ -702,9 +702,10 @@ pub struct VerifyArgs {
     /// in seconds of the cluster's clock; a larger measured lag makes the case INCOMPLETE.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub max_proxy_lag: f64,
-    /// Also run the external-traffic cases X2, X2s and X4: an externalTrafficPolicy: Local
+    /// Also run the external-traffic cases X2, X2s, Xt and X4: an externalTrafficPolicy: Local
     /// NodePort dialled from another node's hostNetwork client (dropped on a node without a
-    /// backend; delivered locally with the client's source IP preserved on one with it), and
+    /// backend; delivered locally with the client's source IP preserved on one with it, and
+    /// by its terminating backend when that is the only one), and
     /// a LoadBalancer Service's IP dialled from a pod (any backend answers). They need
     /// nodePorts reachable between nodes, a hostNetwork port free on N2 and a load-balancer
     /// implementation.

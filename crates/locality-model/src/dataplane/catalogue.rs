@@ -36,9 +36,9 @@ pub enum Effect {
     /// Service fail on nodes without a local endpoint, where the model routes them to any
     /// endpoint (kube-proxy's short-circuit).
     EtpLocalAppliedToInClusterLbIp,
-    /// `externalTrafficPolicy: Local` never falls back to local serving-terminating
-    /// endpoints (KEP-1669) for in-cluster access: where the model serves from the
-    /// terminating endpoint, the data plane has none.
+    /// `externalTrafficPolicy: Local` never falls back to the node's serving-terminating
+    /// endpoints (KEP-1669): where the model serves traffic to the node's external addresses
+    /// from its terminating endpoint, the data plane has none and drops.
     EtpLocalNoTerminatingFallback,
 }
 
@@ -329,9 +329,9 @@ pub const CATALOGUE: &[Divergence] = &[
         resolution: Resolution::Open,
         repair: "",
         mitigation: "roll the Service's pods with a surge (a new pod Ready before the old one terminates) on every node that receives external traffic",
-        cases: &[],
+        cases: &["Xt"],
         confirmed: true,
-        checked: "issue #37613 (open, feature/socket-lb, pinned): Cilium fails the upstream e2e 'should fallback to local terminating endpoints when there are no ready endpoints with externalTrafficPolicy=Local'. The versions affected are not stated there; no verify case exercises it yet",
+        checked: "issue #37613 (open, feature/socket-lb, pinned): Cilium fails the upstream e2e 'should fallback to local terminating endpoints when there are no ready endpoints with externalTrafficPolicy=Local'. The versions affected are not stated there, so every version is treated as affected. Xt (--external-cases) dials, from another node, the nodePort of a node whose only endpoint is serving-terminating; the simulated Cilium drops it there. Whether a real Cilium fails it on the receiving node or in the socket-LB of the client's node (the feature #37613 is filed under) was not checked",
     },
     Divergence {
         id: "kube-proxy-ipvs-etp-local-lb-ip",
@@ -344,14 +344,14 @@ pub const CATALOGUE: &[Divergence] = &[
             present: true,
         }),
         effect: Effect::EtpLocalAppliedToInClusterLbIp,
-        divergence: "in ipvs mode the load-balancer IP of an externalTrafficPolicy: Local Service is bound on every node, so in-cluster clients on a node without a local endpoint get no answer, where the iptables and nftables modes send them to any endpoint",
+        divergence: "in ipvs mode the load-balancer IP of an externalTrafficPolicy: Local Service is bound on every node, so in-cluster clients on a node without a local endpoint get no answer (every client before kubernetes#97081; since, clients in the node's network namespace: hostNetwork pods and the node itself), where the iptables and nftables modes send them to any endpoint",
         issues: &["kubernetes/kubernetes#75262", "kubernetes/kubernetes#93456"],
         resolution: Resolution::Open,
         repair: "",
         mitigation: "have in-cluster clients use the Service's cluster IP (its DNS name), or run kube-proxy in nftables or iptables mode",
         cases: &["X4"],
         confirmed: false,
-        checked: "issue #75262 (closed: described as expected for Local traffic) and #93456 (in-cluster LB-IP traffic should use cluster-wide endpoints, as the iptables proxier does since PR #77523; closed without a linked fix). Whether and in which release the ipvs proxier changed was not confirmed: the model and the simulated ipvs kube-proxy follow kubernetes#97081 (the virtual server uses the cluster endpoints), so no simulated profile reproduces it. X4 (--external-cases) dials a load-balancer IP from a pod on a node without an endpoint",
+        checked: "issue #75262 (closed: described as expected for Local traffic) and #93456 (in-cluster LB-IP traffic should use cluster-wide endpoints, as the iptables proxier does since PR #77523). PR #97081 'Ipvs: non-local access to externalTrafficPolicy:Local' (merged, 'Partially Fixes #93456') makes syncEndpoint in pkg/proxy/ipvs/proxier.go use the cluster endpoints when a Local policy has no local endpoint: pods on such a node reach the LB IP, while the node's own network namespace still gets no answer (said in the PR, and by its author on #93456 in 2025: not fixed, no work-around). The first release with #97081 was not confirmed: it was still under review in January 2022, so not before 1.24 (inferred, not read from release notes). The simulated ipvs kube-proxy follows #97081 for pods and also answers hostNetwork clients from the cluster endpoints, so no simulated profile reproduces either part. X4 (--external-cases) dials a load-balancer IP from a pod on a node without an endpoint",
     },
     Divergence {
         id: "kube-router-etp-local-restricts-cluster-ip",

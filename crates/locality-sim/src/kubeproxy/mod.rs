@@ -439,6 +439,16 @@ impl SimKubeProxy {
         if none_near {
             sets.cluster = sets.cluster.map(|_| Arc::default());
         }
+        // A simulated data plane that never falls back to the node's serving-terminating
+        // endpoints under ETP Local (Cilium, cilium/cilium#37613): without a ready local
+        // endpoint the local set is empty, so external traffic to the node drops.
+        if external_local
+            && !internal_local
+            && !index.has_ready_on(&self.identity)
+            && self.profile.diverges(Effect::EtpLocalNoTerminatingFallback)
+        {
+            sets.local = sets.local.map(|_| Arc::default());
+        }
         let local_nonempty = sets.local.as_ref().is_some_and(|l| !l.is_empty());
         let cluster_target = |set: &Option<Arc<Vec<usize>>>| match set {
             Some(c) if !c.is_empty() => RuleTarget::Endpoints {

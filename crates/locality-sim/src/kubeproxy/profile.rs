@@ -323,5 +323,10 @@ mod tests {
         );
         assert!(!p("cilium:1.18.1").diverges(Effect::EtpLocalAppliedToInClusterLbIp));
         assert!(p("cilium:1.19.3").diverges(Effect::EtpLocalAppliedToInClusterLbIp));
+        // cilium/cilium#37613 is open: every version.
+        assert!(p("cilium:1.18.1").diverges(Effect::EtpLocalNoTerminatingFallback));
+        assert!(p("cilium:1.19.3").diverges(Effect::EtpLocalNoTerminatingFallback));
+        assert!(!p("calico-ebpf:3.27").diverges(Effect::EtpLocalNoTerminatingFallback));
+        assert!(!p("kube-proxy").diverges(Effect::EtpLocalNoTerminatingFallback));
     }
 }

@@ -2,8 +2,8 @@
 //! (docs/verify.md lists them).
 
 use super::setups::{
-    ETP_DOCS, EXTERNAL_LOCAL, ITP_DOCS, LOCAL_B, LOCAL_BH, LOCAL_UDP, METRICS_DOCS, N1_N2, NONE, PREFER_NODE,
-    PREFER_ZONE, SVC_DOCS, TD_DOCS, setup,
+    ETP_DOCS, EXTERNAL_LOCAL, EXTERNAL_TERMINATING, ITP_DOCS, LOCAL_B, LOCAL_BH, LOCAL_UDP, METRICS_DOCS,
+    N1_N2, NONE, PREFER_NODE, PREFER_ZONE, SVC_DOCS, TD_DOCS, setup,
 };
 use super::{Case, Client, Declared, Dial, Role, Setup, TargetPort};
 
@@ -549,6 +549,19 @@ pub const CATALOGUE: &[Case] = &[
         guarantee: "externalTrafficPolicy: Local delivers external traffic to the node's own endpoint only, and preserves the client's source IP (no masquerade)",
         docs: ETP_DOCS,
         setup: EXTERNAL_LOCAL,
+        client: Client::Host(Role::N2),
+        dial: Dial::NodePort(Role::N1),
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+        external: true,
+    },
+    Case {
+        id: "Xt",
+        control: false,
+        description: "externalTrafficPolicy: Local Service of type NodePort, backend on N1 deleted but still serving its shutdown delay; a hostNetwork client on N2 dials N1's InternalIP at the nodePort (--external-cases)",
+        guarantee: "with externalTrafficPolicy: Local and only a serving-terminating endpoint on the node, kube-proxy falls back to it (KEP-1669, GA in 1.28): external traffic is served by the node's terminating backend, not dropped",
+        docs: "https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/#terminating",
+        setup: EXTERNAL_TERMINATING,
         client: Client::Host(Role::N2),
         dial: Dial::NodePort(Role::N1),
         declared: Declared::AnsweredBy(&[Role::N1]),

@@ -114,9 +114,9 @@ pub struct Setup {
     /// A client on each sampled node without a backend of the group ([`Client::EachNode`]
     /// without a DaemonSet).
     pub each_node: bool,
-    /// The DaemonSet's pods serve a long shutdown delay ([`crate::fixture::TERMINATING_DELAY_S`]);
-    /// once Ready they are orphaned and deleted, and the probes run while every endpoint is
-    /// serving-terminating (`Pt`).
+    /// The backends serve a long shutdown delay ([`crate::fixture::TERMINATING_DELAY_S`]);
+    /// once Ready they are deleted (a DaemonSet's orphaned first), and the probes run while
+    /// every endpoint is serving-terminating (`Pt`, `Xt`).
     pub terminating: bool,
     /// The Service port's `targetPort`.
     pub target_port: TargetPort,

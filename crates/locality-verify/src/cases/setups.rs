@@ -69,3 +69,11 @@ pub(super) const EXTERNAL_LOCAL: Setup = Setup {
     backends: &[Role::N1],
     ..setup("x2")
 };
+
+/// `Xt`: [`EXTERNAL_LOCAL`]'s Service, whose one backend (on N1) is deleted once Ready and
+/// probed while it serves its shutdown delay (serving-terminating).
+pub(super) const EXTERNAL_TERMINATING: Setup = Setup {
+    group: "xt",
+    terminating: true,
+    ..EXTERNAL_LOCAL
+};
