@@ -417,6 +417,10 @@ impl Cluster {
         VerifyError,
     > {
         use futures_util::StreamExt;
+        let failed = |message: String| VerifyError::Api {
+            what: format!("watch {path}"),
+            message,
+        };
         let sep = if path.contains('?') { '&' } else { '?' };
         let uri = format!(
             "{path}{sep}watch=true&allowWatchBookmarks=true&resourceVersion={resource_version}&timeoutSeconds={timeout_seconds}"
@@ -426,20 +430,16 @@ impl Cluster {
             .uri(&uri)
             .header(http::header::ACCEPT, "application/json")
             .body(Vec::new())
-            .map_err(|e| VerifyError::Api {
-                what: format!("watch {path}"),
-                message: e.to_string(),
-            })?;
+            .map_err(|e| failed(e.to_string()))?;
         let events = tokio::time::timeout(self.request_timeout, self.client.request_events::<Value>(req))
             .await
-            .map_err(|_| VerifyError::Api {
-                what: format!("watch {path}"),
-                message: format!("no answer within {:?} (request timeout)", self.request_timeout),
+            .map_err(|_| {
+                failed(format!(
+                    "no answer within {:?} (request timeout)",
+                    self.request_timeout
+                ))
             })?
-            .map_err(|e| VerifyError::Api {
-                what: format!("watch {path}"),
-                message: chain(&e),
-            })?;
+            .map_err(|e| failed(chain(&e)))?;
         Ok(events.map(|e| e.map_err(|e| chain(&e))))
     }
 
