@@ -48,21 +48,8 @@ fn pod_done(p: &SimPod, marker: &str) -> bool {
 /// Ready (and there is at least one), or the workload is gone: the reference answer, by
 /// listing the namespace's pods.
 pub fn rolled_by_scan(engine: &Engine, workload: &ObjectKey, marker: &str) -> bool {
-    let Some((uid, rs_uids)) = owners(engine, workload) else {
-        return true;
-    };
-    let mut any = false;
-    for (_, s) in engine.store().list_namespace(Kind::Pod, &workload.namespace) {
-        if let Some(p) = s.object.as_pod()
-            && owned(p, &uid, &rs_uids)
-        {
-            any = true;
-            if !pod_done(p, marker) {
-                return false;
-            }
-        }
-    }
-    any
+    // A fresh watch has just listed the pods and read no event: its answer is the scan's.
+    RolloutWatch::new(engine, workload, marker).done(engine)
 }
 
 /// Follows one rollout through the store's events; [`RolloutWatch::done`] equals
