@@ -112,3 +112,34 @@ fn detected_from_a_kube_proxy_daemonset_nothing_is_flagged() {
     };
     assert!(services(&run_with(&state, config(ProxyMode::Iptables), &opts)).is_empty());
 }
+
+/// kube-proxy in ipvs mode (its `--proxy-mode` flag, as a dump shows it): an ETP Local
+/// Service of type LoadBalancer meets kubernetes#93456 (host-network clients of a node
+/// without a local endpoint get no answer from its load-balancer IP); in iptables mode not.
+#[test]
+fn kube_proxy_in_ipvs_mode_flags_etp_local_load_balancers() {
+    for (mode, flagged) in [("ipvs", true), ("iptables", false)] {
+        let mut state = cluster();
+        state.services[2].type_ = ServiceType::LoadBalancer;
+        let mut ds = daemonset("kube-system", "kube-proxy", "kube-proxy");
+        ds.containers = vec![ContainerFacts {
+            name: "kube-proxy".into(),
+            image: "registry.k8s.io/kube-proxy:v1.35.0".into(),
+            args: vec!["/usr/local/bin/kube-proxy".into(), format!("--proxy-mode={mode}")],
+            ..ContainerFacts::default()
+        }];
+        state.workloads.push(ds);
+        let opts = AuditOptions {
+            only: [RuleId::Loc021].into(),
+            ..Default::default()
+        };
+        let found = services(&run_with(&state, config(ProxyMode::Ipvs), &opts));
+        if flagged {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].0, "edge");
+            assert!(found[0].1.contains("nftables or iptables mode"), "{found:?}");
+        } else {
+            assert!(found.is_empty(), "{mode}: {found:?}");
+        }
+    }
+}

@@ -628,3 +628,19 @@ fn nftables_host_to_load_balancer_with_etp_local_and_no_local_endpoint_is_droppe
         "10.180.1.2:80"
     );
 }
+
+/// kubernetes#93456, as left by #97081: in ipvs mode a host-network client's connection to
+/// the load-balancer IP of an ETP Local Service without a local endpoint gets no answer (the
+/// LB IP is bound on every node's kube-ipvs0, so the remote endpoint's reply never returns),
+/// while a pod on the same node is served from the cluster endpoints and a nodePort works.
+#[test]
+fn ipvs_host_to_load_balancer_with_etp_local_and_no_local_endpoint_gets_no_answer() {
+    let mut state = c4_state();
+    state.endpoint_slices[1]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    let got = |source, dest| flow(&state, "svc2", source, dest, ProxyMode::Ipvs).0;
+    assert_eq!(got(Source::Host, Destination::LoadBalancer), "DROP");
+    assert_eq!(got(Source::Pod, Destination::LoadBalancer), "10.180.1.2:80");
+    assert_eq!(got(Source::Host, Destination::NodePort), "10.180.1.2:80");
+}

@@ -438,7 +438,7 @@ impl Fixture {
     /// The programmed target of the flow: the cluster IP's rule for any source; a NodePort's or
     /// LB VIP's external rule from outside, else the rule for this node's pods and host
     /// (`external_from_node`, the ETP Local short-circuit), and for an nftables host client to an
-    /// LB VIP the `no-endpoint-services` drop when programmed.
+    /// LB VIP the host override when programmed (nftables' drop, ipvs' lost reply).
     fn table_target(&self, f: &Flow, e: &ServicePortRules) -> RuleTarget {
         match (f.dest, f.source) {
             (Destination::ClusterIp, _) => e.internal.clone(),
@@ -447,9 +447,9 @@ impl Fixture {
                 Source::External,
             ) => e.external.clone(),
             (Destination::LoadBalancer | Destination::ExternalIp, Source::Host)
-                if e.host_external_ip_drop =>
+                if e.host_external_ip.is_some() =>
             {
-                RuleTarget::Drop
+                e.host_external_ip.clone().expect("checked")
             }
             _ => e.external_from_node.clone(),
         }
@@ -1130,6 +1130,8 @@ fn host_to_lb_with_etp_local_and_no_local_endpoint() {
     for (mode, lb) in [
         (ProxyMode::Nftables, "DROP"),
         (ProxyMode::Iptables, "10.180.1.2:80"),
+        // kubernetes#93456, left open by #97081: the reply is lost.
+        (ProxyMode::Ipvs, "DROP"),
     ] {
         failures.extend(run_case(
             mode,
