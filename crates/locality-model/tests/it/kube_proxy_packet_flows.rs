@@ -1,0 +1,646 @@
+//! Upstream packet-flow vectors, as source/destination verdicts.
+//!
+//! kubernetes/kubernetes `pkg/proxy/nftables/proxier_test.go`: `TestInternalTrafficPolicy`
+//! (C1), `TestTerminatingEndpointsTrafficPolicyLocal` (C2),
+//! `TestTerminatingEndpointsTrafficPolicyCluster` (C3) and `TestInternalExternalMasquerade`
+//! (C4, "base" configuration), transcribed in docs/upstream.md §6 (§C). Upstream's
+//! tracer outputs the possible DNAT targets, `DROP` or `REJECT`, and whether the packet is
+//! marked for masquerade; here the same facts come from the model's matrix on node
+//! `testNodeName`. The same flows hold in iptables mode (the proxiers share the rule design).
+
+use crate::support;
+
+#[path = "packet_flows/confidence.rs"]
+mod confidence;
+#[path = "packet_flows/external.rs"]
+mod external;
+#[path = "packet_flows/feature_gates.rs"]
+mod feature_gates;
+
+use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
+use locality_model::objects::*;
+use locality_model::proxy::{Destination, ProxyMode, Source, VerdictKind};
+use support::*;
+
+const NODE: &str = "testNodeName";
+
+/// Output in upstream's notation: sorted endpoints, or DROP / REJECT; and the masquerade mark.
+fn flow(
+    state: &ClusterState,
+    svc: &str,
+    source: Source,
+    dest: Destination,
+    mode: ProxyMode,
+) -> (String, bool) {
+    let config = MatrixConfig {
+        data_plane: DataPlane::KubeProxy(Some(mode)),
+        ..Default::default()
+    };
+    let m = Matrix::new(state, config);
+    let port = m
+        .ports
+        .iter()
+        .position(|p| p.service.meta.name == svc)
+        .expect("service port");
+    let node = m.node_position(NODE).expect("node");
+    let routes = m.node_routes(port, node);
+    let r = routes
+        .routes
+        .iter()
+        .find(|r| r.route.source == source && r.route.destination == dest)
+        .unwrap_or_else(|| panic!("no route {source:?}->{dest:?} for {svc}"));
+    let out = match r.route.verdict {
+        VerdictKind::Deliver => {
+            let mut eps: Vec<String> = r
+                .route
+                .endpoints
+                .iter()
+                .map(|i| m.ports[port].endpoints[*i].to_string())
+                .collect();
+            eps.sort();
+            eps.join(", ")
+        }
+        VerdictKind::Drop => "DROP".into(),
+        VerdictKind::Reject => "REJECT".into(),
+        VerdictKind::NotProxied => "NOT-PROXIED".into(),
+    };
+    (out, r.route.masquerade)
+}
+
+fn nodes(names: &[&str]) -> Vec<Node> {
+    names.iter().map(|n| node(n, None)).collect()
+}
+
+fn c1_state(itp: Option<TrafficPolicy>, eps: &[(&str, &str)]) -> ClusterState {
+    let mut svc = service("ns1", "svc1", "172.30.1.1", vec![port("", 80, 0)]);
+    svc.internal_traffic_policy = itp;
+    let endpoints = eps.iter().map(|(ip, n)| endpoint(ip, n, READY)).collect();
+    let s = slice(&svc, "svc1-1", "", 80, endpoints);
+    ClusterState {
+        nodes: nodes(&[NODE, "node0", "node1", "node2"]),
+        services: vec![svc],
+        endpoint_slices: vec![s],
+        ..Default::default()
+    }
+}
+
+fn both_modes(state: &ClusterState, svc: &str, source: Source, dest: Destination) -> (String, bool) {
+    let ipt = flow(state, svc, source, dest, ProxyMode::Iptables);
+    let nft = flow(state, svc, source, dest, ProxyMode::Nftables);
+    assert_eq!(
+        ipt, nft,
+        "iptables and nftables agree on {svc} {source:?}->{dest:?}"
+    );
+    nft
+}
+
+#[test]
+fn c1_internal_traffic_policy() {
+    let three = [("10.0.1.1", NODE), ("10.0.1.2", "node1"), ("10.0.1.3", "node2")];
+    type Case<'a> = (&'a str, Option<TrafficPolicy>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 4] = [
+        (
+            "internalTrafficPolicy is cluster",
+            Some(TrafficPolicy::Cluster),
+            three.to_vec(),
+            "10.0.1.1:80, 10.0.1.2:80, 10.0.1.3:80",
+        ),
+        (
+            "internalTrafficPolicy is local and there is one local endpoint",
+            Some(TrafficPolicy::Local),
+            three.to_vec(),
+            "10.0.1.1:80",
+        ),
+        (
+            "internalTrafficPolicy is local and there are multiple local endpoints",
+            Some(TrafficPolicy::Local),
+            vec![("10.0.1.1", NODE), ("10.0.1.2", NODE), ("10.0.1.3", "node2")],
+            "10.0.1.1:80, 10.0.1.2:80",
+        ),
+        (
+            "internalTrafficPolicy is local and there are no local endpoints",
+            Some(TrafficPolicy::Local),
+            vec![
+                ("10.0.1.1", "node0"),
+                ("10.0.1.2", "node1"),
+                ("10.0.1.3", "node2"),
+            ],
+            "DROP",
+        ),
+    ];
+    for (name, itp, eps, want) in cases {
+        let state = c1_state(itp, &eps);
+        let (out, masq) = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
+        assert_eq!(out, want, "{name}");
+        assert!(!masq, "{name}: pod to ClusterIP is not masqueraded");
+        // "endpoints deleted": every case then rejects.
+        let mut deleted = state.clone();
+        deleted.endpoint_slices.clear();
+        // Without slices the model would derive from pods (there are none): still no endpoints.
+        let (out, _) = both_modes(&deleted, "svc1", Source::Pod, Destination::ClusterIp);
+        assert_eq!(out, "REJECT", "{name}: after deleting the slice");
+    }
+}
+
+/// The LoadBalancer Service of C2/C3: clusterIP 172.30.1.1, port 80, ingress 1.2.3.4.
+fn lb_state(etp: TrafficPolicy, eps: Vec<Endpoint>) -> ClusterState {
+    let mut svc = service("ns1", "svc1", "172.30.1.1", vec![port("", 80, 0)]);
+    svc.type_ = ServiceType::LoadBalancer;
+    svc.external_traffic_policy = Some(etp);
+    svc.load_balancer_ingress = vec![LoadBalancerIngress {
+        ip: Some("1.2.3.4".parse().unwrap()),
+        ..Default::default()
+    }];
+    let s = slice(&svc, "svc1-1", "", 80, eps);
+    ClusterState {
+        nodes: nodes(&[NODE, "node-1", "another-node"]),
+        services: vec![svc],
+        endpoint_slices: vec![s],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn c2_terminating_endpoints_traffic_policy_local() {
+    let cases = [
+        (
+            "ready endpoints exist",
+            vec![
+                endpoint("10.0.1.1", NODE, rst(true, true, false)),
+                endpoint("10.0.1.2", NODE, rst(true, true, false)),
+                endpoint("10.0.1.3", NODE, rst(false, true, true)),
+                endpoint("10.0.1.4", NODE, rst(false, false, true)),
+                endpoint("10.0.1.5", "node-1", rst(true, true, false)),
+            ],
+            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", false),
+            ("10.0.1.1:80, 10.0.1.2:80", false),
+        ),
+        (
+            "only terminating endpoints exist",
+            vec![
+                endpoint("10.0.1.2", NODE, rst(false, true, true)),
+                endpoint("10.0.1.3", NODE, rst(false, true, true)),
+                endpoint("10.0.1.4", NODE, rst(false, false, true)),
+                endpoint("10.0.1.5", "node-1", rst(true, true, false)),
+            ],
+            ("10.0.1.5:80", false),
+            ("10.0.1.2:80, 10.0.1.3:80", false),
+        ),
+        (
+            "terminating endpoints on remote node",
+            vec![endpoint("10.0.1.5", "node-1", rst(false, true, true))],
+            ("10.0.1.5:80", false),
+            ("DROP", false),
+        ),
+        (
+            "no usable endpoints on any node",
+            vec![
+                endpoint("10.0.1.5", NODE, rst(false, false, true)),
+                endpoint("10.0.1.5", "node-1", rst(false, false, true)),
+            ],
+            ("REJECT", false),
+            ("REJECT", false),
+        ),
+    ];
+    for (name, eps, pod_to_cluster_ip, external_to_lb) in cases {
+        let state = lb_state(TrafficPolicy::Local, eps);
+        let got = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
+        assert_eq!(
+            (got.0.as_str(), got.1),
+            pod_to_cluster_ip,
+            "{name}: pod to clusterIP"
+        );
+        let got = both_modes(&state, "svc1", Source::External, Destination::LoadBalancer);
+        assert_eq!((got.0.as_str(), got.1), external_to_lb, "{name}: external to LB");
+        let mut deleted = state.clone();
+        deleted.endpoint_slices.clear();
+        assert_eq!(
+            both_modes(&deleted, "svc1", Source::Pod, Destination::ClusterIp).0,
+            "REJECT"
+        );
+        assert_eq!(
+            both_modes(&deleted, "svc1", Source::External, Destination::LoadBalancer).0,
+            "REJECT"
+        );
+    }
+}
+
+#[test]
+fn c3_terminating_endpoints_traffic_policy_cluster() {
+    let cases = [
+        (
+            "ready endpoints exist",
+            vec![
+                endpoint("10.0.1.1", NODE, rst(true, true, false)),
+                endpoint("10.0.1.2", NODE, rst(true, true, false)),
+                endpoint("10.0.1.3", "another-node", rst(false, true, true)),
+                endpoint("10.0.1.4", "another-node", rst(false, false, true)),
+                endpoint("10.0.1.5", "another-node", rst(true, true, false)),
+            ],
+            "10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80",
+        ),
+        (
+            "only terminating endpoints exist",
+            vec![
+                endpoint("10.0.1.2", NODE, rst(false, true, true)),
+                endpoint("10.0.1.3", NODE, rst(false, true, true)),
+                endpoint("10.0.1.4", "another-node", rst(false, false, true)),
+                endpoint("10.0.1.5", "another-node", rst(false, true, true)),
+            ],
+            "10.0.1.2:80, 10.0.1.3:80, 10.0.1.5:80",
+        ),
+        (
+            "terminating endpoints on remote node",
+            vec![endpoint("10.0.1.5", "node-1", rst(false, true, true))],
+            "10.0.1.5:80",
+        ),
+        (
+            "no usable endpoints on any node",
+            vec![
+                endpoint("10.0.1.5", NODE, rst(false, false, true)),
+                endpoint("10.0.1.5", "node-1", rst(false, false, true)),
+            ],
+            "REJECT",
+        ),
+    ];
+    for (name, eps, want) in cases {
+        let state = lb_state(TrafficPolicy::Cluster, eps);
+        let (out, masq) = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
+        assert_eq!((out.as_str(), masq), (want, false), "{name}: pod to clusterIP");
+        let (out, masq) = both_modes(&state, "svc1", Source::External, Destination::LoadBalancer);
+        assert_eq!(out, want, "{name}: external to LB");
+        assert_eq!(
+            masq,
+            want != "REJECT",
+            "{name}: external to LB is masqueraded under ETP Cluster"
+        );
+    }
+}
+
+/// The three LoadBalancer Services of `TestInternalExternalMasquerade`.
+fn c4_state() -> ClusterState {
+    let mk = |ns: &str, name: &str, ip: &str, np: u16, ingress: &str, local_ip: &str, remote_ip: &str| {
+        let mut svc = service(ns, name, ip, vec![port("p80", 80, np)]);
+        svc.type_ = ServiceType::LoadBalancer;
+        svc.load_balancer_ingress = vec![LoadBalancerIngress {
+            ip: Some(ingress.parse().unwrap()),
+            ..Default::default()
+        }];
+        let s = slice(
+            &svc,
+            &format!("{name}-1"),
+            "p80",
+            80,
+            vec![
+                endpoint(local_ip, NODE, UNSET),
+                endpoint(remote_ip, "remote-node", UNSET),
+            ],
+        );
+        (svc, s)
+    };
+    let (svc1, s1) = mk(
+        "ns1",
+        "svc1",
+        "172.30.0.41",
+        3001,
+        "1.2.3.4",
+        "10.180.0.1",
+        "10.180.1.1",
+    );
+    let (mut svc2, s2) = mk(
+        "ns2",
+        "svc2",
+        "172.30.0.42",
+        3002,
+        "5.6.7.8",
+        "10.180.0.2",
+        "10.180.1.2",
+    );
+    svc2.external_traffic_policy = Some(TrafficPolicy::Local);
+    let (mut svc3, s3) = mk(
+        "ns3",
+        "svc3",
+        "172.30.0.43",
+        3003,
+        "9.10.11.12",
+        "10.180.0.3",
+        "10.180.1.3",
+    );
+    svc3.internal_traffic_policy = Some(TrafficPolicy::Local);
+    ClusterState {
+        nodes: nodes(&[NODE, "remote-node"]),
+        services: vec![svc1, svc2, svc3],
+        endpoint_slices: vec![s1, s2, s3],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn c4_internal_external_masquerade_base_configuration() {
+    use Destination::{ClusterIp, LoadBalancer as Lb, NodePort};
+    use Source::{External, Host, Pod};
+    let state = c4_state();
+    let svc1 = "10.180.0.1:80, 10.180.1.1:80";
+    let svc2 = "10.180.0.2:80, 10.180.1.2:80";
+    let svc3 = "10.180.0.3:80, 10.180.1.3:80";
+    let flows: [(u8, &str, &str, Source, Destination, &str, bool); 27] = [
+        (1, "pod to ClusterIP", "svc1", Pod, ClusterIp, svc1, false),
+        (2, "pod to NodePort", "svc1", Pod, NodePort, svc1, true),
+        (3, "pod to LB", "svc1", Pod, Lb, svc1, true),
+        (4, "node to ClusterIP", "svc1", Host, ClusterIp, svc1, true),
+        (5, "node to NodePort", "svc1", Host, NodePort, svc1, true),
+        (6, "node to LB", "svc1", Host, Lb, svc1, true),
+        (
+            7,
+            "external to ClusterIP",
+            "svc1",
+            External,
+            ClusterIp,
+            svc1,
+            true,
+        ),
+        (8, "external to NodePort", "svc1", External, NodePort, svc1, true),
+        (9, "external to LB", "svc1", External, Lb, svc1, true),
+        (
+            10,
+            "pod to ClusterIP with eTP:Local",
+            "svc2",
+            Pod,
+            ClusterIp,
+            svc2,
+            false,
+        ),
+        (
+            11,
+            "pod to NodePort with eTP:Local",
+            "svc2",
+            Pod,
+            NodePort,
+            svc2,
+            false,
+        ),
+        (12, "pod to LB with eTP:Local", "svc2", Pod, Lb, svc2, false),
+        (
+            13,
+            "node to ClusterIP with eTP:Local",
+            "svc2",
+            Host,
+            ClusterIp,
+            svc2,
+            true,
+        ),
+        // Upstream's flow 14 dials svc1's nodePort (3001), so it checks svc1.
+        (
+            14,
+            "node to NodePort with eTP:Local",
+            "svc1",
+            Host,
+            NodePort,
+            svc1,
+            true,
+        ),
+        (15, "node to LB with eTP:Local", "svc2", Host, Lb, svc2, true),
+        (
+            16,
+            "external to ClusterIP with eTP:Local",
+            "svc2",
+            External,
+            ClusterIp,
+            svc2,
+            true,
+        ),
+        (
+            17,
+            "external to NodePort with eTP:Local",
+            "svc2",
+            External,
+            NodePort,
+            "10.180.0.2:80",
+            false,
+        ),
+        (
+            18,
+            "external to LB with eTP:Local",
+            "svc2",
+            External,
+            Lb,
+            "10.180.0.2:80",
+            false,
+        ),
+        (
+            19,
+            "pod to ClusterIP with iTP:Local",
+            "svc3",
+            Pod,
+            ClusterIp,
+            "10.180.0.3:80",
+            false,
+        ),
+        (
+            20,
+            "pod to NodePort with iTP:Local",
+            "svc3",
+            Pod,
+            NodePort,
+            svc3,
+            true,
+        ),
+        (21, "pod to LB with iTP:Local", "svc3", Pod, Lb, svc3, true),
+        (
+            22,
+            "node to ClusterIP with iTP:Local",
+            "svc3",
+            Host,
+            ClusterIp,
+            "10.180.0.3:80",
+            true,
+        ),
+        (
+            23,
+            "node to NodePort with iTP:Local",
+            "svc3",
+            Host,
+            NodePort,
+            svc3,
+            true,
+        ),
+        (24, "node to LB with iTP:Local", "svc3", Host, Lb, svc3, true),
+        (
+            25,
+            "external to ClusterIP with iTP:Local",
+            "svc3",
+            External,
+            ClusterIp,
+            "10.180.0.3:80",
+            true,
+        ),
+        (
+            26,
+            "external to NodePort with iTP:Local",
+            "svc3",
+            External,
+            NodePort,
+            svc3,
+            true,
+        ),
+        (
+            27,
+            "external to LB with iTP:Local",
+            "svc3",
+            External,
+            Lb,
+            svc3,
+            true,
+        ),
+    ];
+    for (n, name, svc, source, dest, want, masq) in flows {
+        let got = both_modes(&state, svc, source, dest);
+        assert_eq!((got.0.as_str(), got.1), (want, masq), "flow {n}: {name}");
+    }
+}
+
+#[test]
+fn ipvs_differences() {
+    // ITP Local, no local endpoint, not externally reachable: zero real servers → refused.
+    let state = c1_state(
+        Some(TrafficPolicy::Local),
+        &[("10.0.1.1", "node0"), ("10.0.1.2", "node1")],
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc1",
+            Source::Pod,
+            Destination::ClusterIp,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "REJECT"
+    );
+    // ITP Local on an externally reachable Service (svc3 of C4) with no local endpoint: IPVS
+    // programs the cluster endpoints, so ClusterIP traffic is delivered remotely.
+    let mut state = c4_state();
+    state.endpoint_slices[2]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    assert_eq!(
+        flow(
+            &state,
+            "svc3",
+            Source::Pod,
+            Destination::ClusterIp,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "10.180.1.3:80"
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc3",
+            Source::Pod,
+            Destination::ClusterIp,
+            ProxyMode::Iptables
+        )
+        .0,
+        "DROP"
+    );
+    // ETP Local with a local endpoint: IPVS has no short-circuit, pods get the local endpoint only.
+    let state = c4_state();
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Pod,
+            Destination::NodePort,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "10.180.0.2:80"
+    );
+    // ETP Local without a local endpoint: external traffic's reply is lost (a timeout).
+    let mut state = c4_state();
+    state.endpoint_slices[1]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::External,
+            Destination::NodePort,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "DROP"
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Pod,
+            Destination::NodePort,
+            ProxyMode::Ipvs
+        )
+        .0,
+        "10.180.1.2:80"
+    );
+}
+
+#[test]
+fn nftables_host_to_load_balancer_with_etp_local_and_no_local_endpoint_is_dropped() {
+    let mut state = c4_state();
+    state.endpoint_slices[1]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Host,
+            Destination::LoadBalancer,
+            ProxyMode::Nftables
+        )
+        .0,
+        "DROP"
+    );
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Host,
+            Destination::LoadBalancer,
+            ProxyMode::Iptables
+        )
+        .0,
+        "10.180.1.2:80"
+    );
+    // NodePort from the host is not checked in filter-output: short-circuited in both modes.
+    assert_eq!(
+        flow(
+            &state,
+            "svc2",
+            Source::Host,
+            Destination::NodePort,
+            ProxyMode::Nftables
+        )
+        .0,
+        "10.180.1.2:80"
+    );
+}
+
+/// kubernetes#93456, as left by #97081: in ipvs mode a host-network client's connection to
+/// the load-balancer IP of an ETP Local Service without a local endpoint gets no answer (the
+/// LB IP is bound on every node's kube-ipvs0, so the remote endpoint's reply never returns),
+/// while a pod on the same node is served from the cluster endpoints and a nodePort works.
+#[test]
+fn ipvs_host_to_load_balancer_with_etp_local_and_no_local_endpoint_gets_no_answer() {
+    let mut state = c4_state();
+    state.endpoint_slices[1]
+        .endpoints
+        .retain(|e| e.node_name.as_deref() != Some(NODE));
+    let got = |source, dest| flow(&state, "svc2", source, dest, ProxyMode::Ipvs).0;
+    assert_eq!(got(Source::Host, Destination::LoadBalancer), "DROP");
+    assert_eq!(got(Source::Pod, Destination::LoadBalancer), "10.180.1.2:80");
+    assert_eq!(got(Source::Host, Destination::NodePort), "10.180.1.2:80");
+}

@@ -1,0 +1,14 @@
+//! The integration tests of `locality`, one binary (one link) with a module per area.
+
+mod audit;
+mod audit_baseline;
+mod audit_dataplane;
+mod bad_input;
+mod ci_docs;
+mod dist;
+mod feature_gates;
+mod live;
+mod matrix;
+mod sim;
+mod simulate;
+mod verify;
