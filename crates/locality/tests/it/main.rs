@@ -6,6 +6,7 @@ mod audit_dataplane;
 mod bad_input;
 mod ci_docs;
 mod dist;
+mod docs;
 mod feature_gates;
 mod live;
 mod matrix;
