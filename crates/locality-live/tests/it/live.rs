@@ -1,6 +1,4 @@
-//! Live reading over real HTTP against the loopback fake API server of `support`.
-
-use crate::support;
+//! Live reading over real HTTP against the loopback fake API server of `locality-testkit`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -10,8 +8,9 @@ use locality_model::matrix::DataPlane;
 use locality_model::objects::{ClusterState, ObjectMeta, Origin};
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
+use locality_testkit::fake_api::{FakeApi, Rbac, Running};
+use locality_testkit::files::{TempDir, write_kubeconfig};
 use serde_json::{Value, json};
-use support::{FakeApi, Rbac, Running, TempDir, write_kubeconfig};
 
 /// A running fake server and a kubeconfig pointing at it.
 struct Env {

@@ -2,4 +2,3 @@
 
 mod live;
 mod real_cluster;
-mod support;

@@ -1,13 +1,11 @@
 //! The real binary in live mode (no `-f`), over real HTTP against the loopback fake API
-//! server of `locality-live`'s tests (recorded Lists, pagination, faults, RBAC).
-
-#[path = "../../../locality-live/tests/it/support/mod.rs"]
-mod support;
+//! server of `locality-testkit` (recorded Lists, pagination, faults, RBAC).
 
 use assert_cmd::Command;
+use locality_testkit::fake_api::FakeApi;
+use locality_testkit::files::{TempDir, write_exec_kubeconfig, write_kubeconfig};
 use predicates::prelude::*;
 use serde_json::Value;
-use support::{FakeApi, TempDir, write_exec_kubeconfig, write_kubeconfig};
 
 fn locality() -> Command {
     let mut c = Command::cargo_bin("locality").expect("locality binary");
@@ -19,9 +17,7 @@ fn locality() -> Command {
 
 #[test]
 fn matrix_audit_and_explain_read_the_current_context() {
-    let fixture =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../locality-live/tests/fixtures/cluster.json");
-    let api = FakeApi::from_fixture(&fixture);
+    let api = FakeApi::cluster();
     let token = api.token.clone();
     let server = api.start();
     let dir = TempDir::new("cli-live");
@@ -153,9 +149,7 @@ fn no_planted_secret_reaches_any_output() {
     use base64::Engine as _;
     const PASSWORD: &str = "PlantedUrlPassw0rd";
     const BASIC: &str = "PlantedBasicPassw0rd";
-    let fixture =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../locality-live/tests/fixtures/cluster.json");
-    let api = FakeApi::from_fixture(&fixture);
+    let api = FakeApi::cluster();
     let token = api.token.clone();
     let server = api.start();
     let closed = std::net::TcpListener::bind("127.0.0.1:0")

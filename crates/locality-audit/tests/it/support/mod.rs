@@ -6,55 +6,7 @@ use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
 use locality_model::objects::*;
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
-
-pub fn meta(ns: &str, name: &str) -> ObjectMeta {
-    ObjectMeta {
-        name: name.into(),
-        namespace: ns.into(),
-        ..Default::default()
-    }
-}
-
-pub fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-pub fn node(name: &str, zone: Option<&str>) -> Node {
-    let mut m = meta("", name);
-    if let Some(z) = zone {
-        m.labels.insert(LABEL_ZONE.into(), z.into());
-    }
-    Node {
-        meta: m,
-        ready: Some(true),
-        allocatable_cpu_millis: Some(4000),
-        internal_ips: vec!["192.168.0.1".parse().unwrap()],
-        ..Default::default()
-    }
-}
-
-/// Nodes `node-1..=n` dealt over `zones` (no zone label when `zones` is empty).
-pub fn nodes(n: usize, zones: &[&str]) -> Vec<Node> {
-    (0..n)
-        .map(|i| {
-            node(
-                &format!("node-{}", i + 1),
-                (!zones.is_empty()).then(|| zones[i % zones.len()]),
-            )
-        })
-        .collect()
-}
-
-pub fn taint(key: &str, value: &str, effect: &str) -> Taint {
-    Taint {
-        key: key.into(),
-        value: value.into(),
-        effect: effect.into(),
-    }
-}
+pub use locality_testkit::objects::{labels, meta, node, nodes, taint};
 
 /// A ready, running pod labelled `app=<app>` on `node` with IP `ip`.
 pub fn pod(ns: &str, name: &str, app: &str, node: &str, ip: &str) -> Pod {

@@ -2,28 +2,7 @@
 #![allow(dead_code, missing_docs)]
 
 use locality_model::objects::*;
-
-pub fn meta(ns: &str, name: &str) -> ObjectMeta {
-    ObjectMeta {
-        name: name.into(),
-        namespace: ns.into(),
-        ..Default::default()
-    }
-}
-
-pub fn node(name: &str, zone: Option<&str>) -> Node {
-    let mut m = meta("", name);
-    if let Some(z) = zone {
-        m.labels.insert(LABEL_ZONE.into(), z.into());
-    }
-    Node {
-        meta: m,
-        ready: Some(true),
-        allocatable_cpu_millis: Some(4000),
-        internal_ips: vec!["192.168.0.1".parse().unwrap()],
-        ..Default::default()
-    }
-}
+pub use locality_testkit::objects::{meta, node};
 
 pub fn port(name: &str, port: u16, node_port: u16) -> ServicePort {
     ServicePort {
