@@ -1,5 +1,6 @@
 //! The integration tests of `locality`, one binary (one link) with a module per area.
 
+mod architecture;
 mod audit;
 mod audit_baseline;
 mod audit_dataplane;
