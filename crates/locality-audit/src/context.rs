@@ -9,11 +9,11 @@ use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use locality_model::endpointslice::TopologyCache;
+use locality_model::features::{ControlPlaneFeatures, ProxyFeatures};
 use locality_model::matrix::{DataPlane, Matrix, PortEntry};
 use locality_model::objects::{ClusterState, EndpointSlice, Node, Service, Workload, WorkloadKind};
 use locality_model::proxy::{MissingFacts, ProxyMode};
 use locality_model::selector::service_selects;
-use locality_model::version::{ControlPlaneFeatures, ProxyFeatures};
 
 use crate::finding::{FindingBuilder, Picked, object};
 use crate::report::{AuditOptions, Finding, NodePods, ServiceRef};

@@ -337,7 +337,7 @@ fn build(g: &Gen) -> ClusterState {
         let idx = locality_model::endpointslice::NodeIndex::new(&state.nodes);
         let topo = locality_model::endpointslice::TopologyCache::from_nodes(&state.nodes);
         let cp =
-            locality_model::version::ControlPlaneFeatures::at(locality_model::version::KubeVersion::NEWEST);
+            locality_model::features::ControlPlaneFeatures::at(locality_model::version::KubeVersion::NEWEST);
         let mut slices = Vec::new();
         for s in &state.services {
             let pods: Vec<&Pod> = state

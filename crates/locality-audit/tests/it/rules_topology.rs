@@ -5,8 +5,9 @@ use crate::support;
 
 use locality_audit::{RuleId, Severity};
 use locality_model::endpointslice::{NodeIndex, TopologyCache, derive_endpoint_slices};
+use locality_model::features::ControlPlaneFeatures;
 use locality_model::objects::*;
-use locality_model::version::{ControlPlaneFeatures, KubeVersion};
+use locality_model::version::KubeVersion;
 use support::*;
 
 /// Three zones, two nodes each, one client per node, `web` backends on the given nodes.

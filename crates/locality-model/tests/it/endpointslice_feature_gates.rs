@@ -15,8 +15,9 @@ use locality_model::endpointslice::{
     Derivation, NodeIndex, TopologyCache, derive_endpoint_slices, hint_counts_by_node, hint_counts_by_zone,
 };
 use locality_model::featuregate::FeatureGates;
+use locality_model::features::ControlPlaneFeatures;
 use locality_model::objects::{Node, Pod};
-use locality_model::version::{ControlPlaneFeatures, KubeVersion};
+use locality_model::version::KubeVersion;
 
 /// node-0 (zone-a) {pod-0}; node-1 (zone-b) {pod-1..3}; node-2 (zone-c) {pod-4, pod-5}.
 fn cluster() -> (Vec<Node>, Vec<Pod>) {

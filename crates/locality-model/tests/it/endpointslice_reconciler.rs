@@ -15,10 +15,10 @@ use locality_model::endpointslice::{
     TopologyCache, cross_zone_hints, derive_endpoint_slices, hint_counts_by_node, hint_counts_by_zone,
     recompute_hints,
 };
+use locality_model::features::ControlPlaneFeatures;
 use locality_model::objects::{
     AddressType, ContainerPort, IpFamily, Node, Pod, Protocol, Service, ServicePort, ServiceType, TargetPort,
 };
-use locality_model::version::ControlPlaneFeatures;
 
 const H: &str = "service.kubernetes.io/topology-aware-hints";
 

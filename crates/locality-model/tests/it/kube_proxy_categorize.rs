@@ -9,9 +9,10 @@
 //! sets are compared as sets of `IP:port`; `hasAnyEndpoints` = non-empty reachable set or
 //! "only remote endpoints".
 
+use locality_model::features::ProxyFeatures;
 use locality_model::objects::{IpFamily, Protocol, ServicePort, TargetPort};
 use locality_model::proxy::{ProxyEndpoint, ProxyNode, ServicePortInfo, categorize_endpoints};
-use locality_model::version::{KubeVersion, ProxyFeatures};
+use locality_model::version::KubeVersion;
 
 /// Endpoint flags as the upstream test table writes them: R ready, S serving, T terminating, L local.
 fn ep(addr: &str, flags: &str, zones: &[&str], nodes: &[&str]) -> ProxyEndpoint {

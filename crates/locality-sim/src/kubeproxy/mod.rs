@@ -24,11 +24,12 @@ use std::sync::Arc;
 
 use locality_model::dataplane::catalogue::Effect;
 use locality_model::endpointslice::trafficdist::{PREFER_SAME_NODE, PREFER_SAME_ZONE};
+use locality_model::features::ProxyFeatures;
 use locality_model::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, IpFamily, Protocol, Service, ServiceType,
     TrafficPolicy,
 };
-use locality_model::version::{KubeVersion, ProxyFeatures};
+use locality_model::version::KubeVersion;
 
 use crate::informer::ProxyInformer;
 use crate::objects::Object;

@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use locality_model::features::ControlPlaneFeatures;
 use locality_model::objects::{
     AddressType, Endpoint, EndpointConditions, EndpointHints, EndpointSlice, LABEL_ZONE, Labels, Node,
     ObjectMeta, Pod, PodSpec, Service, ServicePort, TargetPort,
 };
-use locality_model::version::{ControlPlaneFeatures, KubeVersion};
+use locality_model::version::KubeVersion;
 
 /// Parses an IP literal.
 pub fn ip(s: &str) -> IpAddr {
