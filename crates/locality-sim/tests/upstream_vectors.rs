@@ -59,9 +59,8 @@ use locality_sim::{
     Client, DataPlaneProfile, Engine, Kind, Object, ObjectKey, Outcome, PodBehaviour, ProxyMode, SimConfig,
     Target,
 };
+use locality_testkit::vectors::{self, Ep, LbCase, NODE, READY, UNSET, ep};
 
-/// Upstream's `testNodeName` (nftables `proxier_test.go`: `const testNodeName = "test-node"`).
-const NODE: &str = "test-node";
 /// Upstream's `testNodeIP`.
 const NODE_IP: &str = "192.168.0.2";
 /// The manager of the hand-made slices (not `endpointslice-controller.k8s.io`).
@@ -72,27 +71,6 @@ const CLIENT_NS: &str = "default";
 const TRIES: usize = 48;
 /// Virtual time to let the pods start, and then to let the simulated kube-proxies sync.
 const SETTLE_MS: u64 = 5_000;
-
-/// Endpoint conditions (ready, serving, terminating); `None` leaves the field unset.
-type Cond = (Option<bool>, Option<bool>, Option<bool>);
-const READY: Cond = (Some(true), Some(true), Some(false));
-const UNSET: Cond = (None, None, None);
-
-fn rst(r: bool, s: bool, t: bool) -> Cond {
-    (Some(r), Some(s), Some(t))
-}
-
-/// One endpoint of a vector: upstream's address, `nodeName` and conditions.
-#[derive(Debug, Clone, Copy)]
-struct Ep {
-    ip: &'static str,
-    node: &'static str,
-    cond: Cond,
-}
-
-fn ep(ip: &'static str, node: &'static str, cond: Cond) -> Ep {
-    Ep { ip, node, cond }
-}
 
 /// A vector's Service (port 80/TCP, target port 80) and the endpoints of its one slice.
 #[derive(Debug, Clone)]
@@ -616,59 +594,8 @@ fn assert_no_failures(mode: ProxyMode, failures: Vec<String>) {
 /// `ns1/svc1` 172.30.1.1:80, every endpoint ready; flow "pod to ClusterIP" (`10.0.0.2 →
 /// 172.30.1.1:80`, masq false); then `OnEndpointSliceDelete` ⇒ REJECT.
 fn c1(mode: ProxyMode) {
-    let three = vec![
-        ep("10.0.1.1", NODE, READY),
-        ep("10.0.1.2", "node1", READY),
-        ep("10.0.1.3", "node2", READY),
-    ];
-    /// (upstream's case name, ITP, endpoints, output, masq).
-    type Case = (
-        &'static str,
-        Option<TrafficPolicy>,
-        Vec<Ep>,
-        &'static str,
-        Option<bool>,
-    );
-    let cases: [Case; 4] = [
-        (
-            "internalTrafficPolicy is cluster",
-            Some(TrafficPolicy::Cluster),
-            three.clone(),
-            "10.0.1.1:80, 10.0.1.2:80, 10.0.1.3:80",
-            Some(false),
-        ),
-        (
-            "internalTrafficPolicy is local and there is one local endpoint",
-            Some(TrafficPolicy::Local),
-            three,
-            "10.0.1.1:80",
-            Some(false),
-        ),
-        (
-            "internalTrafficPolicy is local and there are multiple local endpoints",
-            Some(TrafficPolicy::Local),
-            vec![
-                ep("10.0.1.1", NODE, READY),
-                ep("10.0.1.2", NODE, READY),
-                ep("10.0.1.3", "node2", READY),
-            ],
-            "10.0.1.1:80, 10.0.1.2:80",
-            Some(false),
-        ),
-        (
-            "internalTrafficPolicy is local and there are no local endpoints",
-            Some(TrafficPolicy::Local),
-            vec![
-                ep("10.0.1.1", "node0", READY),
-                ep("10.0.1.2", "node1", READY),
-                ep("10.0.1.3", "node2", READY),
-            ],
-            "DROP",
-            None,
-        ),
-    ];
     let mut failures = Vec::new();
-    for (name, itp, endpoints, output, masq) in cases {
+    for (name, itp, endpoints, (output, masq)) in vectors::c1() {
         let mut svc = Svc::cluster_ip("ns1", "svc1", "172.30.1.1", endpoints);
         svc.itp = itp;
         let flow = |output, masq| Flow {
@@ -743,13 +670,6 @@ fn pod_and_external_flows(
     ]
 }
 
-type LbCase = (
-    &'static str,
-    Vec<Ep>,
-    (&'static str, Option<bool>),
-    (&'static str, Option<bool>),
-);
-
 fn run_lb_cases(mode: ProxyMode, etp: TrafficPolicy, nodes: &[&str], cases: Vec<LbCase>) {
     let mut failures = Vec::new();
     for (name, endpoints, pod, external) in cases {
@@ -768,48 +688,7 @@ fn run_lb_cases(mode: ProxyMode, etp: TrafficPolicy, nodes: &[&str], cases: Vec<
 
 /// C2: `TestTerminatingEndpointsTrafficPolicyLocal` (nftables and iptables `proxier_test.go`).
 fn c2(mode: ProxyMode) {
-    let cases: Vec<LbCase> = vec![
-        (
-            "ready endpoints exist",
-            vec![
-                ep("10.0.1.1", NODE, rst(true, true, false)),
-                ep("10.0.1.2", NODE, rst(true, true, false)),
-                ep("10.0.1.3", NODE, rst(false, true, true)),
-                ep("10.0.1.4", NODE, rst(false, false, true)),
-                ep("10.0.1.5", "node-1", rst(true, true, false)),
-            ],
-            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", Some(false)),
-            ("10.0.1.1:80, 10.0.1.2:80", Some(false)),
-        ),
-        (
-            "only terminating endpoints exist",
-            vec![
-                ep("10.0.1.2", NODE, rst(false, true, true)),
-                ep("10.0.1.3", NODE, rst(false, true, true)),
-                ep("10.0.1.4", NODE, rst(false, false, true)),
-                ep("10.0.1.5", "node-1", rst(true, true, false)),
-            ],
-            ("10.0.1.5:80", Some(false)),
-            ("10.0.1.2:80, 10.0.1.3:80", Some(false)),
-        ),
-        (
-            "terminating endpoints on remote node",
-            vec![ep("10.0.1.5", "node-1", rst(false, true, true))],
-            ("10.0.1.5:80", Some(false)),
-            ("DROP", None),
-        ),
-        (
-            "no usable endpoints on any node",
-            // Upstream lists 10.0.1.5 twice (on testNodeName and node-1): one pod, two entries.
-            vec![
-                ep("10.0.1.5", NODE, rst(false, false, true)),
-                ep("10.0.1.5", "node-1", rst(false, false, true)),
-            ],
-            ("REJECT", None),
-            ("REJECT", None),
-        ),
-    ];
-    run_lb_cases(mode, TrafficPolicy::Local, &["node-1"], cases);
+    run_lb_cases(mode, TrafficPolicy::Local, &["node-1"], vectors::c2());
 }
 
 #[test]
@@ -825,47 +704,12 @@ fn c2_terminating_endpoints_traffic_policy_local_nftables() {
 /// C3: `TestTerminatingEndpointsTrafficPolicyCluster` (nftables and iptables
 /// `proxier_test.go`); external to LB is masqueraded under ETP Cluster.
 fn c3(mode: ProxyMode) {
-    let cases: Vec<LbCase> = vec![
-        (
-            "ready endpoints exist",
-            vec![
-                ep("10.0.1.1", NODE, rst(true, true, false)),
-                ep("10.0.1.2", NODE, rst(true, true, false)),
-                ep("10.0.1.3", "another-node", rst(false, true, true)),
-                ep("10.0.1.4", "another-node", rst(false, false, true)),
-                ep("10.0.1.5", "another-node", rst(true, true, false)),
-            ],
-            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", Some(false)),
-            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", Some(true)),
-        ),
-        (
-            "only terminating endpoints exist",
-            vec![
-                ep("10.0.1.2", NODE, rst(false, true, true)),
-                ep("10.0.1.3", NODE, rst(false, true, true)),
-                ep("10.0.1.4", "another-node", rst(false, false, true)),
-                ep("10.0.1.5", "another-node", rst(false, true, true)),
-            ],
-            ("10.0.1.2:80, 10.0.1.3:80, 10.0.1.5:80", Some(false)),
-            ("10.0.1.2:80, 10.0.1.3:80, 10.0.1.5:80", Some(true)),
-        ),
-        (
-            "terminating endpoints on remote node",
-            vec![ep("10.0.1.5", "node-1", rst(false, true, true))],
-            ("10.0.1.5:80", Some(false)),
-            ("10.0.1.5:80", Some(true)),
-        ),
-        (
-            "no usable endpoints on any node",
-            vec![
-                ep("10.0.1.5", NODE, rst(false, false, true)),
-                ep("10.0.1.5", "node-1", rst(false, false, true)),
-            ],
-            ("REJECT", None),
-            ("REJECT", None),
-        ),
-    ];
-    run_lb_cases(mode, TrafficPolicy::Cluster, &["another-node", "node-1"], cases);
+    run_lb_cases(
+        mode,
+        TrafficPolicy::Cluster,
+        &["another-node", "node-1"],
+        vectors::c3(),
+    );
 }
 
 #[test]

@@ -5,8 +5,11 @@
 //!   (typed Lists with pagination, bearer tokens, RBAC, injected faults), serving
 //!   [`fake_api::fixture`] files;
 //! - [`files`]: temporary directories and kubeconfig files;
-//! - [`objects`]: builders for the model's objects.
+//! - [`objects`]: builders for the model's objects;
+//! - [`vectors`]: upstream kube-proxy's packet-flow test tables, for the model and the
+//!   simulated kube-proxy alike.
 
 pub mod fake_api;
 pub mod files;
 pub mod objects;
+pub mod vectors;

@@ -20,9 +20,8 @@ mod feature_gates;
 use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
 use locality_model::objects::*;
 use locality_model::proxy::{Destination, ProxyMode, Source, VerdictKind};
+use locality_testkit::vectors::{self, Ep, Expect, NODE};
 use support::*;
-
-const NODE: &str = "testNodeName";
 
 /// Output in upstream's notation: sorted endpoints, or DROP / REJECT; and the masquerade mark.
 fn flow(
@@ -71,10 +70,23 @@ fn nodes(names: &[&str]) -> Vec<Node> {
     names.iter().map(|n| node(n, None)).collect()
 }
 
+/// A vector's endpoints as the model's.
+fn endpoints(eps: &[Ep]) -> Vec<Endpoint> {
+    eps.iter().map(|e| endpoint(e.ip, e.node, e.cond)).collect()
+}
+
+/// Whether `got` is what a vector expects (the masquerade flag where it says one).
+fn matches(got: &(String, bool), want: Expect) -> bool {
+    got.0 == want.0 && want.1.is_none_or(|m| m == got.1)
+}
+
 fn c1_state(itp: Option<TrafficPolicy>, eps: &[(&str, &str)]) -> ClusterState {
+    c1_state_of(itp, eps.iter().map(|(ip, n)| endpoint(ip, n, READY)).collect())
+}
+
+fn c1_state_of(itp: Option<TrafficPolicy>, endpoints: Vec<Endpoint>) -> ClusterState {
     let mut svc = service("ns1", "svc1", "172.30.1.1", vec![port("", 80, 0)]);
     svc.internal_traffic_policy = itp;
-    let endpoints = eps.iter().map(|(ip, n)| endpoint(ip, n, READY)).collect();
     let s = slice(&svc, "svc1-1", "", 80, endpoints);
     ClusterState {
         nodes: nodes(&[NODE, "node0", "node1", "node2"]),
@@ -96,43 +108,10 @@ fn both_modes(state: &ClusterState, svc: &str, source: Source, dest: Destination
 
 #[test]
 fn c1_internal_traffic_policy() {
-    let three = [("10.0.1.1", NODE), ("10.0.1.2", "node1"), ("10.0.1.3", "node2")];
-    type Case<'a> = (&'a str, Option<TrafficPolicy>, Vec<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 4] = [
-        (
-            "internalTrafficPolicy is cluster",
-            Some(TrafficPolicy::Cluster),
-            three.to_vec(),
-            "10.0.1.1:80, 10.0.1.2:80, 10.0.1.3:80",
-        ),
-        (
-            "internalTrafficPolicy is local and there is one local endpoint",
-            Some(TrafficPolicy::Local),
-            three.to_vec(),
-            "10.0.1.1:80",
-        ),
-        (
-            "internalTrafficPolicy is local and there are multiple local endpoints",
-            Some(TrafficPolicy::Local),
-            vec![("10.0.1.1", NODE), ("10.0.1.2", NODE), ("10.0.1.3", "node2")],
-            "10.0.1.1:80, 10.0.1.2:80",
-        ),
-        (
-            "internalTrafficPolicy is local and there are no local endpoints",
-            Some(TrafficPolicy::Local),
-            vec![
-                ("10.0.1.1", "node0"),
-                ("10.0.1.2", "node1"),
-                ("10.0.1.3", "node2"),
-            ],
-            "DROP",
-        ),
-    ];
-    for (name, itp, eps, want) in cases {
-        let state = c1_state(itp, &eps);
-        let (out, masq) = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
-        assert_eq!(out, want, "{name}");
-        assert!(!masq, "{name}: pod to ClusterIP is not masqueraded");
+    for (name, itp, eps, want) in vectors::c1() {
+        let state = c1_state_of(itp, endpoints(&eps));
+        let got = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
+        assert!(matches(&got, want), "{name}: {got:?}, want {want:?}");
         // "endpoints deleted": every case then rejects.
         let mut deleted = state.clone();
         deleted.endpoint_slices.clear();
@@ -162,56 +141,15 @@ fn lb_state(etp: TrafficPolicy, eps: Vec<Endpoint>) -> ClusterState {
 
 #[test]
 fn c2_terminating_endpoints_traffic_policy_local() {
-    let cases = [
-        (
-            "ready endpoints exist",
-            vec![
-                endpoint("10.0.1.1", NODE, rst(true, true, false)),
-                endpoint("10.0.1.2", NODE, rst(true, true, false)),
-                endpoint("10.0.1.3", NODE, rst(false, true, true)),
-                endpoint("10.0.1.4", NODE, rst(false, false, true)),
-                endpoint("10.0.1.5", "node-1", rst(true, true, false)),
-            ],
-            ("10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80", false),
-            ("10.0.1.1:80, 10.0.1.2:80", false),
-        ),
-        (
-            "only terminating endpoints exist",
-            vec![
-                endpoint("10.0.1.2", NODE, rst(false, true, true)),
-                endpoint("10.0.1.3", NODE, rst(false, true, true)),
-                endpoint("10.0.1.4", NODE, rst(false, false, true)),
-                endpoint("10.0.1.5", "node-1", rst(true, true, false)),
-            ],
-            ("10.0.1.5:80", false),
-            ("10.0.1.2:80, 10.0.1.3:80", false),
-        ),
-        (
-            "terminating endpoints on remote node",
-            vec![endpoint("10.0.1.5", "node-1", rst(false, true, true))],
-            ("10.0.1.5:80", false),
-            ("DROP", false),
-        ),
-        (
-            "no usable endpoints on any node",
-            vec![
-                endpoint("10.0.1.5", NODE, rst(false, false, true)),
-                endpoint("10.0.1.5", "node-1", rst(false, false, true)),
-            ],
-            ("REJECT", false),
-            ("REJECT", false),
-        ),
-    ];
-    for (name, eps, pod_to_cluster_ip, external_to_lb) in cases {
-        let state = lb_state(TrafficPolicy::Local, eps);
+    for (name, eps, pod_to_cluster_ip, external_to_lb) in vectors::c2() {
+        let state = lb_state(TrafficPolicy::Local, endpoints(&eps));
         let got = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
-        assert_eq!(
-            (got.0.as_str(), got.1),
-            pod_to_cluster_ip,
-            "{name}: pod to clusterIP"
+        assert!(
+            matches(&got, pod_to_cluster_ip),
+            "{name}: pod to clusterIP: {got:?}"
         );
         let got = both_modes(&state, "svc1", Source::External, Destination::LoadBalancer);
-        assert_eq!((got.0.as_str(), got.1), external_to_lb, "{name}: external to LB");
+        assert!(matches(&got, external_to_lb), "{name}: external to LB: {got:?}");
         let mut deleted = state.clone();
         deleted.endpoint_slices.clear();
         assert_eq!(
@@ -227,53 +165,15 @@ fn c2_terminating_endpoints_traffic_policy_local() {
 
 #[test]
 fn c3_terminating_endpoints_traffic_policy_cluster() {
-    let cases = [
-        (
-            "ready endpoints exist",
-            vec![
-                endpoint("10.0.1.1", NODE, rst(true, true, false)),
-                endpoint("10.0.1.2", NODE, rst(true, true, false)),
-                endpoint("10.0.1.3", "another-node", rst(false, true, true)),
-                endpoint("10.0.1.4", "another-node", rst(false, false, true)),
-                endpoint("10.0.1.5", "another-node", rst(true, true, false)),
-            ],
-            "10.0.1.1:80, 10.0.1.2:80, 10.0.1.5:80",
-        ),
-        (
-            "only terminating endpoints exist",
-            vec![
-                endpoint("10.0.1.2", NODE, rst(false, true, true)),
-                endpoint("10.0.1.3", NODE, rst(false, true, true)),
-                endpoint("10.0.1.4", "another-node", rst(false, false, true)),
-                endpoint("10.0.1.5", "another-node", rst(false, true, true)),
-            ],
-            "10.0.1.2:80, 10.0.1.3:80, 10.0.1.5:80",
-        ),
-        (
-            "terminating endpoints on remote node",
-            vec![endpoint("10.0.1.5", "node-1", rst(false, true, true))],
-            "10.0.1.5:80",
-        ),
-        (
-            "no usable endpoints on any node",
-            vec![
-                endpoint("10.0.1.5", NODE, rst(false, false, true)),
-                endpoint("10.0.1.5", "node-1", rst(false, false, true)),
-            ],
-            "REJECT",
-        ),
-    ];
-    for (name, eps, want) in cases {
-        let state = lb_state(TrafficPolicy::Cluster, eps);
-        let (out, masq) = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
-        assert_eq!((out.as_str(), masq), (want, false), "{name}: pod to clusterIP");
-        let (out, masq) = both_modes(&state, "svc1", Source::External, Destination::LoadBalancer);
-        assert_eq!(out, want, "{name}: external to LB");
-        assert_eq!(
-            masq,
-            want != "REJECT",
-            "{name}: external to LB is masqueraded under ETP Cluster"
+    for (name, eps, pod_to_cluster_ip, external_to_lb) in vectors::c3() {
+        let state = lb_state(TrafficPolicy::Cluster, endpoints(&eps));
+        let got = both_modes(&state, "svc1", Source::Pod, Destination::ClusterIp);
+        assert!(
+            matches(&got, pod_to_cluster_ip),
+            "{name}: pod to clusterIP: {got:?}"
         );
+        let got = both_modes(&state, "svc1", Source::External, Destination::LoadBalancer);
+        assert!(matches(&got, external_to_lb), "{name}: external to LB: {got:?}");
     }
 }
 
