@@ -727,98 +727,34 @@ fn c3_terminating_endpoints_traffic_policy_cluster_nftables() {
 /// The three LoadBalancer Services of `TestInternalExternalMasquerade`; `drop_local` removes
 /// the local endpoint of the named Service (for the ipvs / nftables derived vectors below).
 fn c4_services(drop_local: Option<&str>) -> Vec<Svc> {
-    let mk = |ns, name, ip, node_port, ingress, local, remote| {
-        let mut endpoints = vec![ep(local, NODE, UNSET), ep(remote, "remote-node", UNSET)];
-        if drop_local == Some(name) {
-            endpoints.remove(0);
-        }
-        Svc {
-            type_: ServiceType::LoadBalancer,
-            port_name: "p80",
-            node_port,
-            ingress: Some(ingress),
-            ..Svc::cluster_ip(ns, name, ip, endpoints)
-        }
-    };
-    let svc1 = mk(
-        "ns1",
-        "svc1",
-        "172.30.0.41",
-        3001,
-        "1.2.3.4",
-        "10.180.0.1",
-        "10.180.1.1",
-    );
-    let mut svc2 = mk(
-        "ns2",
-        "svc2",
-        "172.30.0.42",
-        3002,
-        "5.6.7.8",
-        "10.180.0.2",
-        "10.180.1.2",
-    );
-    svc2.etp = Some(TrafficPolicy::Local);
-    let mut svc3 = mk(
-        "ns3",
-        "svc3",
-        "172.30.0.43",
-        3003,
-        "9.10.11.12",
-        "10.180.0.3",
-        "10.180.1.3",
-    );
-    svc3.itp = Some(TrafficPolicy::Local);
-    vec![svc1, svc2, svc3]
+    vectors::C4_SERVICES
+        .iter()
+        .map(|c| {
+            let mut endpoints = vec![ep(c.local_ip, NODE, UNSET), ep(c.remote_ip, "remote-node", UNSET)];
+            if drop_local == Some(c.name) {
+                endpoints.remove(0);
+            }
+            Svc {
+                type_: ServiceType::LoadBalancer,
+                port_name: "p80",
+                node_port: c.node_port,
+                ingress: Some(c.ingress),
+                etp: c.etp_local.then_some(TrafficPolicy::Local),
+                itp: c.itp_local.then_some(TrafficPolicy::Local),
+                ..Svc::cluster_ip(c.ns, c.name, c.cluster_ip, endpoints)
+            }
+        })
+        .collect()
 }
 
 fn ns_of(svc: &str) -> &'static str {
-    match svc {
-        "svc1" => "ns1",
-        "svc2" => "ns2",
-        _ => "ns3",
-    }
+    vectors::c4_namespace(svc)
 }
 
 /// C4: `TestInternalExternalMasquerade` (nftables and iptables `proxier_test.go`),
 /// configuration "base" (masqueradeAll=false, LocalTrafficDetector on), its 27 flows.
 fn c4(mode: ProxyMode) {
-    use Destination::{ClusterIp, LoadBalancer as Lb, NodePort};
-    use Source::{External, Host, Pod};
-    const SVC1: &str = "10.180.0.1:80, 10.180.1.1:80";
-    const SVC2: &str = "10.180.0.2:80, 10.180.1.2:80";
-    const SVC3: &str = "10.180.0.3:80, 10.180.1.3:80";
-    #[rustfmt::skip]
-    let table: [(u8, &str, &str, Source, Destination, &str, bool); 27] = [
-        (1, "pod to ClusterIP", "svc1", Pod, ClusterIp, SVC1, false),
-        (2, "pod to NodePort", "svc1", Pod, NodePort, SVC1, true),
-        (3, "pod to LB", "svc1", Pod, Lb, SVC1, true),
-        (4, "node to ClusterIP", "svc1", Host, ClusterIp, SVC1, true),
-        (5, "node to NodePort", "svc1", Host, NodePort, SVC1, true),
-        (6, "node to LB", "svc1", Host, Lb, SVC1, true),
-        (7, "external to ClusterIP", "svc1", External, ClusterIp, SVC1, true),
-        (8, "external to NodePort", "svc1", External, NodePort, SVC1, true),
-        (9, "external to LB", "svc1", External, Lb, SVC1, true),
-        (10, "pod to ClusterIP with eTP:Local", "svc2", Pod, ClusterIp, SVC2, false),
-        (11, "pod to NodePort with eTP:Local", "svc2", Pod, NodePort, SVC2, false),
-        (12, "pod to LB with eTP:Local", "svc2", Pod, Lb, SVC2, false),
-        (13, "node to ClusterIP with eTP:Local", "svc2", Host, ClusterIp, SVC2, true),
-        // Upstream's flow 14 dials svc1's nodePort (3001), so it checks svc1.
-        (14, "node to NodePort with eTP:Local", "svc1", Host, NodePort, SVC1, true),
-        (15, "node to LB with eTP:Local", "svc2", Host, Lb, SVC2, true),
-        (16, "external to ClusterIP with eTP:Local", "svc2", External, ClusterIp, SVC2, true),
-        (17, "external to NodePort with eTP:Local", "svc2", External, NodePort, "10.180.0.2:80", false),
-        (18, "external to LB with eTP:Local", "svc2", External, Lb, "10.180.0.2:80", false),
-        (19, "pod to ClusterIP with iTP:Local", "svc3", Pod, ClusterIp, "10.180.0.3:80", false),
-        (20, "pod to NodePort with iTP:Local", "svc3", Pod, NodePort, SVC3, true),
-        (21, "pod to LB with iTP:Local", "svc3", Pod, Lb, SVC3, true),
-        (22, "node to ClusterIP with iTP:Local", "svc3", Host, ClusterIp, "10.180.0.3:80", true),
-        (23, "node to NodePort with iTP:Local", "svc3", Host, NodePort, SVC3, true),
-        (24, "node to LB with iTP:Local", "svc3", Host, Lb, SVC3, true),
-        (25, "external to ClusterIP with iTP:Local", "svc3", External, ClusterIp, "10.180.0.3:80", true),
-        (26, "external to NodePort with iTP:Local", "svc3", External, NodePort, SVC3, true),
-        (27, "external to LB with iTP:Local", "svc3", External, Lb, SVC3, true),
-    ];
+    let table = vectors::C4_FLOWS;
     let flows: Vec<Flow> = table
         .iter()
         .map(|&(_, name, svc, source, dest, output, masq)| Flow {

@@ -179,220 +179,37 @@ fn c3_terminating_endpoints_traffic_policy_cluster() {
 
 /// The three LoadBalancer Services of `TestInternalExternalMasquerade`.
 fn c4_state() -> ClusterState {
-    let mk = |ns: &str, name: &str, ip: &str, np: u16, ingress: &str, local_ip: &str, remote_ip: &str| {
-        let mut svc = service(ns, name, ip, vec![port("p80", 80, np)]);
-        svc.type_ = ServiceType::LoadBalancer;
-        svc.load_balancer_ingress = vec![LoadBalancerIngress {
-            ip: Some(ingress.parse().unwrap()),
-            ..Default::default()
-        }];
-        let s = slice(
-            &svc,
-            &format!("{name}-1"),
-            "p80",
-            80,
-            vec![
-                endpoint(local_ip, NODE, UNSET),
-                endpoint(remote_ip, "remote-node", UNSET),
-            ],
-        );
-        (svc, s)
-    };
-    let (svc1, s1) = mk(
-        "ns1",
-        "svc1",
-        "172.30.0.41",
-        3001,
-        "1.2.3.4",
-        "10.180.0.1",
-        "10.180.1.1",
-    );
-    let (mut svc2, s2) = mk(
-        "ns2",
-        "svc2",
-        "172.30.0.42",
-        3002,
-        "5.6.7.8",
-        "10.180.0.2",
-        "10.180.1.2",
-    );
-    svc2.external_traffic_policy = Some(TrafficPolicy::Local);
-    let (mut svc3, s3) = mk(
-        "ns3",
-        "svc3",
-        "172.30.0.43",
-        3003,
-        "9.10.11.12",
-        "10.180.0.3",
-        "10.180.1.3",
-    );
-    svc3.internal_traffic_policy = Some(TrafficPolicy::Local);
+    let (services, endpoint_slices) = vectors::C4_SERVICES
+        .iter()
+        .map(|c| {
+            let mut svc = service(c.ns, c.name, c.cluster_ip, vec![port("p80", 80, c.node_port)]);
+            svc.type_ = ServiceType::LoadBalancer;
+            svc.load_balancer_ingress = vec![LoadBalancerIngress {
+                ip: Some(c.ingress.parse().unwrap()),
+                ..Default::default()
+            }];
+            svc.external_traffic_policy = c.etp_local.then_some(TrafficPolicy::Local);
+            svc.internal_traffic_policy = c.itp_local.then_some(TrafficPolicy::Local);
+            let eps = vec![
+                endpoint(c.local_ip, NODE, vectors::UNSET),
+                endpoint(c.remote_ip, "remote-node", vectors::UNSET),
+            ];
+            let s = slice(&svc, &format!("{}-1", c.name), "p80", 80, eps);
+            (svc, s)
+        })
+        .unzip();
     ClusterState {
         nodes: nodes(&[NODE, "remote-node"]),
-        services: vec![svc1, svc2, svc3],
-        endpoint_slices: vec![s1, s2, s3],
+        services,
+        endpoint_slices,
         ..Default::default()
     }
 }
 
 #[test]
 fn c4_internal_external_masquerade_base_configuration() {
-    use Destination::{ClusterIp, LoadBalancer as Lb, NodePort};
-    use Source::{External, Host, Pod};
     let state = c4_state();
-    let svc1 = "10.180.0.1:80, 10.180.1.1:80";
-    let svc2 = "10.180.0.2:80, 10.180.1.2:80";
-    let svc3 = "10.180.0.3:80, 10.180.1.3:80";
-    let flows: [(u8, &str, &str, Source, Destination, &str, bool); 27] = [
-        (1, "pod to ClusterIP", "svc1", Pod, ClusterIp, svc1, false),
-        (2, "pod to NodePort", "svc1", Pod, NodePort, svc1, true),
-        (3, "pod to LB", "svc1", Pod, Lb, svc1, true),
-        (4, "node to ClusterIP", "svc1", Host, ClusterIp, svc1, true),
-        (5, "node to NodePort", "svc1", Host, NodePort, svc1, true),
-        (6, "node to LB", "svc1", Host, Lb, svc1, true),
-        (
-            7,
-            "external to ClusterIP",
-            "svc1",
-            External,
-            ClusterIp,
-            svc1,
-            true,
-        ),
-        (8, "external to NodePort", "svc1", External, NodePort, svc1, true),
-        (9, "external to LB", "svc1", External, Lb, svc1, true),
-        (
-            10,
-            "pod to ClusterIP with eTP:Local",
-            "svc2",
-            Pod,
-            ClusterIp,
-            svc2,
-            false,
-        ),
-        (
-            11,
-            "pod to NodePort with eTP:Local",
-            "svc2",
-            Pod,
-            NodePort,
-            svc2,
-            false,
-        ),
-        (12, "pod to LB with eTP:Local", "svc2", Pod, Lb, svc2, false),
-        (
-            13,
-            "node to ClusterIP with eTP:Local",
-            "svc2",
-            Host,
-            ClusterIp,
-            svc2,
-            true,
-        ),
-        // Upstream's flow 14 dials svc1's nodePort (3001), so it checks svc1.
-        (
-            14,
-            "node to NodePort with eTP:Local",
-            "svc1",
-            Host,
-            NodePort,
-            svc1,
-            true,
-        ),
-        (15, "node to LB with eTP:Local", "svc2", Host, Lb, svc2, true),
-        (
-            16,
-            "external to ClusterIP with eTP:Local",
-            "svc2",
-            External,
-            ClusterIp,
-            svc2,
-            true,
-        ),
-        (
-            17,
-            "external to NodePort with eTP:Local",
-            "svc2",
-            External,
-            NodePort,
-            "10.180.0.2:80",
-            false,
-        ),
-        (
-            18,
-            "external to LB with eTP:Local",
-            "svc2",
-            External,
-            Lb,
-            "10.180.0.2:80",
-            false,
-        ),
-        (
-            19,
-            "pod to ClusterIP with iTP:Local",
-            "svc3",
-            Pod,
-            ClusterIp,
-            "10.180.0.3:80",
-            false,
-        ),
-        (
-            20,
-            "pod to NodePort with iTP:Local",
-            "svc3",
-            Pod,
-            NodePort,
-            svc3,
-            true,
-        ),
-        (21, "pod to LB with iTP:Local", "svc3", Pod, Lb, svc3, true),
-        (
-            22,
-            "node to ClusterIP with iTP:Local",
-            "svc3",
-            Host,
-            ClusterIp,
-            "10.180.0.3:80",
-            true,
-        ),
-        (
-            23,
-            "node to NodePort with iTP:Local",
-            "svc3",
-            Host,
-            NodePort,
-            svc3,
-            true,
-        ),
-        (24, "node to LB with iTP:Local", "svc3", Host, Lb, svc3, true),
-        (
-            25,
-            "external to ClusterIP with iTP:Local",
-            "svc3",
-            External,
-            ClusterIp,
-            "10.180.0.3:80",
-            true,
-        ),
-        (
-            26,
-            "external to NodePort with iTP:Local",
-            "svc3",
-            External,
-            NodePort,
-            svc3,
-            true,
-        ),
-        (
-            27,
-            "external to LB with iTP:Local",
-            "svc3",
-            External,
-            Lb,
-            svc3,
-            true,
-        ),
-    ];
+    let flows = vectors::C4_FLOWS;
     for (n, name, svc, source, dest, want, masq) in flows {
         let got = both_modes(&state, svc, source, dest);
         assert_eq!((got.0.as_str(), got.1), (want, masq), "flow {n}: {name}");
