@@ -2,7 +2,7 @@
 //! the `pods/proxy` GET the probes use. Nothing here is specific to the simulated cluster.
 //!
 //! Every call survives a flaky API server: bounded retries with backoff and jitter, decided
-//! per verb by [`crate::retry`], a per-request timeout and a limit on the requests in flight.
+//! per verb by `retry`, a per-request timeout and a limit on the requests in flight.
 //!
 //! The kube client must not retry by itself: `locality_live::client` turns kube's default
 //! retry layer off (`Config::default_retry = false`), so a request is retried here only.

@@ -65,7 +65,7 @@ pub struct NodeDataPlane {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
     /// The known data plane that serves the node, with its version (`cilium 1.18.0`), when
-    /// one was detected ([`crate::known_planes`]).
+    /// one was detected (`known_planes`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub known: Option<String>,
     /// The object it was detected from.

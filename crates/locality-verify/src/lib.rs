@@ -3,7 +3,7 @@
 //! It talks only the Kubernetes API (kube-rs), so the simulated cluster served by
 //! `locality sim serve` and a real cluster run the same code. A run:
 //! 1. picks node roles (`N1`, `N2` with backends, `N3` without, `N1z` beside `N1`) among
-//!    Ready, untainted nodes ([`roles`]);
+//!    Ready, untainted nodes (`roles`);
 //! 2. creates one labelled namespace, client pods pinned to the role nodes and, per case, its
 //!    own Service and backends pinned with `matchFields: metadata.name` affinity
 //!    ([`fixture`], [`cluster`]);
@@ -12,10 +12,10 @@
 //!    one try per call ([`probe`]), and judges the tries against the expectation ([`judge`]);
 //!    Rollout cases (`E-a`, `E-b`, `H3`) probe continuously over the `logs` channel instead
 //!    (probe-loop pods read through `pods/log`, [`logs`]) and are judged per phase of the
-//!    rollout ([`rollout`]); `M` reads N3's kube-proxy metrics with one-shot hostNetwork curl
+//!    rollout (`rollout`); `M` reads N3's kube-proxy metrics with one-shot hostNetwork curl
 //!    pods ([`metrics`]);
 //! 5. decides ACCEPT / REPAIR / RERUN / HOLD ([`decision`]) and writes the evidence ledger
-//!    ([`ledger`], with the self-contained `report.html` of [`html`]); the namespace is
+//!    ([`ledger`], with the self-contained `report.html` of `html`); the namespace is
 //!    deleted at the end, on failure and on interruption.
 
 pub mod cases;
@@ -27,28 +27,28 @@ mod env;
 mod error;
 pub mod expect;
 pub mod fixture;
-pub mod html;
+mod html;
 pub mod judge;
-pub mod known_planes;
-pub mod lag;
+mod known_planes;
+mod lag;
 pub mod ledger;
 pub mod logs;
 pub mod metrics;
 mod options;
-pub mod plan;
+mod plan;
 pub mod probe;
 mod probing;
 mod record;
 mod repeat;
-pub mod restarts;
-pub mod retry;
-pub mod roles;
-pub mod rollout;
+mod restarts;
+mod retry;
+mod roles;
+mod rollout;
 pub mod run;
 mod run_id;
 mod setup;
 mod source_ip;
-pub mod survey;
+mod survey;
 
 pub use cases::{CATALOGUE, CaseId};
 pub use decision::Decision;

@@ -109,7 +109,7 @@ async fn start(opts: &VerifyOptions) -> Result<Start, VerifyError> {
 }
 
 /// `--dry-run`: reads the cluster (never writes) and returns the plan and every manifest a
-/// run would create up front ([`crate::plan::dry_run`]).
+/// run would create up front (`plan::dry_run`).
 ///
 /// # Errors
 /// When the cluster cannot be read.
