@@ -1,15 +1,23 @@
-//! `--drain NODE` honours PodDisruptionBudgets, as `kubectl drain` through the eviction
-//! subresource: a Deployment with both its replicas on the drained node and a budget of
-//! `minAvailable: 1` loses the second pod only once a replacement is Ready elsewhere; without
-//! the budget both go at once; a budget that never allows a disruption leaves the drain
-//! unfinished at the limit, and the report says why.
+//! Node events of a what-if, on a Deployment with both its replicas on node-0:
+//!
+//! - `--drain NODE` honours PodDisruptionBudgets, as `kubectl drain` through the eviction
+//!   subresource: with a budget of `minAvailable: 1` the second pod goes only once a
+//!   replacement is Ready elsewhere; without the budget both go at once; a budget that never
+//!   allows a disruption leaves the drain unfinished at the limit, and the report says why.
+//! - `--node-down NODE`: NotReady after the node monitor grace period, the unreachable taint
+//!   one monitor pass later, the pods evicted `tolerationSeconds` (300 s, admission's default)
+//!   after the taint, their endpoints not Ready from NotReady on and terminating once evicted;
+//!   the what-if settles only once the replacements are Ready.
 
 use locality_model::matrix::{DataPlane, MatrixConfig};
-use locality_model::objects::{LabelSelector, ObjectMeta, PodDisruptionBudget, PodSpec, WorkloadKind};
+use locality_model::objects::{
+    LabelSelector, ObjectMeta, PodDisruptionBudget, PodSpec, TargetPort, WorkloadKind,
+};
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
 use locality_sim::builders::{container_port, labels, namespace, netexec_behaviour, workload};
 use locality_sim::disruption::{EVICTION_RETRY_MS, stored_budget};
+use locality_sim::nodelifecycle::{DEFAULT_TOLERATION_SECONDS, NODE_MONITOR_PERIOD_MS, TAINT_UNREACHABLE};
 use locality_sim::whatif::{Change, RunOptions, WhatIf, run};
 use locality_sim::{Engine, Kind, Object, ObjectKey, SimConfig, Topology};
 
@@ -48,7 +56,8 @@ fn budget(min_available: &str) -> PodDisruptionBudget {
 }
 
 /// Three nodes; the Deployment `shop/web` (2 replicas) on node-0 only (the others cordoned
-/// while it starts, then uncordoned); `pdb`, when given, selects its pods.
+/// while it starts, then uncordoned) behind the Service `shop/web`; `pdb`, when given, selects
+/// its pods.
 fn cluster(pdb: Option<PodDisruptionBudget>) -> Engine {
     let t = Topology::from_yaml(
         "nodes:\n  - name: node-0\n  - name: node-1\n  - name: node-2\n",
@@ -72,6 +81,14 @@ fn cluster(pdb: Option<PodDisruptionBudget>) -> Engine {
         Some(2),
         netexec_behaviour(8080),
     ))
+    .unwrap();
+    e.create(Object::Service(locality_sim::builders::service(
+        "shop",
+        "web",
+        labels(&[("app", "web")]),
+        80,
+        TargetPort::Number(8080),
+    )))
     .unwrap();
     if let Some(p) = pdb {
         e.create(stored_budget(&p)).unwrap();
@@ -103,15 +120,19 @@ fn web_pods(e: &Engine) -> Vec<(String, bool, bool)> {
         .collect()
 }
 
-fn drain(e: &mut Engine, limit_ms: u64) -> WhatIf {
+fn what_if(e: &mut Engine, change: Change, limit_ms: u64) -> WhatIf {
     let options = RunOptions {
         limit_ms,
         ..RunOptions::default()
     };
+    run(e, &[change], &config(), &options, &mut |_| {}).unwrap()
+}
+
+fn drain(e: &mut Engine, limit_ms: u64) -> WhatIf {
     let change = Change::Drain {
         node: "node-0".into(),
     };
-    run(e, &[change], &config(), &options, &mut |_| {}).unwrap()
+    what_if(e, change, limit_ms)
 }
 
 /// The store's events: when a pod of `shop/web` off node-0 first turned Ready.
@@ -191,4 +212,107 @@ fn a_budget_that_never_allows_a_disruption_leaves_the_drain_unfinished_at_the_li
     let d = e.drain_status("node-0").unwrap();
     assert!(d.evicted.is_empty() && d.finished_at.is_none(), "{d:?}");
     assert_eq!(d.refused.len(), 2);
+}
+
+#[test]
+fn a_node_down_is_marked_tainted_evicted_and_replaced_before_the_what_if_settles() {
+    let mut e = cluster(None);
+    let start = e.now();
+    let grace = e.node_monitor_grace_period_ms();
+    let change = Change::NodeDown {
+        node: "node-0".into(),
+    };
+    let r = what_if(&mut e, change, 3_600_000);
+    assert!(r.settled, "{:?}", r.unsettled);
+
+    // The timeline, from the store's events.
+    let mut not_ready = None;
+    let mut tainted = None;
+    let mut evicted = Vec::new();
+    let mut endpoint_not_ready = None;
+    let mut endpoint_terminating = None;
+    for ev in e.store().events().iter().filter(|ev| ev.time >= start) {
+        match &*ev.object {
+            Object::Node(n) if n.meta.name == "node-0" => {
+                if n.ready != Some(true) && not_ready.is_none() {
+                    not_ready = Some(ev.time);
+                }
+                if n.taints
+                    .iter()
+                    .any(|t| t.key == TAINT_UNREACHABLE && t.effect == "NoExecute")
+                    && tainted.is_none()
+                {
+                    tainted = Some(ev.time);
+                }
+            }
+            Object::Pod(p) if p.pod.spec.node_name == "node-0" && p.pod.meta.deletion_timestamp.is_some() => {
+                if !evicted.iter().any(|(_, k)| k == &ev.key) {
+                    evicted.push((ev.time, ev.key.clone()));
+                }
+            }
+            Object::EndpointSlice(s) => {
+                let on_0: Vec<_> = s
+                    .endpoints
+                    .iter()
+                    .filter(|ep| ep.node_name.as_deref() == Some("node-0"))
+                    .collect();
+                if !on_0.is_empty()
+                    && on_0.iter().all(|ep| ep.conditions.ready == Some(false))
+                    && endpoint_not_ready.is_none()
+                {
+                    endpoint_not_ready = Some(ev.time);
+                }
+                if !on_0.is_empty()
+                    && on_0.iter().all(|ep| ep.conditions.terminating == Some(true))
+                    && endpoint_terminating.is_none()
+                {
+                    endpoint_terminating = Some(ev.time);
+                }
+            }
+            _ => {}
+        }
+    }
+    let not_ready = not_ready.expect("node-0 turned NotReady");
+    // The first monitor pass after the kubelet was silent for longer than the grace period.
+    assert!(not_ready > start + grace, "{not_ready} {start} {grace}");
+    assert!(
+        not_ready <= start + grace + NODE_MONITOR_PERIOD_MS,
+        "{not_ready} {start} {grace}"
+    );
+    let tainted = tainted.expect("node-0 got the unreachable taint");
+    assert_eq!(
+        tainted,
+        not_ready + NODE_MONITOR_PERIOD_MS,
+        "one pass after NotReady"
+    );
+    let toleration_ms = DEFAULT_TOLERATION_SECONDS as u64 * 1000;
+    assert_eq!(evicted.len(), 2, "{evicted:?}");
+    // The taint-eviction controller sees the taint one controller delay after it was written.
+    let delay = SimConfig::default().controller_delay_ms;
+    assert!(
+        evicted.iter().all(|(t, _)| *t == tainted + delay + toleration_ms),
+        "{evicted:?} {tainted}"
+    );
+    // Their endpoints stop being Ready when the pods are marked not Ready, and are
+    // terminating once evicted (the stopped kubelet never finishes the deletion).
+    let endpoint_not_ready = endpoint_not_ready.expect("node-0's endpoints turned not Ready");
+    assert!(
+        endpoint_not_ready >= not_ready && endpoint_not_ready < tainted,
+        "{endpoint_not_ready}"
+    );
+    let endpoint_terminating = endpoint_terminating.expect("node-0's endpoints turned terminating");
+    assert!(
+        endpoint_terminating >= tainted + toleration_ms,
+        "{endpoint_terminating}"
+    );
+    // The what-if waited for the evictions and the replacements.
+    let replaced = replacement_ready_times(&e);
+    assert_eq!(replaced.len(), 2, "{replaced:?}");
+    let last_ready = *replaced.iter().max().unwrap();
+    assert!(last_ready > tainted + toleration_ms, "{last_ready}");
+    assert!(
+        start + r.duration_ms >= last_ready,
+        "{} {last_ready}",
+        start + r.duration_ms
+    );
 }
