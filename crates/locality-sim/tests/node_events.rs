@@ -245,10 +245,12 @@ fn a_node_down_is_marked_tainted_evicted_and_replaced_before_the_what_if_settles
                     tainted = Some(ev.time);
                 }
             }
-            Object::Pod(p) if p.pod.spec.node_name == "node-0" && p.pod.meta.deletion_timestamp.is_some() => {
-                if !evicted.iter().any(|(_, k)| k == &ev.key) {
-                    evicted.push((ev.time, ev.key.clone()));
-                }
+            Object::Pod(p)
+                if p.pod.spec.node_name == "node-0"
+                    && p.pod.meta.deletion_timestamp.is_some()
+                    && !evicted.iter().any(|(_, k)| k == &ev.key) =>
+            {
+                evicted.push((ev.time, ev.key.clone()));
             }
             Object::EndpointSlice(s) => {
                 let on_0: Vec<_> = s
