@@ -18,8 +18,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use locality_model::objects::{ClusterState, Pod, PodPhase, Service};
 
-use crate::context::Picked;
-use crate::report::NodePods;
 use locality_model::selector::service_selects;
 
 /// The namespace kube-proxy runs in.
@@ -69,43 +67,6 @@ pub fn service_clients_per_node(state: &ClusterState, service: &Service) -> BTre
         *out.entry(pod.spec.node_name.clone()).or_default() += 1;
     }
     out
-}
-
-impl crate::context::Ctx<'_, '_> {
-    /// Like [`Ctx::listed`], counting only the clients of `svc` ([`crate::clients`]: its own
-    /// backends are not its clients); nodes left without a client of `svc` are dropped.
-    pub(crate) fn listed_clients_of(&self, svc: &Service, nodes: impl IntoIterator<Item = usize>) -> Picked {
-        let mut own: HashMap<usize, usize> = HashMap::new();
-        for i in self.selected_pods(svc) {
-            let pod = &self.state.pods[i];
-            if crate::clients::is_client_pod(pod)
-                && let Some(n) = self.m.node_position(&pod.spec.node_name)
-            {
-                *own.entry(n).or_default() += 1;
-            }
-        }
-        let clients = |i: usize| self.pods_on[i].saturating_sub(own.get(&i).copied().unwrap_or(0));
-        // A node without any pod is listed only when every node counts as a client (no pods in
-        // the input, or an assumed shape): the caller passes client nodes only.
-        let mut v: Vec<usize> = nodes
-            .into_iter()
-            .filter(|&i| clients(i) > 0 || self.pods_on[i] == 0)
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v.sort_by(|&a, &b| clients(b).cmp(&clients(a)).then_with(|| a.cmp(&b)));
-        let pods = v.iter().map(|&i| clients(i)).sum();
-        let count = v.len();
-        let nodes = v
-            .into_iter()
-            .take(self.opts.node_limit)
-            .map(|i| NodePods {
-                node: self.m.nodes[i].name().to_string(),
-                pods: clients(i),
-            })
-            .collect();
-        Picked { nodes, count, pods }
-    }
 }
 
 #[cfg(test)]

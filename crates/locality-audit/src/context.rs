@@ -9,14 +9,15 @@ use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use locality_model::endpointslice::TopologyCache;
+use locality_model::features::{ControlPlaneFeatures, ProxyFeatures};
 use locality_model::matrix::{DataPlane, Matrix, PortEntry};
 use locality_model::objects::{ClusterState, EndpointSlice, Node, Service, Workload, WorkloadKind};
 use locality_model::proxy::{MissingFacts, ProxyMode};
 use locality_model::selector::service_selects;
-use locality_model::version::{ControlPlaneFeatures, ProxyFeatures};
 
-use crate::report::{AuditOptions, Finding, NodePods, ObjectRef, PortRef, ServiceRef, SourceLocation};
-use crate::rule::{RuleId, Severity};
+use crate::finding::{FindingBuilder, Picked, object};
+use crate::report::{AuditOptions, Finding, NodePods, ServiceRef};
+use crate::rule::RuleId;
 
 /// What is known about the proxy mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,13 +92,6 @@ impl ProxyFeature {
             ProxyFeature::NodeHints => p.node_hints,
         }
     }
-}
-
-/// Nodes picked for a finding: the listed ones, the total, and their pods.
-pub(crate) struct Picked {
-    pub nodes: Vec<NodePods>,
-    pub count: usize,
-    pub pods: usize,
 }
 
 /// Pods indexed by (namespace, label key, label value).
@@ -535,68 +529,6 @@ impl<'a, 's> Ctx<'a, 's> {
     }
 }
 
-/// Builds a [`Finding`].
-pub(crate) struct FindingBuilder {
-    pub f: Finding,
-}
-
-impl FindingBuilder {
-    pub(crate) fn port(mut self, entry: &PortEntry<'_>) -> Self {
-        self.f.port = Some(port_ref(entry));
-        self.f.ip_family = Some(entry.info.family);
-        self
-    }
-    pub(crate) fn severity(mut self, s: Severity) -> Self {
-        self.f.severity = s;
-        self
-    }
-    pub(crate) fn nodes(mut self, p: Picked) -> Self {
-        self.f.nodes = p.nodes;
-        self.f.node_count = p.count;
-        self.f.pod_count = p.pods;
-        self
-    }
-    pub(crate) fn workloads(mut self, w: &[&Workload]) -> Self {
-        self.f
-            .objects
-            .extend(w.iter().map(|w| object(w.kind.as_str(), &w.meta)));
-        self
-    }
-    pub(crate) fn slices(mut self, s: &[&EndpointSlice]) -> Self {
-        self.f
-            .objects
-            .extend(s.iter().map(|s| object("EndpointSlice", &s.meta)));
-        self
-    }
-    pub(crate) fn message(mut self, m: impl Into<String>) -> Self {
-        self.f.message = m.into();
-        self
-    }
-    pub(crate) fn fix(mut self, m: impl Into<String>) -> Self {
-        self.f.fix = m.into();
-        self
-    }
-}
-
-/// An [`ObjectRef`] for an object's metadata.
-pub(crate) fn object(kind: &str, meta: &locality_model::objects::ObjectMeta) -> ObjectRef {
-    ObjectRef {
-        kind: kind.to_string(),
-        namespace: meta.namespace.clone(),
-        name: meta.name.clone(),
-        origin: SourceLocation::from_origin(&meta.origin),
-    }
-}
-
-/// The [`PortRef`] of a port entry.
-pub(crate) fn port_ref(entry: &PortEntry<'_>) -> PortRef {
-    PortRef {
-        name: entry.info.port.name.clone(),
-        protocol: entry.info.port.protocol,
-        port: entry.info.port.port,
-    }
-}
-
 fn kind_of(kind: &str) -> Option<WorkloadKind> {
     match kind {
         "DaemonSet" => Some(WorkloadKind::DaemonSet),
@@ -607,42 +539,39 @@ fn kind_of(kind: &str) -> Option<WorkloadKind> {
     }
 }
 
-/// `port NAME NUMBER/PROTOCOL (FAMILY)` for messages.
-pub(crate) fn port_text(entry: &PortEntry<'_>) -> String {
-    let p = &entry.info.port;
-    let name = if p.name.is_empty() {
-        String::new()
-    } else {
-        format!("{} ", p.name)
-    };
-    format!(
-        "port {name}{}/{} ({})",
-        p.port,
-        p.protocol.as_str(),
-        entry.info.family.as_str()
-    )
-}
-
-/// `ns/name`.
-pub(crate) fn svc_name(svc: &Service) -> String {
-    format!("{}/{}", svc.meta.namespace, svc.meta.name)
-}
-
-/// "1 node" / "3 nodes".
-pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("{n} {one}")
-    } else {
-        format!("{n} {many}")
+impl Ctx<'_, '_> {
+    /// Like [`Ctx::listed`], counting only the clients of `svc` ([`crate::clients`]: its own
+    /// backends are not its clients); nodes left without a client of `svc` are dropped.
+    pub(crate) fn listed_clients_of(&self, svc: &Service, nodes: impl IntoIterator<Item = usize>) -> Picked {
+        let mut own: HashMap<usize, usize> = HashMap::new();
+        for i in self.selected_pods(svc) {
+            let pod = &self.state.pods[i];
+            if crate::clients::is_client_pod(pod)
+                && let Some(n) = self.m.node_position(&pod.spec.node_name)
+            {
+                *own.entry(n).or_default() += 1;
+            }
+        }
+        let clients = |i: usize| self.pods_on[i].saturating_sub(own.get(&i).copied().unwrap_or(0));
+        // A node without any pod is listed only when every node counts as a client (no pods in
+        // the input, or an assumed shape): the caller passes client nodes only.
+        let mut v: Vec<usize> = nodes
+            .into_iter()
+            .filter(|&i| clients(i) > 0 || self.pods_on[i] == 0)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v.sort_by(|&a, &b| clients(b).cmp(&clients(a)).then_with(|| a.cmp(&b)));
+        let pods = v.iter().map(|&i| clients(i)).sum();
+        let count = v.len();
+        let nodes = v
+            .into_iter()
+            .take(self.opts.node_limit)
+            .map(|i| NodePods {
+                node: self.m.nodes[i].name().to_string(),
+                pods: clients(i),
+            })
+            .collect();
+        Picked { nodes, count, pods }
     }
-}
-
-/// Names of the listed nodes, at most 5, with "and N more".
-pub(crate) fn name_list(p: &Picked) -> String {
-    let shown: Vec<&str> = p.nodes.iter().take(5).map(|n| n.node.as_str()).collect();
-    let mut s = shown.join(", ");
-    if p.count > shown.len() {
-        s.push_str(&format!(" and {} more", p.count - shown.len()));
-    }
-    s
 }

@@ -26,6 +26,7 @@ pub mod baseline;
 pub mod clients;
 pub mod config;
 mod context;
+mod finding;
 pub mod report;
 pub mod rule;
 mod rules;
@@ -245,7 +246,7 @@ fn summaries(
                 namespace: svc.meta.namespace.clone(),
                 name: svc.meta.name.clone(),
             },
-            port: context::port_ref(e),
+            port: finding::port_ref(e),
             ip_family: e.info.family,
             internal_traffic_policy: policy(e.info.internal_policy_local),
             external_traffic_policy: e

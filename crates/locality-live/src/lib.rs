@@ -359,7 +359,14 @@ pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
 
     let mut detected = dataplane::detect(&api, &state.pods, server_version).await?;
     warnings.extend(detected.notes);
-    let detection = dataplane::known(&api, &state.workloads).await?;
+    let mut detection = dataplane::known(&api, &state.workloads).await?;
+    // kube-proxy's mode, as read above (its flags, else its ConfigMap): the catalogue has
+    // entries for one mode (ipvs).
+    if detection.plane == Some(locality_model::dataplane::Plane::KubeProxy)
+        && let DataPlane::KubeProxy(Some(mode)) = &detected.data_plane
+    {
+        detection.settings.insert("mode".into(), mode.as_str().into());
+    }
     if let Some(plane) = detection
         .plane
         .filter(|p| *p != locality_model::dataplane::Plane::KubeProxy)

@@ -275,7 +275,7 @@ fn remedies(route: &MatrixRoute, node: &str, m: &Matrix<'_>, port: usize) -> Vec
         Reason::NoUsableEndpoints => out.push(
             "every endpoint is not ready (and not serving-terminating): fix the pods' readiness".into(),
         ),
-        Reason::NftablesHostExternalDrop => out.push(format!(
+        Reason::NftablesHostExternalDrop | Reason::IpvsHostReplyLost => out.push(format!(
             "run a Ready endpoint on {node}, or reach the Service by its clusterIP from host-network clients"
         )),
         Reason::LoadBalancerSourceRanges => out.push(format!(

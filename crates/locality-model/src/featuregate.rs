@@ -11,8 +11,8 @@
 //! (`k8s.io/component-base/featuregate` `featureGate.Set`: an unrecognized gate, a gate locked
 //! to its default set to the other value), and also a gate the component does not read
 //! (there it would be accepted and have no effect: refused here so that a misplaced override
-//! does not silently change nothing). [`crate::version::ControlPlaneFeatures::with_gates`]
-//! and [`crate::version::ProxyFeatures::with_gates`] apply them.
+//! does not silently change nothing). [`crate::features::ControlPlaneFeatures::with_gates`]
+//! and [`crate::features::ProxyFeatures::with_gates`] apply them.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -16,6 +16,7 @@ pub mod dataplane;
 pub mod endpointslice;
 pub mod explain;
 pub mod featuregate;
+pub mod features;
 pub mod matrix;
 pub mod objects;
 pub mod proxy;

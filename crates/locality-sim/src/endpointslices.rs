@@ -16,12 +16,12 @@ use locality_model::endpointslice::{
     MAX_ENDPOINTS_PER_SLICE, NodeLookup, SliceInfo, TopologyCache, address_type_for, endpoint_ports,
     hints_enabled, new_endpoint_slice, node_for_pod, pod_exclusion, pod_to_endpoint, reconcile_slice_hints,
 };
+use locality_model::features::ControlPlaneFeatures;
 use locality_model::objects::{
     AddressType, CONTROLLER_NAME, Endpoint, EndpointPort, EndpointSlice, IpFamily, LABEL_MANAGED_BY,
     LABEL_SERVICE_NAME, Node, Service, ServiceType,
 };
 use locality_model::selector::service_selects;
-use locality_model::version::ControlPlaneFeatures;
 
 use crate::engine::Engine;
 use crate::objects::{Kind, Object, ObjectKey};

@@ -204,10 +204,10 @@ impl Engine {
                         let lb_as_external = e.external_local
                             && e.lb_ips.contains(&ip)
                             && np.proxy.profile.diverges(Effect::EtpLocalAppliedToInClusterLbIp);
-                        let t = match src {
-                            Src::External => e.external.clone(),
+                        let t = match (src, &e.host_external_ip) {
+                            (Src::External, _) => e.external.clone(),
                             _ if lb_as_external => e.external.clone(),
-                            Src::Host if e.host_external_ip_drop => RuleTarget::Drop,
+                            (Src::Host, Some(host)) => host.clone(),
                             _ => e.external_from_node.clone(),
                         };
                         (e.clone(), t)

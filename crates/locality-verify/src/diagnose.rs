@@ -9,7 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use locality_model::version::{KubeVersion, ProxyFeatures};
+use locality_model::features::ProxyFeatures;
+use locality_model::version::KubeVersion;
 
 use crate::cases::Declared;
 use locality_model::dataplane::catalogue::{self, Divergence, Resolution};

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use locality_model::matrix::MatrixConfig;
 use locality_model::objects::ClusterState;
-use locality_model::proxy::{Destination, ProxyMode, Source};
+use locality_model::proxy::{Destination, Source};
 
 use crate::cases::Case;
 use crate::diagnose::NodeJudgement;
@@ -16,7 +16,7 @@ use crate::expect::{Expected, Query, for_route};
 use crate::fixture::{self, HTTP_PORT, SERVICE_PORT};
 use crate::judge::Status;
 use crate::probe::Probe;
-use crate::probing::{cluster_ip, declared_expectation_in, node_config, node_judgement};
+use crate::probing::{cluster_ip, declared_expectation_in, node_config, node_judgement, single_mode};
 use crate::record::{CaseRecord, LagOverLimit, describe, record};
 use crate::setup::GroupState;
 
@@ -132,7 +132,7 @@ pub(crate) async fn each_node_case(
         let declared = if c.setup.daemonset {
             own_node_expectation(snap, ns, group, node, c.setup.terminating)
         } else {
-            declared_expectation_in(c, env.roles, config.data_plane.modes() == [ProxyMode::Ipvs])
+            declared_expectation_in(c, env.roles, single_mode(&config))
         };
         expectations.insert(node.clone(), expected.clone());
         if expected != declared {

@@ -45,6 +45,7 @@ pub mod retry;
 pub mod roles;
 pub mod rollout;
 pub mod run;
+mod run_id;
 mod setup;
 mod source_ip;
 pub mod survey;

@@ -77,16 +77,35 @@ pub fn with_image_versions(
 }
 
 /// Records on each node served by a known data plane its detection and the catalogue
-/// entries (docs/dataplanes.md) that apply to it.
+/// entries (docs/dataplanes.md) that apply to it. A node served by kube-proxy itself gets
+/// the entries of its reported mode (`/proxyMode`, e.g. ipvs) when any apply, detected from
+/// what its kube-proxy said.
 pub fn with_known_planes(
     planes: &mut BTreeMap<String, NodeDataPlane>,
     known: &BTreeMap<String, locality_model::dataplane::Detection>,
 ) {
+    use locality_model::dataplane::{Detection, Plane, PlaneVersion, catalogue};
     for (node, plane) in planes.iter_mut() {
-        let Some(d) = known.get(node) else { continue };
+        let d = match known.get(node) {
+            Some(d) => d.clone(),
+            None => {
+                let Some(mode) = plane.mode.clone() else { continue };
+                let d = Detection {
+                    plane: Some(Plane::KubeProxy),
+                    version: plane.version.as_deref().and_then(PlaneVersion::parse),
+                    settings: [("mode".to_string(), mode.clone())].into(),
+                    source: format!("{node}'s kube-proxy: /proxyMode {mode}"),
+                    looked_at: Vec::new(),
+                };
+                if catalogue::applicable(&d).is_empty() {
+                    continue;
+                }
+                d
+            }
+        };
         plane.known = Some(d.describe());
         plane.known_from = Some(d.source.clone());
-        plane.divergences = locality_model::dataplane::catalogue::applicable(d)
+        plane.divergences = catalogue::applicable(&d)
             .into_iter()
             .map(|e| e.id.to_string())
             .collect();

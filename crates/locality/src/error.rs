@@ -138,29 +138,49 @@ pub fn exit_codes_markdown() -> String {
     s
 }
 
-/// An error that ends the program with a message on stderr and an exit code.
+/// An error that ends the program with a message on stderr and the exit code of its kind.
 #[derive(Debug)]
 pub struct CliError {
-    /// Exit code.
-    pub code: u8,
+    /// What kind of ending it is ([`EXIT_CODES`] gives the code).
+    pub kind: ExitKind,
     /// One-line message (may continue on following lines with details).
     pub message: String,
+    /// The I/O error kind when writing failed: a closed pipe (`locality … | head`) ends the
+    /// run quietly.
+    pub io: Option<std::io::ErrorKind>,
 }
 
 impl CliError {
+    /// An error of `kind`.
+    pub fn new(kind: ExitKind, message: impl Into<String>) -> Self {
+        CliError {
+            kind,
+            message: message.into(),
+            io: None,
+        }
+    }
     /// A usage or input error (exit 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError {
-            code: EXIT_USAGE,
-            message: message.into(),
-        }
+        CliError::new(ExitKind::Usage, message)
     }
     /// A runtime error (exit 1).
     pub fn runtime(message: impl Into<String>) -> Self {
+        CliError::new(ExitKind::Runtime, message)
+    }
+    /// Writing `what` failed: a runtime error that keeps the I/O error's kind.
+    pub fn writing(what: &str, e: &std::io::Error) -> Self {
         CliError {
-            code: EXIT_RUNTIME,
-            message: message.into(),
+            io: Some(e.kind()),
+            ..CliError::runtime(format!("writing {what}: {e}"))
         }
+    }
+    /// Its exit code.
+    pub fn code(&self) -> u8 {
+        self.kind.code()
+    }
+    /// Whether it is the reader of the output going away (`EPIPE`), not worth a message.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.io == Some(std::io::ErrorKind::BrokenPipe)
     }
 }
 
@@ -174,7 +194,7 @@ impl std::error::Error for CliError {}
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
-        CliError::runtime(format!("writing output: {e}"))
+        CliError::writing("output", &e)
     }
 }
 
@@ -182,6 +202,20 @@ impl From<std::io::Error> for CliError {
 mod tests {
     use super::*;
     use locality_verify::decision::Decision;
+
+    #[test]
+    fn a_closed_pipe_is_told_by_its_io_kind_not_by_its_message() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(CliError::from(pipe).is_broken_pipe());
+        let other = std::io::Error::other("Broken pipe (in a file name)");
+        assert!(!CliError::from(other).is_broken_pipe());
+        assert!(!CliError::runtime("Broken pipe").is_broken_pipe());
+        assert_eq!(CliError::usage("x").code(), EXIT_USAGE);
+        assert_eq!(
+            CliError::writing("x", &std::io::Error::other("y")).code(),
+            EXIT_RUNTIME
+        );
+    }
 
     #[test]
     fn one_code_per_kind_and_verify_decisions_agree() {

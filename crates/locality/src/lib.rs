@@ -107,10 +107,10 @@ pub fn main(invocation: Invocation) -> ExitCode {
             locality_model::version::KubeVersion::OLDEST,
             locality_model::version::KubeVersion::NEWEST
         )
-        .map_err(|e| CliError::runtime(format!("writing: {e}"))),
+        .map_err(|e| CliError::writing("the version", &e)),
         Command::Man => clap_mangen::Man::new(examples::command())
             .render(&mut out)
-            .map_err(|e| CliError::runtime(format!("writing the man page: {e}"))),
+            .map_err(|e| CliError::writing("the man page", &e)),
         Command::Simulate(args) => commands::simulate::run(args, &ui, &mut out),
         Command::Sim(cli::SimCommand::Rules(args)) => commands::sim::rules(args, &mut out),
         Command::Sim(cli::SimCommand::Serve(args)) => commands::sim::serve(args, &ui, &mut out),
@@ -131,9 +131,9 @@ pub fn main(invocation: Invocation) -> ExitCode {
 
 fn report(e: CliError) -> ExitCode {
     // A closed pipe (`locality … | head`) is not an error worth a message.
-    if e.message.contains("Broken pipe") {
+    if e.is_broken_pipe() {
         return ExitCode::from(error::EXIT_OK);
     }
     eprintln!("error: {}", e.message);
-    ExitCode::from(e.code)
+    ExitCode::from(e.code())
 }

@@ -5,7 +5,8 @@
 
 use locality_model::objects::{Service, WorkloadKind};
 
-use crate::context::{Ctx, object, svc_name};
+use crate::context::Ctx;
+use crate::finding::{object, svc_name};
 use crate::report::ObjectRef;
 use crate::rule::RuleId;
 

@@ -25,7 +25,8 @@ use locality_model::objects::{
     TargetPort,
 };
 
-use crate::context::{Ctx, plural, svc_name};
+use crate::context::Ctx;
+use crate::finding::{plural, svc_name};
 use crate::rule::RuleId;
 
 /// What is compared per endpoint.

@@ -251,7 +251,13 @@ pub fn detect(facts: &Facts) -> Detection {
     if let Some(ds) = kube_proxy {
         if let Some(c) = container(ds, "kube-proxy") {
             looked_at.push(format!("DaemonSet {}/{}: found", ds.namespace, ds.name));
-            return found(Plane::KubeProxy, ds, c, BTreeMap::new(), looked_at);
+            // The mode when its flags name it (a live reader adds the ConfigMap's).
+            let settings = c
+                .flag("proxy-mode")
+                .map(|m| ("mode".to_string(), m))
+                .into_iter()
+                .collect();
+            return found(Plane::KubeProxy, ds, c, settings, looked_at);
         }
     } else {
         looked_at.push("DaemonSet kube-proxy: absent".into());

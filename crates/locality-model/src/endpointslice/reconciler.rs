@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::features::ControlPlaneFeatures;
 use crate::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AddressType, CONTROLLER_NAME, Endpoint,
     EndpointPort, EndpointSlice, IpFamily, LABEL_HEADLESS, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, Labels,
     Node, ObjectMeta, OwnerReference, Pod, Service, ServiceType, TargetPort,
 };
-use crate::version::ControlPlaneFeatures;
 
 use super::conditions::{
     SkipReason, node_for_pod, pod_exclusion, pod_to_endpoint, port_mapping_key, ports_from_key,

@@ -5,8 +5,8 @@
 //! [`valid_traffic_distribution`](super::valid_traffic_distribution), as upstream's
 //! `Reconciler.validTrafficDistribution` does; this module accepts the three values as is.
 
+use crate::features::ControlPlaneFeatures;
 use crate::objects::{EndpointHints, EndpointSlice};
-use crate::version::ControlPlaneFeatures;
 
 use super::sliceinfo::{SliceInfo, endpoint_ready};
 

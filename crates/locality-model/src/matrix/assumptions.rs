@@ -8,12 +8,12 @@
 //! endpoints and objects touch; [`missing_facts`] then decides per route in constant time.
 
 use crate::featuregate::{Component, Gate};
+use crate::features::{ControlPlaneFeatures, ProxyFeatures};
 use crate::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, LABEL_HEADLESS,
     LABEL_SERVICE_PROXY_NAME, Service,
 };
 use crate::proxy::{MissingFact, MissingFacts, ProxyEndpoint, Reason, Route, VerdictKind};
-use crate::version::{ControlPlaneFeatures, ProxyFeatures};
 
 use super::EndpointSource;
 

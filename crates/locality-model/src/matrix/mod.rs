@@ -16,6 +16,7 @@ use std::net::IpAddr;
 use crate::endpointslice;
 use crate::endpointslice::mirroring::{self, NotMirrored, SkippedAddress};
 use crate::featuregate::{FeatureGates, GateError};
+use crate::features::{ControlPlaneFeatures, ProxyFeatures};
 use crate::objects::{ClusterState, EndpointSlice, Endpoints, Node, Pod, Service};
 use crate::proxy::duplicates::DuplicateEndpoint;
 use crate::proxy::{
@@ -23,7 +24,7 @@ use crate::proxy::{
     ProxyNode, Route, ServicePortInfo, Source, VerdictKind, endpoints_for_port,
 };
 use crate::selector::service_selects;
-use crate::version::{ControlPlaneFeatures, KubeVersion, ProxyFeatures};
+use crate::version::KubeVersion;
 
 mod assumptions;
 mod inputs;

@@ -5,12 +5,12 @@
 use std::net::IpAddr;
 
 use super::{Matrix, MatrixRoute, NodeRoutes, PortEntry, assumptions};
+use crate::features::ProxyFeatures;
 use crate::proxy::duplicates;
 use crate::proxy::{
     CategorizeIndex, CategorizedEndpoints, Confidence, ProxyEndpoint, ProxyMode, ProxyNode, Route,
     RouteQuery, ServicePortInfo, Source, TraceStep, route,
 };
-use crate::version::ProxyFeatures;
 
 impl Matrix<'_> {
     /// The routes of one node of a port with duplicated addresses: the copies its kube-proxy

@@ -158,6 +158,10 @@ pub enum Reason {
     /// IPVS: ETP Local without local endpoints: external traffic is forwarded to a remote
     /// endpoint without SNAT and the reply is lost.
     IpvsExternalReplyLost,
+    /// IPVS: ETP Local without local endpoints, a host-network client dialling a load-balancer
+    /// or external IP: the address is bound on every node's `kube-ipvs0`, so the unmasqueraded
+    /// reply of a remote endpoint never comes back (kubernetes#93456, left open by #97081).
+    IpvsHostReplyLost,
     /// nftables: a host-network client reaching a load balancer or external IP with ETP Local
     /// and no local endpoint hits the `no-endpoint-services` drop in `filter-output`.
     NftablesHostExternalDrop,
@@ -191,6 +195,7 @@ impl Reason {
             Reason::IpvsLocalPolicyNotEnforced => "ipvs-local-policy-not-enforced",
             Reason::IpvsNoRealServers => "ipvs-no-real-servers",
             Reason::IpvsExternalReplyLost => "ipvs-external-reply-lost",
+            Reason::IpvsHostReplyLost => "ipvs-host-reply-lost",
             Reason::NftablesHostExternalDrop => "nftables-host-external-drop",
             Reason::Headless => "headless",
             Reason::ExternalName => "external-name",

@@ -23,7 +23,7 @@
 use std::cmp::Ordering;
 
 use super::endpoint::ProxyEndpoint;
-use crate::version::ProxyFeatures;
+use crate::features::ProxyFeatures;
 
 /// The differing copies of one `IP:port` of a service port.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
 
+use crate::features::ProxyFeatures;
 use crate::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, IpFamily, Protocol,
     ProxyExclusion, Service, ServicePort, ServiceType, TrafficPolicy,
 };
-use crate::version::ProxyFeatures;
 
 /// One endpoint of one service port as kube-proxy sees it (`BaseEndpointInfo`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

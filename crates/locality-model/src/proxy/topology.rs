@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::endpoint::{ProxyEndpoint, ServicePortInfo};
-use crate::version::ProxyFeatures;
+use crate::features::ProxyFeatures;
 
 /// The hint mode kube-proxy applied to the cluster set on a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]

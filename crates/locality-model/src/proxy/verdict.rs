@@ -461,6 +461,19 @@ fn by_endpoints(
                 false,
             )
         }
+        Source::Host if q.destination != Destination::NodePort => {
+            b.step(
+                "ipvs",
+                "IPVS: no local endpoint, the virtual server uses the cluster endpoints (kubernetes#97081), but a connection from the node's own network namespace to an address bound on kube-ipvs0 leaves with that address as its source and is not masqueraded under ETP Local: the endpoint's reply goes to the same address, bound on its own node too, and is lost (kubernetes#93456)",
+            );
+            b.finish(
+                VerdictKind::Drop,
+                Vec::new(),
+                Reason::IpvsHostReplyLost,
+                Confidence::Inferred,
+                false,
+            )
+        }
         Source::Pod | Source::Host => {
             b.step(
                 "ipvs",

@@ -24,11 +24,12 @@ use std::sync::Arc;
 
 use locality_model::dataplane::catalogue::Effect;
 use locality_model::endpointslice::trafficdist::{PREFER_SAME_NODE, PREFER_SAME_ZONE};
+use locality_model::features::ProxyFeatures;
 use locality_model::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, IpFamily, Protocol, Service, ServiceType,
     TrafficPolicy,
 };
-use locality_model::version::{KubeVersion, ProxyFeatures};
+use locality_model::version::KubeVersion;
 
 use crate::informer::ProxyInformer;
 use crate::objects::Object;
@@ -144,8 +145,12 @@ pub struct ServicePortRules {
     /// Connections to a NodePort or external IP from a pod or the host of this node
     /// (ETP Local short-circuit to the cluster chain; else as `external`).
     pub external_from_node: RuleTarget,
-    /// nftables: a host client to an external IP hits the `no-endpoint-services` drop.
-    pub host_external_ip_drop: bool,
+    /// What a host-network client's connection to an external or load-balancer IP meets when
+    /// it differs from `external_from_node` (ETP Local, no local endpoint): nftables' `Drop`
+    /// (the `no-endpoint-services` check in `filter-output` comes before the DNAT); ipvs'
+    /// `ReplyLost` (the address is bound on every node's kube-ipvs0, so the unmasqueraded
+    /// reply of a remote endpoint never returns: kubernetes#93456, left open by #97081).
+    pub host_external_ip: Option<RuleTarget>,
 }
 
 impl ServicePortRules {
@@ -469,7 +474,7 @@ impl SimKubeProxy {
         // 2.1): a cluster-IP connection uses the local endpoints, and drops without one.
         let etp_restricts_cluster_ip =
             external_local && !internal_local && self.profile.diverges(Effect::EtpLocalRestrictsClusterIp);
-        let (internal, external, external_from_node, host_external_ip_drop);
+        let (internal, external, external_from_node, host_external_ip);
         if self.profile.mode == ProxyMode::Ipvs {
             let no_rs = |t: RuleTarget| {
                 if t == RuleTarget::Reject {
@@ -509,7 +514,8 @@ impl SimKubeProxy {
             } else {
                 no_rs(cluster_target(&sets.cluster))
             };
-            host_external_ip_drop = false;
+            host_external_ip =
+                (sets.has_any && external_local && !local_nonempty).then_some(RuleTarget::ReplyLost);
         } else {
             internal = if !sets.has_any {
                 RuleTarget::Reject
@@ -543,8 +549,11 @@ impl SimKubeProxy {
             } else {
                 cluster_target(&sets.cluster)
             };
-            host_external_ip_drop =
-                self.profile.mode == ProxyMode::Nftables && sets.has_any && external_local && !local_nonempty;
+            host_external_ip = (self.profile.mode == ProxyMode::Nftables
+                && sets.has_any
+                && external_local
+                && !local_nonempty)
+                .then_some(RuleTarget::Drop);
         }
         ServicePortRules {
             namespace: svc.meta.namespace.clone(),
@@ -566,7 +575,7 @@ impl SimKubeProxy {
             internal,
             external,
             external_from_node,
-            host_external_ip_drop,
+            host_external_ip,
         }
     }
 }

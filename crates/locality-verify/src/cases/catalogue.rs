@@ -2,8 +2,8 @@
 //! (docs/verify.md lists them).
 
 use super::setups::{
-    ETP_DOCS, EXTERNAL_LOCAL, EXTERNAL_TERMINATING, ITP_DOCS, LOCAL_B, LOCAL_BH, LOCAL_UDP, METRICS_DOCS,
-    N1_N2, NONE, PREFER_NODE, PREFER_ZONE, SVC_DOCS, TD_DOCS, setup,
+    ETP_DOCS, EXTERNAL_LOCAL, EXTERNAL_TERMINATING, ITP_DOCS, LOAD_BALANCER_LOCAL, LOCAL_B, LOCAL_BH,
+    LOCAL_UDP, METRICS_DOCS, N1_N2, NONE, PREFER_NODE, PREFER_ZONE, SVC_DOCS, TD_DOCS, setup,
 };
 use super::{Case, Client, Declared, Dial, Role, Setup, TargetPort};
 
@@ -574,13 +574,21 @@ pub const CATALOGUE: &[Case] = &[
         description: "externalTrafficPolicy: Local Service of type LoadBalancer, backend on N1; a pod on N3 dials its load-balancer IP (--external-cases)",
         guarantee: "in-cluster traffic to a load-balancer IP is not external: kube-proxy short-circuits it to the Service's endpoints, so any ready endpoint answers, even from a node without one",
         docs: ETP_DOCS,
-        setup: Setup {
-            load_balancer: true,
-            etp_local: true,
-            backends: &[Role::N1],
-            ..setup("x4")
-        },
+        setup: LOAD_BALANCER_LOCAL,
         client: Client::Pod(Role::N3),
+        dial: Dial::LoadBalancer,
+        declared: Declared::AnsweredBy(&[Role::N1]),
+        note: None,
+        external: true,
+    },
+    Case {
+        id: "X4h",
+        control: false,
+        description: "X4's Service; a hostNetwork client on N3 dials its load-balancer IP (--external-cases)",
+        guarantee: "traffic from a node to a load-balancer IP is in-cluster traffic too: kube-proxy's iptables mode short-circuits it to any endpoint (nftables drops it before the short-circuit, the model infers, so there the drop is expected; ipvs loses the reply, kubernetes#93456)",
+        docs: ETP_DOCS,
+        setup: LOAD_BALANCER_LOCAL,
+        client: Client::Host(Role::N3),
         dial: Dial::LoadBalancer,
         declared: Declared::AnsweredBy(&[Role::N1]),
         note: None,

@@ -77,3 +77,11 @@ pub(super) const EXTERNAL_TERMINATING: Setup = Setup {
     terminating: true,
     ..EXTERNAL_LOCAL
 };
+
+/// `X4`, `X4h`: an `externalTrafficPolicy: Local` Service of type LoadBalancer, backend on N1.
+pub(super) const LOAD_BALANCER_LOCAL: Setup = Setup {
+    load_balancer: true,
+    etp_local: true,
+    backends: &[Role::N1],
+    ..setup("x4")
+};

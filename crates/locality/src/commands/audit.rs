@@ -115,7 +115,8 @@ fn show_config(opts: &AuditOptions, out: &mut dyn Write) -> Result<u8, CliError>
         .as_deref()
         .unwrap_or("none (no .locality.yaml found, no --config)");
     let yaml = serde_saphyr::to_string(&opts.config).map_err(|e| CliError::runtime(e.to_string()))?;
-    write!(out, "# configuration: {source}\n{yaml}").map_err(|e| CliError::runtime(e.to_string()))?;
+    write!(out, "# configuration: {source}\n{yaml}")
+        .map_err(|e| CliError::writing("the configuration", &e))?;
     Ok(EXIT_OK)
 }
 

@@ -1,0 +1,62 @@
+//! The repo's own live-read path (`locality_live::snapshot_blocking`, kube-rs) against the
+//! simulated API server.
+
+use crate::common;
+
+use locality_live::LiveOptions;
+
+#[test]
+fn live_snapshot_reads_service_and_endpointslice() {
+    let r = common::start(10.0);
+    let opts = LiveOptions {
+        kubeconfig: Some(r.kubeconfig_path().to_path_buf()),
+        all_namespaces: true,
+        page_size: 2,
+        ..LiveOptions::default()
+    };
+    let snap = locality_live::snapshot_blocking(&opts, None).expect("snapshot of the simulated cluster");
+    // Every kind must be served and readable.
+    assert!(
+        !snap
+            .warnings
+            .iter()
+            .any(|w| w.contains("does not serve") || w.contains("forbidden")),
+        "{:?}",
+        snap.warnings
+    );
+    let st = &snap.state;
+    assert_eq!(st.nodes.len(), 3);
+    // The fixture's 5 pods and one kube-proxy per node.
+    assert_eq!(st.pods.len(), 8);
+    // kube-proxy is found as on a kubeadm cluster: version from the DaemonSet's image, mode
+    // from its ConfigMap.
+    assert_eq!(
+        snap.data_plane,
+        locality_model::matrix::DataPlane::KubeProxy(Some(locality_model::proxy::ProxyMode::Iptables)),
+        "{}",
+        snap.data_plane_source
+    );
+    assert_eq!(
+        snap.kube_proxy_version,
+        Some(locality_model::version::KubeVersion::new(1, 35))
+    );
+    let svc = st
+        .services
+        .iter()
+        .find(|s| s.meta.name == "myservice")
+        .expect("myservice");
+    assert_eq!(svc.itp(), locality_model::objects::TrafficPolicy::Local);
+    let slice = st
+        .endpoint_slices
+        .iter()
+        .find(|s| s.service_name() == Some("myservice"))
+        .expect("its EndpointSlice");
+    assert_eq!(slice.endpoints.len(), 2);
+    assert!(slice.endpoints.iter().all(|e| e.conditions.ready == Some(true)));
+    assert_eq!(
+        snap.server_git_version.as_deref(),
+        Some("v1.35.0+locality-simulated")
+    );
+    assert!(snap.simulated, "the simulated API server is told apart");
+    assert_eq!(snap.target.context.as_deref(), Some("locality-sim"));
+}

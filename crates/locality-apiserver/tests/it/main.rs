@@ -1,0 +1,13 @@
+//! The integration tests of `locality-apiserver`, one binary (one link) with a module per area.
+
+mod clients;
+mod common;
+mod faults;
+mod http_api;
+mod kube_proxy;
+mod kube_rs;
+mod kubectl;
+mod live;
+mod pods_log;
+mod pods_proxy;
+mod protobuf_bodies;

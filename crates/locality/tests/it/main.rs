@@ -1,0 +1,16 @@
+//! The integration tests of `locality`, one binary (one link) with a module per area.
+
+mod architecture;
+mod audit;
+mod audit_baseline;
+mod audit_dataplane;
+mod bad_input;
+mod ci_docs;
+mod dist;
+mod docs;
+mod feature_gates;
+mod live;
+mod matrix;
+mod sim;
+mod simulate;
+mod verify;
