@@ -13,7 +13,8 @@
 //! - **Kinds read**: Node, Pod, Service, EndpointSlice (`discovery.k8s.io/v1`, also
 //!   `v1beta1`), Endpoints (`v1`; mirrored for selector-less Services), DaemonSet,
 //!   Deployment, ReplicaSet, StatefulSet (`apps/v1`; the removed `apps/v1beta1`,
-//!   `apps/v1beta2` and `extensions/v1beta1` are refused with a clear error), Namespace.
+//!   `apps/v1beta2` and `extensions/v1beta1` are refused with a clear error), Namespace,
+//!   PodDisruptionBudget (`policy/v1`; read by the simulation's drains).
 //!   Every other kind is counted in [`Loaded::skipped_kinds`].
 //!
 //! YAML is read as kubectl reads it (YAML 1.1: `defaultMode: 0644` is 420, `yes`/`no` are
@@ -192,6 +193,7 @@ impl Loaded {
             && s.workloads.is_empty()
             && s.namespaces.is_empty()
             && s.endpoints.is_empty()
+            && s.pod_disruption_budgets.is_empty()
     }
 }
 

@@ -118,6 +118,7 @@ pub(crate) enum Kind {
     Endpoints,
     Workload(m::WorkloadKind),
     Namespace,
+    PodDisruptionBudget,
     List,
     Other,
 }
@@ -135,6 +136,7 @@ impl Kind {
             "ReplicaSet" => Kind::Workload(m::WorkloadKind::ReplicaSet),
             "StatefulSet" => Kind::Workload(m::WorkloadKind::StatefulSet),
             "Namespace" => Kind::Namespace,
+            "PodDisruptionBudget" => Kind::PodDisruptionBudget,
             k if k.ends_with("List") => Kind::List,
             _ => Kind::Other,
         }
@@ -144,7 +146,7 @@ impl Kind {
     fn reads(self, field: Field) -> bool {
         match self {
             Kind::Node | Kind::Pod | Kind::Service => matches!(field, Field::Spec | Field::Status),
-            Kind::Workload(_) => field == Field::Spec,
+            Kind::Workload(_) | Kind::PodDisruptionBudget => field == Field::Spec,
             Kind::EndpointSlice => matches!(field, Field::AddressType | Field::Endpoints | Field::Ports),
             Kind::Endpoints => field == Field::Subsets,
             Kind::Namespace | Kind::List | Kind::Other => false,
@@ -157,6 +159,7 @@ impl Kind {
             Kind::Node | Kind::Pod | Kind::Service | Kind::Endpoints | Kind::Namespace => &["v1"],
             Kind::EndpointSlice => &["discovery.k8s.io/v1", "discovery.k8s.io/v1beta1"],
             Kind::Workload(_) => &["apps/v1"],
+            Kind::PodDisruptionBudget => &["policy/v1"],
             Kind::List | Kind::Other => return Ok(()),
         };
         if ok.contains(&api) {
@@ -250,6 +253,7 @@ pub(crate) enum FieldValue<'de> {
     Ports(Vec<wire::M<EndpointPortW>>),
     Subsets(Vec<wire::M<EndpointSubsetW>>),
     WorkloadSpec(Option<wire::M<WorkloadSpecW>>),
+    PdbSpec(Option<wire::M<wire::PdbSpecW>>),
 }
 
 /// Decodes one top-level field of a known kind.
@@ -282,6 +286,7 @@ impl<'de> DeserializeSeed<'de> for FieldSeed {
             (Kind::Endpoints, _) => {
                 FieldValue::Subsets(wire::nullable::<D, Vec<wire::M<EndpointSubsetW>>>(d)?)
             }
+            (Kind::PodDisruptionBudget, _) => FieldValue::PdbSpec(Deserialize::deserialize(d)?),
             _ => FieldValue::WorkloadSpec(Deserialize::deserialize(d)?),
         })
     }
@@ -303,6 +308,7 @@ struct Parts<'de> {
     ports: Vec<wire::M<EndpointPortW>>,
     subsets: Vec<wire::M<EndpointSubsetW>>,
     wl_spec: Option<wire::WorkloadSpecW>,
+    pdb_spec: Option<wire::PdbSpecW>,
 }
 
 impl<'de> Parts<'de> {
@@ -322,6 +328,7 @@ impl<'de> Parts<'de> {
             FieldValue::Ports(x) => self.ports = x,
             FieldValue::Subsets(x) => self.subsets = x,
             FieldValue::WorkloadSpec(x) => self.wl_spec = x.map(|m| m.0),
+            FieldValue::PdbSpec(x) => self.pdb_spec = x.map(|m| m.0),
         }
     }
 }
@@ -919,6 +926,10 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                 .workloads
                 .push(wire::build_workload(wk, meta, parts.wl_spec)),
             Kind::Namespace => sink.state.namespaces.push(m::Namespace { meta }),
+            Kind::PodDisruptionBudget => sink
+                .state
+                .pod_disruption_budgets
+                .push(wire::build_pod_disruption_budget(meta, parts.pdb_spec)),
             Kind::List | Kind::Other => {}
         }
         Ok(())

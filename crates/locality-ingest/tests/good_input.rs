@@ -460,3 +460,42 @@ fn readiness_probes_grace_periods_and_pre_stop_hooks_are_read() {
         })
     );
 }
+
+/// policy/v1 PodDisruptionBudgets, YAML with the spec before the kind and JSON in a List: an
+/// integer or percentage `minAvailable`/`maxUnavailable` is kept as written, a null selector
+/// is none.
+#[test]
+fn pod_disruption_budgets() {
+    let l = load(
+        "pdb.yaml",
+        "spec:\n  minAvailable: 1\n  selector:\n    matchLabels: {app: web}\n    matchExpressions:\n    - {key: tier, operator: In, values: [front]}\n  unhealthyPodEvictionPolicy: AlwaysAllow\n\
+         kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: web, namespace: shop}\n",
+    );
+    let p = &l.state.pod_disruption_budgets[0];
+    assert_eq!((p.meta.namespace.as_str(), p.meta.name.as_str()), ("shop", "web"));
+    assert_eq!(p.min_available.as_deref(), Some("1"));
+    assert_eq!(p.max_unavailable, None);
+    let sel = p.selector.as_ref().expect("selector");
+    assert_eq!(sel.match_labels.get("app").map(String::as_str), Some("web"));
+    assert_eq!(sel.match_expressions[0].operator, "In");
+    assert_eq!(p.unhealthy_pod_eviction_policy.as_deref(), Some("AlwaysAllow"));
+    assert!(l.skipped_kinds.is_empty(), "{:?}", l.skipped_kinds);
+
+    let l = load(
+        "pdbs.json",
+        r#"{"apiVersion":"v1","kind":"List","items":[
+            {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"a","namespace":"x"},
+             "spec":{"maxUnavailable":"25%","selector":null}}]}"#,
+    );
+    let p = &l.state.pod_disruption_budgets[0];
+    assert_eq!(p.max_unavailable.as_deref(), Some("25%"));
+    assert_eq!(p.selector, None);
+
+    let e = load_bytes(
+        "old.yaml",
+        b"apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n",
+        &LoadOptions::default(),
+    )
+    .expect_err("policy/v1beta1 is not served");
+    assert!(e.to_string().contains("policy/v1"), "{e}");
+}

@@ -127,7 +127,8 @@ impl Engine {
                 | Kind::Role
                 | Kind::RoleBinding
                 | Kind::ClusterRole
-                | Kind::ClusterRoleBinding => {}
+                | Kind::ClusterRoleBinding
+                | Kind::PodDisruptionBudget => {}
             }
             if ev.event_type == EventType::Deleted && k.kind != Kind::Pod {
                 d.deleted_owners.push(ev.object.meta().uid.clone());

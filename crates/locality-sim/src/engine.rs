@@ -112,6 +112,8 @@ pub(crate) enum Task {
     TaintEviction(ObjectKey, String, u64),
     /// The simulated pod GC force-deletes the pods of a node that no longer exists.
     PodGcOrphans(String),
+    /// A pass of the drain of a node (`crate::disruption`).
+    Drain(String),
 }
 
 /// Node-local runtime state of a simulated pod (the kubelet's view, not in the store).
@@ -189,6 +191,8 @@ pub struct Engine {
     pub(crate) lifecycle: crate::nodelifecycle::NodeLifecycle,
     /// The simulated cloud load-balancer controller's allocations.
     pub(crate) cloud_lb: crate::cloudlb::CloudLoadBalancers,
+    /// The drains started, by node (`crate::disruption`).
+    pub(crate) drains: BTreeMap<String, crate::disruption::Drain>,
 }
 
 impl Engine {
@@ -225,6 +229,7 @@ impl Engine {
             scheduler: Default::default(),
             lifecycle: Default::default(),
             cloud_lb: Default::default(),
+            drains: BTreeMap::new(),
         };
         for ns in ["default", "kube-node-lease", "kube-public", "kube-system"] {
             let _ = e.store.create(crate::builders::namespace(ns), 0);
@@ -439,6 +444,7 @@ impl Engine {
             Task::NodeMonitor(node) => self.node_monitor(&node),
             Task::TaintEviction(key, uid, token) => self.taint_evict(&key, &uid, token),
             Task::PodGcOrphans(node) => self.pod_gc_orphans(&node),
+            Task::Drain(node) => self.drain_pass(&node),
         }
     }
 

@@ -21,9 +21,11 @@
 //!   the rule table of the node that first processes it (the client's, a NodePort's, or the one
 //!   the load balancer picked);
 //! - topologies ([`topology`]): `three-zones`, `four-nodes`, `telemetry`, and YAML files;
-//! - kinds it stores without simulating ([`Kind::STORED`]: ServiceAccounts, Jobs and the RBAC
-//!   kinds), kept as JSON ([`StoredObject`]) so an API server can serve them: no Job
-//!   controller runs a Job and no authorizer reads a Role.
+//! - kinds it stores without simulating ([`Kind::STORED`]: ServiceAccounts, Jobs, the RBAC
+//!   kinds and PodDisruptionBudgets), kept as JSON ([`StoredObject`]) so an API server can
+//!   serve them: no Job controller runs a Job and no authorizer reads a Role;
+//! - voluntary disruptions ([`disruption`]): the eviction subresource honouring
+//!   PodDisruptionBudgets, and `kubectl drain`.
 //!
 //! Everything here is simulated and says so; same seed, same run.
 
@@ -31,6 +33,7 @@ pub mod builders;
 pub mod cloudlb;
 pub mod controllers;
 pub mod daemonsets;
+pub mod disruption;
 pub mod endpointslices;
 pub mod engine;
 mod gc;

@@ -12,7 +12,7 @@ use crate::objects::{Kind, ObjectKey};
 use crate::store::StoreError;
 
 /// The namespaced kinds the simulated store holds, deleted with their Namespace.
-const NAMESPACED: [Kind; 10] = [
+const NAMESPACED: [Kind; 11] = [
     Kind::Deployment,
     Kind::DaemonSet,
     Kind::ReplicaSet,
@@ -23,6 +23,7 @@ const NAMESPACED: [Kind; 10] = [
     Kind::Job,
     Kind::Role,
     Kind::RoleBinding,
+    Kind::PodDisruptionBudget,
 ];
 
 impl Engine {

@@ -280,6 +280,15 @@ impl Engine {
             .unwrap_or_else(|| default_node_monitor_grace_period_ms(self.config.kube_version))
     }
 
+    /// The pods bound to `node` whose taint eviction is scheduled and not yet done.
+    pub fn pending_taint_evictions(&self, node: &str) -> Vec<ObjectKey> {
+        self.lifecycle
+            .pods_of(node)
+            .into_iter()
+            .filter(|k| self.lifecycle.evictions.contains_key(k))
+            .collect()
+    }
+
     /// The state of a node's simulated kubelet (`None` for an unknown node).
     pub fn kubelet_state(&self, node: &str) -> Option<KubeletState> {
         self.nodes.contains_key(node).then(|| {

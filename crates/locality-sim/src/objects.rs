@@ -37,6 +37,9 @@ pub enum Kind {
     ClusterRole,
     /// rbac.authorization.k8s.io/v1 ClusterRoleBinding (cluster-scoped; stored, not simulated).
     ClusterRoleBinding,
+    /// policy/v1 PodDisruptionBudget (stored; the simulated eviction computes its status,
+    /// `crate::disruption`).
+    PodDisruptionBudget,
 }
 
 impl Kind {
@@ -57,6 +60,7 @@ impl Kind {
             Kind::RoleBinding => "RoleBinding",
             Kind::ClusterRole => "ClusterRole",
             Kind::ClusterRoleBinding => "ClusterRoleBinding",
+            Kind::PodDisruptionBudget => "PodDisruptionBudget",
         }
     }
     /// True for cluster-scoped kinds (empty namespace).
@@ -68,14 +72,16 @@ impl Kind {
     }
     /// The kinds the simulated cluster stores but does not simulate: no controller, kubelet or
     /// authorizer acts on them (a Job is kept, never run; RBAC objects are kept, never
-    /// enforced). They are [`Object::Stored`]: metadata and their other fields as JSON.
-    pub const STORED: [Kind; 6] = [
+    /// enforced; a PodDisruptionBudget is read by evictions, its status never written). They
+    /// are [`Object::Stored`]: metadata and their other fields as JSON.
+    pub const STORED: [Kind; 7] = [
         Kind::ServiceAccount,
         Kind::Job,
         Kind::Role,
         Kind::RoleBinding,
         Kind::ClusterRole,
         Kind::ClusterRoleBinding,
+        Kind::PodDisruptionBudget,
     ];
     /// True for a kind of [`Kind::STORED`].
     pub fn is_stored_only(self) -> bool {

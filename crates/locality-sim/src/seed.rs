@@ -1,10 +1,10 @@
 //! A simulated cluster seeded from a real cluster's state (a `kubectl get -o json` dump or a
 //! live read): its Nodes (zones, readiness, taints), Namespaces, Services, DaemonSets,
-//! Deployments and ReplicaSets with their rollout strategy, and every bound Pod on its node
-//! with its readiness probe, grace period and `preStop` delay. What the state does not say
-//! (how long an image pull takes, when the application answers its probe, how fast
-//! kube-proxy programs a change) comes from [`SeedOptions`], and every such choice is listed
-//! as an [`Assumption`].
+//! Deployments and ReplicaSets with their rollout strategy, PodDisruptionBudgets, and every
+//! bound Pod on its node with its readiness probe, grace period and `preStop` delay. What the
+//! state does not say (how long an image pull takes, when the application answers its probe,
+//! how fast kube-proxy programs a change) comes from [`SeedOptions`], and every such choice is
+//! listed as an [`Assumption`].
 //!
 //! The pods of the seeded workloads are adopted by the simulated controllers (their owner
 //! references and template-hash labels point at the simulated objects), so a rollout replaces
@@ -222,6 +222,12 @@ pub fn seed(state: &ClusterState, config: SimConfig, options: &SeedOptions) -> R
     namespaces.extend(state.services.iter().map(|s| s.meta.namespace.clone()));
     namespaces.extend(state.pods.iter().map(|p| p.meta.namespace.clone()));
     namespaces.extend(state.workloads.iter().map(|w| w.meta.namespace.clone()));
+    namespaces.extend(
+        state
+            .pod_disruption_budgets
+            .iter()
+            .map(|p| p.meta.namespace.clone()),
+    );
     for ns in namespaces.into_iter().filter(|n| !n.is_empty()) {
         if e.get(&ObjectKey::new(Kind::Namespace, "", ns.as_str())).is_none() {
             e.create(Object::Namespace(Namespace {
@@ -231,6 +237,12 @@ pub fn seed(state: &ClusterState, config: SimConfig, options: &SeedOptions) -> R
                 },
             }))?;
         }
+    }
+    // PodDisruptionBudgets, read by drains.
+    for p in &state.pod_disruption_budgets {
+        let mut pdb = p.clone();
+        pdb.meta = fresh_meta(&p.meta);
+        e.create(crate::disruption::stored_budget(&pdb))?;
     }
     // Services, and the slices nothing in the simulation would write (selector-less Services).
     for s in &state.services {

@@ -255,6 +255,8 @@ pub struct ClusterState {
     pub workloads: Vec<Workload>,
     /// Namespaces.
     pub namespaces: Vec<Namespace>,
+    /// PodDisruptionBudgets (read by the simulation's drains, not by the routing model).
+    pub pod_disruption_budgets: Vec<PodDisruptionBudget>,
 }
 
 #[cfg(test)]

@@ -61,3 +61,20 @@ pub struct Workload {
     /// [`crate::dataplane::detect`] reads of a data plane's DaemonSet).
     pub containers: Vec<crate::dataplane::detect::ContainerFacts>,
 }
+
+/// A policy/v1 PodDisruptionBudget: how many of the pods it selects must stay available
+/// through voluntary disruptions (evictions, `kubectl drain`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PodDisruptionBudget {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// `spec.selector`; `None` (or an empty selector) selects no pod, as the eviction
+    /// subresource reads it.
+    pub selector: Option<LabelSelector>,
+    /// `spec.minAvailable` verbatim (`"1"`, `"50%"`), if set.
+    pub min_available: Option<String>,
+    /// `spec.maxUnavailable` verbatim, if set.
+    pub max_unavailable: Option<String>,
+    /// `spec.unhealthyPodEvictionPolicy` (`IfHealthyBudget` or `AlwaysAllow`), if set.
+    pub unhealthy_pod_eviction_policy: Option<String>,
+}

@@ -49,6 +49,9 @@ pub fn write_markdown(r: &SimulationReport, out: &mut dyn Write) -> io::Result<(
             },
             secs(a.duration_seconds)
         );
+        for why in &a.unsettled_reasons {
+            let _ = writeln!(md, "Not settled: {}.  ", esc(why));
+        }
         let _ = writeln!(md, "{}\n", esc(&outcome_text(a)));
         for p in &a.service_ports {
             let _ = writeln!(

@@ -139,6 +139,9 @@ pub struct Alternative {
     pub summary: String,
     /// The changes settled before the limit.
     pub settled: bool,
+    /// When they did not: what was still pending at the limit (a drain refused by a
+    /// PodDisruptionBudget, pods not yet evicted, replacements not Ready…); empty otherwise.
+    pub unsettled_reasons: Vec<String>,
     /// Virtual seconds observed after the change.
     pub duration_seconds: f64,
     /// Checks of the rules.

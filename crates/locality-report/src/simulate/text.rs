@@ -76,6 +76,9 @@ fn alternative(s: &mut String, a: &Alternative, step: f64, sync: f64, paint: Pai
         (step * 1000.0).round(),
         secs(sync)
     );
+    for why in &a.unsettled_reasons {
+        let _ = writeln!(s, "  Not settled: {why}.");
+    }
     let _ = writeln!(s, "  {}", outcome_text(a));
     for p in &a.service_ports {
         let _ = writeln!(s, "\n  {} {} {}", p.service, p.port, p.family);

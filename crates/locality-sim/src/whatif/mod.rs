@@ -11,6 +11,7 @@
 
 mod observe;
 pub mod rollout;
+mod settle;
 pub mod strategy;
 mod track;
 
@@ -56,7 +57,9 @@ pub enum Change {
         /// The new value.
         value: String,
     },
-    /// `kubectl drain NODE`: cordon it, then evict every pod on it that no DaemonSet owns.
+    /// `kubectl drain NODE`: cordon it, then evict every pod on it but DaemonSet and mirror
+    /// pods through the eviction subresource, which honours PodDisruptionBudgets
+    /// ([`crate::disruption`]).
     Drain {
         /// The node.
         node: String,
@@ -258,28 +261,7 @@ pub fn apply(engine: &mut Engine, change: &Change) -> Result<String, SimError> {
             Ok(String::new())
         }
         Change::Drain { node } => {
-            let key = ObjectKey::new(Kind::Node, "", node.as_str());
-            let mut n = engine
-                .get(&key)
-                .and_then(Object::as_node)
-                .cloned()
-                .ok_or_else(|| SimError::UnknownNode(node.clone()))?;
-            n.unschedulable = true;
-            engine.update(Object::Node(n), None)?;
-            let evict: Vec<ObjectKey> = engine
-                .store()
-                .list(Kind::Pod)
-                .filter_map(|(_, s)| s.object.as_pod())
-                .filter(|p| {
-                    &p.pod.spec.node_name == node
-                        && p.pod.meta.deletion_timestamp.is_none()
-                        && !p.pod.meta.owner_references.iter().any(|o| o.kind == "DaemonSet")
-                })
-                .map(|p| ObjectKey::new(Kind::Pod, p.pod.meta.namespace.as_str(), p.pod.meta.name.as_str()))
-                .collect();
-            for k in evict {
-                engine.delete(&k)?;
-            }
+            engine.drain(node)?;
             Ok(String::new())
         }
         Change::NodeDown { node } => {
@@ -301,10 +283,22 @@ impl Engine {
     }
 }
 
+/// How many of the drains among `changes` have not finished.
+fn unfinished_drains(engine: &Engine, changes: &[Change]) -> usize {
+    changes
+        .iter()
+        .filter(|c| match c {
+            Change::Drain { node } => engine.drain_status(node).is_none_or(|d| d.finished_at.is_none()),
+            _ => false,
+        })
+        .count()
+}
+
 /// Applies `changes` together, runs the engine in steps of `options.step_ms` until they
-/// settle (every rolled workload new and Ready; other changes after 30 s) and
+/// settle (every rolled workload new and Ready; a Service change after 30 s; a drain or a node
+/// down once its evictions are done and the evicted pods replaced: [`settle`]) and
 /// `options.after_ms` more, or until `options.limit_ms` passes, and reports every Service port
-/// in the changes' scope. `progress` is called after every step with the virtual ms since
+/// in the changes' scope, with what kept the changes from settling when they did not. `progress` is called after every step with the virtual ms since
 /// the change.
 ///
 /// # Errors
@@ -323,6 +317,10 @@ pub fn run(
     let before = observe::snapshot(engine, config, &scope, 0, &mut nodes);
     let mut last_input = observe::fingerprint(engine, &scope);
     let mut tracker = track::Tracker::new(engine, before, engine.config().proxy_sync_delay_ms, &scope);
+    let settle = settle::Settle::new(engine, changes);
+    let mut node_events_pending = Vec::new();
+    let service_changes = changes.iter().any(|c| matches!(c, Change::SetService { .. }));
+    let mut last_unfinished = usize::MAX;
     let mut rollouts = Vec::new();
     for c in changes {
         let marker = apply(engine, c)?;
@@ -346,13 +344,20 @@ pub fn run(
                 tracker.push(observe::snapshot(engine, config, &scope, now, &mut nodes));
                 last_input = input;
             }
-            // Whether the rollouts are done changes only with the store.
+            // Whether the rollouts and node events are done changes only with the store.
             done = rollouts.iter_mut().all(|w| w.done(engine));
+            node_events_pending = settle.node_events_pending(engine, changes);
             last_rv = rv;
         }
         tracker.observe(engine, now);
-        // A node event or a Service change has played out once the rules caught up.
-        let done = done && (changes.len() == rollouts.len() || now >= 30_000);
+        // A drain notices its pods are gone without a write of its own.
+        let unfinished = unfinished_drains(engine, changes);
+        if unfinished != last_unfinished {
+            node_events_pending = settle.node_events_pending(engine, changes);
+            last_unfinished = unfinished;
+        }
+        let done =
+            done && node_events_pending.is_empty() && (!service_changes || now >= settle::SERVICE_SETTLE_MS);
         if done && settled_at.is_none() {
             settled_at = Some(now);
         }
@@ -363,5 +368,17 @@ pub fn run(
         engine.run_for(step_ms);
     }
     let end = engine.now() - start;
-    Ok(tracker.finish(end, settled_at.is_some(), step_ms))
+    let mut r = tracker.finish(end, settled_at.is_some(), step_ms);
+    if !r.settled {
+        for w in &mut rollouts {
+            if !w.done(engine) {
+                r.unsettled.push(format!("the {} did not finish", w.describe()));
+            }
+        }
+        r.unsettled.extend(settle.node_events_pending(engine, changes));
+        if service_changes && r.duration_ms < settle::SERVICE_SETTLE_MS {
+            r.unsettled.push("a Service change settles after 30 s".into());
+        }
+    }
+    Ok(r)
 }

@@ -69,6 +69,16 @@ pub struct RolloutWatch {
 }
 
 impl RolloutWatch {
+    /// The workload followed, in words (`DaemonSet monitoring/node-agent`).
+    pub fn describe(&self) -> String {
+        format!(
+            "rollout of {} {}/{}",
+            self.workload.kind.as_str(),
+            self.workload.namespace,
+            self.workload.name
+        )
+    }
+
     /// Starts following the rollout of `workload` to the template marked `marker`.
     pub fn new(engine: &Engine, workload: &ObjectKey, marker: &str) -> Self {
         let mut w = RolloutWatch {

@@ -95,6 +95,9 @@ pub struct WhatIf {
     pub proxy_sync_ms: Millis,
     /// Every Service port in the change's scope.
     pub ports: Vec<PortTimeline>,
+    /// When the changes did not settle: what was still pending at the end (a drain refused by
+    /// a PodDisruptionBudget, pods not yet evicted, replacements not Ready…).
+    pub unsettled: Vec<String>,
 }
 
 impl WhatIf {
@@ -347,6 +350,7 @@ impl Tracker {
             step_ms,
             proxy_sync_ms: self.sync,
             ports,
+            unsettled: Vec::new(),
         }
     }
 }

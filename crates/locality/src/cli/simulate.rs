@@ -31,7 +31,9 @@ pub struct SimulateArgs {
     /// the change simulated.
     #[arg(long = "set", value_name = "NS/NAME:FIELD=VALUE")]
     pub set: Vec<String>,
-    /// Drain a node: cordon it, then evict every pod on it that no DaemonSet owns.
+    /// Drain a node as `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`:
+    /// cordon it, then evict every pod on it but DaemonSet and mirror pods, honouring
+    /// PodDisruptionBudgets (a refused eviction is retried every 5 s).
     #[arg(long, value_name = "NODE")]
     pub drain: Option<String>,
     /// Take a node down: its kubelet stops reporting and its containers stop; the simulated

@@ -397,3 +397,68 @@ fn markdown_for_a_pull_request() {
     let rows = md.lines().filter(|l| l.starts_with("| worker-")).count();
     assert_eq!(rows, 2 * 27, "{md}");
 }
+
+/// A drain that a PodDisruptionBudget blocks for good (`minAvailable` = the Deployment's
+/// replicas, one of them on the drained node) stops at the limit and says why, in JSON and in
+/// text; without the budget the same drain settles.
+#[test]
+fn a_drain_blocked_by_a_disruption_budget_says_so_at_the_limit() {
+    let dir = std::env::temp_dir().join(format!("locality-simulate-pdb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pdb = dir.join("pdb.yaml");
+    std::fs::write(
+        &pdb,
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: gateway, namespace: edge}\n\
+         spec:\n  minAvailable: 12\n  selector:\n    matchLabels: {app.kubernetes.io/name: gateway}\n",
+    )
+    .unwrap();
+    let pdb = pdb.to_str().unwrap();
+    let args = [
+        "simulate",
+        "-f",
+        DUMP,
+        "-f",
+        pdb,
+        "--drain",
+        "worker-01",
+        "--limit",
+        "60",
+        "-q",
+    ];
+    let mut with_json = args.to_vec();
+    with_json.extend(["-o", "json"]);
+    let doc = json(&with_json);
+    let alt = &doc["alternatives"][0];
+    assert_eq!(alt["settled"], false);
+    assert_eq!(alt["durationSeconds"], 60.0);
+    let why = alt["unsettledReasons"][0].as_str().unwrap();
+    assert!(
+        why.contains("the drain of node worker-01 did not finish"),
+        "{why}"
+    );
+    assert!(why.contains("edge/gateway-"), "{why}");
+    assert!(why.contains("needs 12 healthy pods and has 12"), "{why}");
+    let text = String::from_utf8(locality(&args)).unwrap();
+    assert!(text.contains("Did NOT settle"), "{text}");
+    assert!(
+        text.contains("Not settled: the drain of node worker-01 did not finish"),
+        "{text}"
+    );
+
+    let doc = json(&[
+        "simulate",
+        "-f",
+        DUMP,
+        "--drain",
+        "worker-01",
+        "--limit",
+        "600",
+        "-q",
+        "-o",
+        "json",
+    ]);
+    let alt = &doc["alternatives"][0];
+    assert_eq!(alt["settled"], true, "{:?}", alt["unsettledReasons"]);
+    assert_eq!(alt["unsettledReasons"], Value::Array(Vec::new()));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -162,6 +162,7 @@ pub fn alternative(name: &str, prepared: Vec<ChangeDoc>, changes: Vec<ChangeDoc>
         outcome,
         summary: String::new(),
         settled: r.settled,
+        unsettled_reasons: r.unsettled.clone(),
         duration_seconds: seconds(r.duration_ms),
         steps: r.steps as u64,
         totals: Totals {
