@@ -8,7 +8,7 @@
 //! the nftables ones, whose flows hold in iptables mode too (the proxiers share the rule design,
 //! docs/upstream.md §2.1–§2.2), so every vector runs against an iptables and an
 //! nftables simulated kube-proxy. They are the vectors
-//! `locality-model/tests/kube_proxy_packet_flows.rs` checks on the model, which checks both
+//! `locality-model/tests/it/kube_proxy_packet_flows.rs` checks on the model, which checks both
 //! modes against the same expectations.
 //!
 //! Each vector becomes a simulated cluster: upstream's node `testNodeName` (`test-node`, with

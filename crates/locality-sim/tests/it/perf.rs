@@ -1,5 +1,5 @@
 //! Rough wall-time checks of the simulated engine (ignored by default; run with
-//! `cargo test --release -p locality-sim --test perf -- --ignored --nocapture`).
+//! `cargo test --release -p locality-sim --test it perf:: -- --ignored --nocapture`).
 
 use std::time::Instant;
 

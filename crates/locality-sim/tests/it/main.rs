@@ -1,0 +1,14 @@
+//! The integration tests of `locality-sim`, one binary (one link) with a module per area.
+
+mod controllers;
+mod crosscheck;
+mod delete_options;
+mod engine;
+mod node_events;
+mod nodes_and_lb;
+mod perf;
+mod scenarios;
+mod upstream_vectors;
+mod whatif;
+mod whatif_identity;
+mod whatif_properties;
