@@ -70,11 +70,6 @@ impl ProxyInformer {
         self.times.len()
     }
 
-    /// True when no event has been fed.
-    pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
-    }
-
     /// Time of the event at `position`, if fed.
     pub fn time_of(&self, position: usize) -> Option<Millis> {
         self.times.get(position).copied()

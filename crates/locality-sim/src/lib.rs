@@ -4,10 +4,10 @@
 //! - a store of objects keyed by (kind, namespace, name), with resourceVersions and a
 //!   replayable event log ([`store`]), through which every simulated controller acts, so that
 //!   an API server can sit on top;
-//! - simulated controllers ([`controllers`]): garbage collector, Deployment/ReplicaSet and
+//! - simulated controllers (`controllers`): garbage collector, Deployment/ReplicaSet and
 //!   DaemonSet with RollingUpdate, a scheduler, and the EndpointSlice controller, which is the
 //!   model's `endpointslice::derive_endpoint_slices`;
-//! - a simulated kubelet per node ([`kubelet`]): pod IPs, container start, readiness probes,
+//! - a simulated kubelet per node (`kubelet`): pod IPs, container start, readiness probes,
 //!   graceful termination with a shutdown delay; it can report NotReady or stop reporting
 //!   ([`Engine::set_kubelet_state`]);
 //! - the node lifecycle, taint-eviction and pod GC controllers ([`nodelifecycle`]): Ready
@@ -31,21 +31,21 @@
 
 pub mod builders;
 pub mod cloudlb;
-pub mod controllers;
-pub mod daemonsets;
+mod controllers;
+mod daemonsets;
 pub mod disruption;
-pub mod endpointslices;
-pub mod engine;
+mod endpointslices;
+mod engine;
 mod gc;
-pub mod informer;
-pub mod kubelet;
+mod informer;
+mod kubelet;
 pub mod kubeproxy;
 mod namespaces;
 pub mod nodelifecycle;
 pub mod objects;
 pub mod rng;
 pub mod seed;
-pub mod snapshot;
+mod snapshot;
 pub mod store;
 pub mod time;
 pub mod topology;

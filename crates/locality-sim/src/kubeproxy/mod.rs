@@ -3,14 +3,14 @@
 //! (docs/upstream.md §1–§2: `CategorizeEndpoints`, the iptables/nftables/ipvs proxiers).
 //!
 //! It reads Services, EndpointSlices and its own Node from its informers (the engine's shared,
-//! versioned [`ProxyInformer`]) as they were a sync delay ago, and programs a [`RuleTable`] shaped like the chains kube-proxy
+//! versioned `ProxyInformer`) as they were a sync delay ago, and programs a [`RuleTable`] shaped like the chains kube-proxy
 //! writes: per service port and IP family a REJECT entry when no endpoint is usable, a DROP
 //! entry for a Local policy with no local endpoint, else the endpoint list of the cluster or
 //! local chain, with the `externalTrafficPolicy: Local` short-circuit for pod and host sources.
 //!
-//! Its parts: the profiles and faults ([`profile`]), the endpoints read from slices and
-//! `CategorizeEndpoints` ([`endpoints`]), the metrics endpoint ([`metrics`]) and the rule
-//! table rendered as text ([`render`]).
+//! Its parts: the profiles and faults (`profile`), the endpoints read from slices and
+//! `CategorizeEndpoints` (`endpoints`), the metrics endpoint (`metrics`) and the rule
+//! table rendered as text (`render`).
 
 mod endpoints;
 mod metrics;

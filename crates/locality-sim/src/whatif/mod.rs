@@ -6,7 +6,7 @@
 //! The verdicts are the model's (`Matrix::port_routes`) on the state the simulated controllers
 //! write, **as kube-proxy has programmed it**: every node's rules follow the store
 //! `proxy_sync_delay_ms` late, so a node is also blind while its rules send only to endpoints
-//! whose process has already exited ([`observe`]). The simulated kube-proxies' own tables are
+//! whose process has already exited (`observe`). The simulated kube-proxies' own tables are
 //! not consulted: this is the oracle's view of the change, not a measurement.
 
 mod observe;
@@ -296,7 +296,7 @@ fn unfinished_drains(engine: &Engine, changes: &[Change]) -> usize {
 
 /// Applies `changes` together, runs the engine in steps of `options.step_ms` until they
 /// settle (every rolled workload new and Ready; a Service change after 30 s; a drain or a node
-/// down once its evictions are done and the evicted pods replaced: [`settle`]) and
+/// down once its evictions are done and the evicted pods replaced: `settle`) and
 /// `options.after_ms` more, or until `options.limit_ms` passes, and reports every Service port
 /// in the changes' scope, with what kept the changes from settling when they did not. `progress` is called after every step with the virtual ms since
 /// the change.
