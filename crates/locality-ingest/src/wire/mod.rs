@@ -437,11 +437,37 @@ pub(crate) struct ConditionW<'a> {
     status: Option<Cow<'a, str>>,
 }
 
-/// `status.conditions[type=Ready].status`: `Some(true)` for `"True"`, `Some(false)` for
-/// any other status, `None` when absent.
-fn ready_of(conds: &[M<ConditionW<'_>>]) -> Option<bool> {
-    conds
-        .iter()
-        .rfind(|c| c.type_ == "Ready")
-        .map(|c| c.status.as_deref() == Some("True"))
+/// `status.conditions`, reduced while read to the last `Ready` condition's status:
+/// `Some(true)` for `"True"`, `Some(false)` for any other status, `None` when absent
+/// (`null` and a missing list alike). Each condition is checked as a [`ConditionW`];
+/// nothing is kept of the others.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ReadyW(pub Option<bool>);
+
+impl<'de> Deserialize<'de> for ReadyW {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Conditions(Option<bool>);
+        impl<'de> Deserialize<'de> for Conditions {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Conditions;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("a sequence")
+                    }
+                    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Conditions, A::Error> {
+                        let mut ready = None;
+                        while let Some(M(c)) = seq.next_element::<M<ConditionW<'de>>>()? {
+                            if c.type_ == "Ready" {
+                                ready = Some(c.status.as_deref() == Some("True"));
+                            }
+                        }
+                        Ok(Conditions(ready))
+                    }
+                }
+                d.deserialize_seq(V)
+            }
+        }
+        Ok(ReadyW(Option::<Conditions>::deserialize(d)?.and_then(|c| c.0)))
+    }
 }

@@ -26,9 +26,9 @@ pub(super) struct TaintW {
 /// Node `status`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct NodeStatusW<'a> {
-    #[serde(default, borrow, deserialize_with = "nullable")]
-    pub(super) conditions: Vec<M<ConditionW<'a>>>,
+pub(crate) struct NodeStatusW {
+    #[serde(default)]
+    pub(super) conditions: ReadyW,
     #[serde(default, deserialize_with = "nullable")]
     pub(super) allocatable: M<AllocatableW>,
     #[serde(default, deserialize_with = "internal_ips")]
@@ -62,7 +62,7 @@ pub(super) struct NodeInfoW {
 pub(crate) fn build_node(
     meta: m::ObjectMeta,
     spec: Option<NodeSpecW>,
-    status: Option<NodeStatusW<'_>>,
+    status: Option<NodeStatusW>,
     warn: &mut dyn FnMut(String),
 ) -> m::Node {
     let spec = spec.unwrap_or_default();
@@ -82,7 +82,7 @@ pub(crate) fn build_node(
         }
     };
     m::Node {
-        ready: ready_of(&status.conditions),
+        ready: status.conditions.0,
         allocatable_cpu_millis,
         taints: spec
             .taints

@@ -3,10 +3,12 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// The scheduling-relevant part of a pod spec.
+/// The scheduling-relevant part of a pod spec. `C` is how much of each container is read:
+/// [`PodContainerW`] for Pods, [`ContainerW`] (with what data-plane detection reads) for
+/// workload templates.
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct PodSpecW {
+#[serde(rename_all = "camelCase", bound(deserialize = "C: Deserialize<'de>"))]
+pub(crate) struct PodSpecW<C = PodContainerW> {
     #[serde(default, deserialize_with = "nullable")]
     pub(super) node_name: String,
     #[serde(default, deserialize_with = "nullable")]
@@ -16,9 +18,9 @@ pub(crate) struct PodSpecW {
     #[serde(default, deserialize_with = "nullable")]
     pub(super) subdomain: String,
     #[serde(default, deserialize_with = "nullable")]
-    pub(super) containers: Vec<M<ContainerW>>,
+    pub(super) containers: Vec<M<C>>,
     #[serde(default, deserialize_with = "nullable")]
-    pub(super) init_containers: Vec<M<ContainerW>>,
+    pub(super) init_containers: Vec<M<C>>,
     #[serde(default, deserialize_with = "labels")]
     pub(super) node_selector: m::Labels,
     #[serde(default, deserialize_with = "nullable")]
@@ -29,7 +31,23 @@ pub(crate) struct PodSpecW {
     pub(super) termination_grace_period_seconds: Option<Int64>,
 }
 
-#[derive(Deserialize)]
+/// A Pod's container: what routing and the lifecycle read (the rest is skipped unread).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PodContainerW {
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) ports: Vec<M<ContainerPortW>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) restart_policy: String,
+    #[serde(default)]
+    pub(super) readiness_probe: Option<M<crate::lifecycle::ProbeW>>,
+    #[serde(default)]
+    pub(super) lifecycle: Option<M<crate::lifecycle::LifecycleW>>,
+}
+
+/// A workload template's container: as [`PodContainerW`], plus what data-plane detection
+/// reads (name, image, literal env, command and args).
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ContainerW {
     #[serde(default, deserialize_with = "nullable")]
@@ -59,6 +77,29 @@ pub(super) struct EnvW {
     pub(super) name: String,
     #[serde(default)]
     pub(super) value: Option<String>,
+}
+
+/// Reduces a container to what [`PodSpecW::into_model`] reads.
+pub(crate) trait ContainerRead {
+    /// The container as a Pod's.
+    fn into_pod(self) -> PodContainerW;
+}
+
+impl ContainerRead for PodContainerW {
+    fn into_pod(self) -> PodContainerW {
+        self
+    }
+}
+
+impl ContainerRead for ContainerW {
+    fn into_pod(self) -> PodContainerW {
+        PodContainerW {
+            ports: self.ports,
+            restart_policy: self.restart_policy,
+            readiness_probe: self.readiness_probe,
+            lifecycle: self.lifecycle,
+        }
+    }
 }
 
 impl ContainerW {
@@ -153,20 +194,26 @@ impl RequirementW {
     }
 }
 
-impl PodSpecW {
+impl<C: ContainerRead> PodSpecW<C> {
     pub(crate) fn into_model(self) -> m::PodSpec {
         // Named targetPorts resolve against app containers, then sidecars (init containers
         // with restartPolicy Always), as upstream `podutil.FindPort` does.
         let sidecars = self
             .init_containers
             .into_iter()
+            .map(|M(c)| c.into_pod())
             .filter(|c| c.restart_policy == "Always");
         let mut lifecycle = m::PodLifecycle {
             termination_grace_period_seconds: self.termination_grace_period_seconds.map(|v| v.0),
             ..m::PodLifecycle::default()
         };
         let mut ports = Vec::new();
-        for M(c) in self.containers.into_iter().chain(sidecars) {
+        for c in self
+            .containers
+            .into_iter()
+            .map(|M(c)| c.into_pod())
+            .chain(sidecars)
+        {
             if lifecycle.readiness_probe.is_none() {
                 lifecycle.readiness_probe = c.readiness_probe.map(|M(p)| p.into_model());
             }
@@ -236,11 +283,11 @@ pub(super) enum PhaseW {
 /// Pod `status`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct PodStatusW<'a> {
+pub(crate) struct PodStatusW {
     #[serde(default)]
     pub(super) phase: Option<PhaseW>,
-    #[serde(default, borrow, deserialize_with = "nullable")]
-    pub(super) conditions: Vec<M<ConditionW<'a>>>,
+    #[serde(default)]
+    pub(super) conditions: ReadyW,
     #[serde(default, rename = "podIP")]
     pub(super) pod_ip: Option<OptIp>,
     #[serde(default, rename = "podIPs", deserialize_with = "nullable")]
@@ -281,11 +328,7 @@ pub(super) struct PodIpW {
     pub(super) ip: Ip,
 }
 
-pub(crate) fn build_pod(
-    meta: m::ObjectMeta,
-    spec: Option<PodSpecW>,
-    status: Option<PodStatusW<'_>>,
-) -> m::Pod {
+pub(crate) fn build_pod(meta: m::ObjectMeta, spec: Option<PodSpecW>, status: Option<PodStatusW>) -> m::Pod {
     let status = status.unwrap_or_default();
     let pod_ips: Vec<IpAddr> = if status.pod_ips.is_empty() {
         status.pod_ip.and_then(|p| p.0).into_iter().collect()
@@ -303,7 +346,7 @@ pub(crate) fn build_pod(
         meta,
         spec: spec.map(PodSpecW::into_model).unwrap_or_default(),
         phase,
-        ready: ready_of(&status.conditions) == Some(true),
+        ready: status.conditions.0 == Some(true),
         pod_ips,
     }
 }

@@ -34,7 +34,7 @@ pub(super) struct TemplateW {
     #[serde(default, deserialize_with = "nullable")]
     pub(super) metadata: M<TemplateMetaW>,
     #[serde(default, deserialize_with = "nullable")]
-    pub(super) spec: M<PodSpecW>,
+    pub(super) spec: M<PodSpecW<ContainerW>>,
 }
 
 #[derive(Deserialize, Default)]
