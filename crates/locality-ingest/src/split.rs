@@ -379,7 +379,11 @@ type ChunkResult = Option<(Sink, u32)>;
 /// Parses one chunk `[[ item, … ]]`; item indices start at 0.
 fn parse_chunk<'b>(name: &'b str, text: &'b [u8], chunk: &'b [u8], default: ItemDefault) -> ChunkResult {
     let ctx = Ctx::new(name, text, false);
-    let mut de = serde_json::Deserializer::from_slice(chunk);
+    // Checked once as UTF-8 here, the chunk's strings are not checked again one by one
+    // (as `from_slice` would); a chunk that is not UTF-8 declines (the sequential parse
+    // then reports where).
+    let chunk = std::str::from_utf8(chunk).ok()?;
+    let mut de = serde_json::Deserializer::from_str(chunk);
     let n = OuterSeed { ctx: &ctx, default }.deserialize(&mut de).ok()?;
     de.end().ok()?;
     if n == 0 || ctx.failure.borrow().inner.is_some() {
@@ -418,9 +422,21 @@ impl<'de> Visitor<'de> for OuterSeed<'_, '_> {
     }
 }
 
-/// Merges chunk results in order, shifting item indices by the items before each.
+/// Merges chunk results in order, shifting item indices by the items before each. Each
+/// kind's vector is allocated once at its final length: growing it chunk by chunk would copy
+/// it again at every doubling and hold two copies at the peak.
 fn merge(chunks: Vec<(Sink, u32)>) -> Option<Sink> {
     let mut out = Sink::default();
+    let total = |len: fn(&ClusterState) -> usize| chunks.iter().map(|(s, _)| len(&s.state)).sum::<usize>();
+    let o = &mut out.state;
+    o.nodes.reserve_exact(total(|s| s.nodes.len()));
+    o.pods.reserve_exact(total(|s| s.pods.len()));
+    o.services.reserve_exact(total(|s| s.services.len()));
+    o.endpoint_slices
+        .reserve_exact(total(|s| s.endpoint_slices.len()));
+    o.endpoints.reserve_exact(total(|s| s.endpoints.len()));
+    o.workloads.reserve_exact(total(|s| s.workloads.len()));
+    o.namespaces.reserve_exact(total(|s| s.namespaces.len()));
     let mut offset: u32 = 0;
     for (mut sink, n) in chunks {
         shift_items(&mut sink.state, offset);
@@ -468,7 +484,7 @@ pub(crate) fn append(to: &mut Sink, from: Sink) {
 }
 
 fn extend<T>(to: &mut Vec<T>, from: Vec<T>) {
-    if to.is_empty() {
+    if to.is_empty() && to.capacity() < from.len() {
         *to = from;
     } else {
         to.extend(from);
