@@ -10,6 +10,11 @@
 //!   later is buffered as a `serde_json::Value` and converted (slower, still correct).
 //! - `--mode k8s-openapi-raw FILE`: the obvious two-pass design, for comparison: items as
 //!   borrowed `&RawValue`, a pass to read `kind`, then `serde_json::from_str` into the type.
+//! - `--mode sonic-ignored FILE`: as `ignored`, with the SIMD parser `sonic-rs` (its serde
+//!   deserializer: `IgnoredAny` skips each item with its validating SIMD skip).
+//! - `--mode simd-json-tape FILE`: `simd-json`, which parses in place: the bytes are read,
+//!   copied into the mutable buffer it needs (as a caller that keeps the input must), and
+//!   parsed into its tape (full validation, no values built).
 //!
 //! Each mode prints counts derived from the parsed data so the work cannot be optimised away.
 
@@ -356,7 +361,8 @@ struct KindOnly<'a> {
     kind: std::borrow::Cow<'a, str>,
 }
 
-const USAGE: &str = "usage: parse-baseline --mode ignored|k8s-openapi|k8s-openapi-raw FILE";
+const USAGE: &str =
+    "usage: parse-baseline --mode ignored|sonic-ignored|simd-json-tape|k8s-openapi|k8s-openapi-raw FILE";
 
 fn run(mode: &str, path: &str) -> Result<(), String> {
     let t0 = Instant::now();
@@ -372,6 +378,19 @@ fn run(mode: &str, path: &str) -> Result<(), String> {
                 .and_then(|n| de.end().map(|()| n))
                 .map_err(|e| format!("{path}: {e}"))?;
             tally.kinds.insert("any".into(), n);
+        }
+        "sonic-ignored" => {
+            let mut de = sonic_rs::Deserializer::from_slice(&bytes);
+            let n = de
+                .deserialize_map(CountVisitor)
+                .and_then(|n| de.end().map(|()| n))
+                .map_err(|e| format!("{path}: {e}"))?;
+            tally.kinds.insert("any".into(), n);
+        }
+        "simd-json-tape" => {
+            let mut copy = bytes.clone();
+            let tape = simd_json::to_tape(&mut copy).map_err(|e| format!("{path}: {e}"))?;
+            tally.kinds.insert("tape-nodes".into(), tape.0.len());
         }
         "k8s-openapi" => {
             let mut objects = Vec::new();

@@ -241,11 +241,11 @@ impl ObjKey {
 
 /// A decoded top-level field (transient: moved once into [`Parts`]).
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum FieldValue<'de> {
+pub(crate) enum FieldValue {
     NodeSpec(Option<wire::M<NodeSpecW>>),
-    NodeStatus(Option<wire::M<NodeStatusW<'de>>>),
+    NodeStatus(Option<wire::M<NodeStatusW>>),
     PodSpec(Option<wire::M<PodSpecW>>),
-    PodStatus(Option<wire::M<PodStatusW<'de>>>),
+    PodStatus(Option<wire::M<PodStatusW>>),
     ServiceSpec(Option<wire::M<ServiceSpecW>>),
     ServiceStatus(Option<wire::M<ServiceStatusW>>),
     AddressType(Option<AddressTypeW>),
@@ -265,8 +265,8 @@ pub(crate) struct FieldSeed {
 }
 
 impl<'de> DeserializeSeed<'de> for FieldSeed {
-    type Value = FieldValue<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FieldValue<'de>, D::Error> {
+    type Value = FieldValue;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FieldValue, D::Error> {
         Ok(match (self.kind, self.field) {
             (Kind::Node, Field::Spec) => FieldValue::NodeSpec(Deserialize::deserialize(d)?),
             (Kind::Node, _) => FieldValue::NodeStatus(Deserialize::deserialize(d)?),
@@ -294,11 +294,11 @@ impl<'de> DeserializeSeed<'de> for FieldSeed {
 
 /// The parts of an object read so far.
 #[derive(Default)]
-struct Parts<'de> {
+struct Parts {
     node_spec: Option<wire::NodeSpecW>,
-    node_status: Option<wire::NodeStatusW<'de>>,
+    node_status: Option<wire::NodeStatusW>,
     pod_spec: Option<wire::PodSpecW>,
-    pod_status: Option<wire::PodStatusW<'de>>,
+    pod_status: Option<wire::PodStatusW>,
     svc_spec: Option<wire::ServiceSpecW>,
     svc_status: Option<wire::ServiceStatusW>,
     addr: Option<AddressTypeW>,
@@ -311,8 +311,8 @@ struct Parts<'de> {
     pdb_spec: Option<wire::PdbSpecW>,
 }
 
-impl<'de> Parts<'de> {
-    fn store(&mut self, v: FieldValue<'de>) {
+impl Parts {
+    fn store(&mut self, v: FieldValue) {
         match v {
             FieldValue::NodeSpec(x) => self.node_spec = x.map(|m| m.0),
             FieldValue::NodeStatus(x) => self.node_status = x.map(|m| m.0),
@@ -342,7 +342,7 @@ pub(crate) trait Buffer<'de>: Sized {
     /// Captures the value.
     fn capture<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
     /// Decodes it once the kind is known.
-    fn decode(self, seed: FieldSeed, ctx: &Ctx<'_>) -> Result<FieldValue<'de>, Inner>;
+    fn decode(self, seed: FieldSeed, ctx: &Ctx<'_>) -> Result<FieldValue, Inner>;
 }
 
 impl<'de> Buffer<'de> for &'de RawValue {
@@ -350,7 +350,7 @@ impl<'de> Buffer<'de> for &'de RawValue {
         <&'de RawValue>::deserialize(d)
     }
 
-    fn decode(self, seed: FieldSeed, ctx: &Ctx<'_>) -> Result<FieldValue<'de>, Inner> {
+    fn decode(self, seed: FieldSeed, ctx: &Ctx<'_>) -> Result<FieldValue, Inner> {
         let text: &'de str = self.get();
         let mut de = serde_json::Deserializer::from_str(text);
         let err = match seed.deserialize(&mut de) {
@@ -382,7 +382,7 @@ impl<'de> Buffer<'de> for serde_json::Value {
         serde_json::Value::deserialize(d)
     }
 
-    fn decode(self, seed: FieldSeed, _ctx: &Ctx<'_>) -> Result<FieldValue<'de>, Inner> {
+    fn decode(self, seed: FieldSeed, _ctx: &Ctx<'_>) -> Result<FieldValue, Inner> {
         // Rare (YAML with spec before kind): keep a copy to find the path on failure.
         let copy = self.clone();
         match DeserializeSeed::<'static>::deserialize(seed, self) {
@@ -603,7 +603,7 @@ struct ObjState<'de, B> {
     kind: Option<Kind>,
     meta: Option<MetaW>,
     items_seen: bool,
-    parts: Parts<'de>,
+    parts: Parts,
     buffered: Vec<(Field, B)>,
 }
 

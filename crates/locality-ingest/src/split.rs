@@ -59,6 +59,9 @@ const MAX_FRAME: usize = 1 << 20;
 /// Bytes read at a time; a chunk ends at the first boundary after this many bytes.
 pub(crate) const BLOCK_BYTES: usize = 8 << 20;
 
+/// Bytes read at a time while looking for the next cut (at most a block).
+const READ_STEP: usize = 1 << 20;
+
 /// Number of parser threads: `LOCALITY_INGEST_THREADS` if set (1 disables the
 /// parallel path), else the available cores (at most 8).
 pub(crate) fn threads() -> usize {
@@ -200,6 +203,9 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
     let results: Mutex<Vec<(usize, Sink, u32)>> = Mutex::new(Vec::new());
     let (tx, rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(cfg.threads.max(1));
     let rx = Mutex::new(rx);
+    // Chunk buffers go back to the reader once parsed: fresh 16 MiB buffers would be
+    // page-faulted in (and unmapped again) for every chunk, costing system time.
+    let pool: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
     let outcome = std::thread::scope(|scope| -> std::io::Result<Option<usize>> {
         let mut workers = Vec::with_capacity(cfg.threads);
         for _ in 0..cfg.threads.max(1) {
@@ -209,7 +215,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                 .spawn_scoped(scope, || {
                     loop {
                         let job = rx.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
-                        let Ok((i, buf)) = job else { return };
+                        let Ok((i, mut buf)) = job else { return };
                         if failed.load(Ordering::Relaxed) {
                             continue;
                         }
@@ -218,6 +224,10 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                             parse_chunk(name, &buf, &buf, default.clone())
                         }));
+                        buf.clear();
+                        if let Ok(mut p) = pool.lock() {
+                            p.push(buf);
+                        }
                         match parsed.ok().flatten() {
                             Some((sink, n)) => {
                                 if let Ok(mut r) = results.lock() {
@@ -244,7 +254,11 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                     if failed.load(Ordering::Relaxed) {
                         return Ok(None);
                     }
-                    let mut rest = Vec::with_capacity(2 * cfg.block + 4);
+                    let mut rest = pool
+                        .lock()
+                        .ok()
+                        .and_then(|mut p| p.pop())
+                        .unwrap_or_else(|| Vec::with_capacity(2 * cfg.block + 4));
                     rest.extend_from_slice(b"[[");
                     rest.extend_from_slice(&pending[cut + 1..]);
                     pending.truncate(cut);
@@ -254,7 +268,9 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                     }
                     index += 1;
                 }
-                let want = pending.len() + cfg.block;
+                // Read in steps smaller than a block: what follows a cut is copied into
+                // the next chunk's buffer, so a short step keeps that copy short.
+                let want = pending.len() + cfg.block.min(READ_STEP);
                 let n = fill(src, &mut pending, want)?;
                 total += n as u64;
                 if n == 0 {
@@ -363,7 +379,11 @@ type ChunkResult = Option<(Sink, u32)>;
 /// Parses one chunk `[[ item, … ]]`; item indices start at 0.
 fn parse_chunk<'b>(name: &'b str, text: &'b [u8], chunk: &'b [u8], default: ItemDefault) -> ChunkResult {
     let ctx = Ctx::new(name, text, false);
-    let mut de = serde_json::Deserializer::from_slice(chunk);
+    // Checked once as UTF-8 here, the chunk's strings are not checked again one by one
+    // (as `from_slice` would); a chunk that is not UTF-8 declines (the sequential parse
+    // then reports where).
+    let chunk = std::str::from_utf8(chunk).ok()?;
+    let mut de = serde_json::Deserializer::from_str(chunk);
     let n = OuterSeed { ctx: &ctx, default }.deserialize(&mut de).ok()?;
     de.end().ok()?;
     if n == 0 || ctx.failure.borrow().inner.is_some() {
@@ -402,9 +422,21 @@ impl<'de> Visitor<'de> for OuterSeed<'_, '_> {
     }
 }
 
-/// Merges chunk results in order, shifting item indices by the items before each.
+/// Merges chunk results in order, shifting item indices by the items before each. Each
+/// kind's vector is allocated once at its final length: growing it chunk by chunk would copy
+/// it again at every doubling and hold two copies at the peak.
 fn merge(chunks: Vec<(Sink, u32)>) -> Option<Sink> {
     let mut out = Sink::default();
+    let total = |len: fn(&ClusterState) -> usize| chunks.iter().map(|(s, _)| len(&s.state)).sum::<usize>();
+    let o = &mut out.state;
+    o.nodes.reserve_exact(total(|s| s.nodes.len()));
+    o.pods.reserve_exact(total(|s| s.pods.len()));
+    o.services.reserve_exact(total(|s| s.services.len()));
+    o.endpoint_slices
+        .reserve_exact(total(|s| s.endpoint_slices.len()));
+    o.endpoints.reserve_exact(total(|s| s.endpoints.len()));
+    o.workloads.reserve_exact(total(|s| s.workloads.len()));
+    o.namespaces.reserve_exact(total(|s| s.namespaces.len()));
     let mut offset: u32 = 0;
     for (mut sink, n) in chunks {
         shift_items(&mut sink.state, offset);
@@ -452,7 +484,7 @@ pub(crate) fn append(to: &mut Sink, from: Sink) {
 }
 
 fn extend<T>(to: &mut Vec<T>, from: Vec<T>) {
-    if to.is_empty() {
+    if to.is_empty() && to.capacity() < from.len() {
         *to = from;
     } else {
         to.extend(from);

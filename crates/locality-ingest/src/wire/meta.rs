@@ -1,0 +1,76 @@
+//! `metadata`: name, namespace, labels, kept annotations, owner references.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// `metadata` (name is checked by the caller, which knows whether the object needs one).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MetaW {
+    #[serde(default, deserialize_with = "opt_nonempty")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) namespace: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) uid: String,
+    #[serde(default, deserialize_with = "labels")]
+    pub(super) labels: m::Labels,
+    #[serde(default, deserialize_with = "kept_annotations")]
+    pub(super) annotations: m::Labels,
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) owner_references: Vec<M<OwnerRefW>>,
+    #[serde(default, deserialize_with = "opt_nonempty")]
+    pub(super) creation_timestamp: Option<String>,
+    #[serde(default, deserialize_with = "opt_nonempty")]
+    pub(super) deletion_timestamp: Option<String>,
+}
+
+impl MetaW {
+    /// Namespace (may be empty).
+    pub(crate) fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    pub(crate) fn into_model(self, origin: m::Origin) -> m::ObjectMeta {
+        m::ObjectMeta {
+            name: self.name.unwrap_or_default(),
+            namespace: self.namespace,
+            uid: self.uid,
+            labels: self.labels,
+            annotations: self.annotations,
+            owner_references: self
+                .owner_references
+                .into_iter()
+                .map(|x| x.0.into_model())
+                .collect(),
+            creation_timestamp: self.creation_timestamp,
+            deletion_timestamp: self.deletion_timestamp,
+            origin,
+            defaulted: Vec::new(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct OwnerRefW {
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) kind: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) uid: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub(super) controller: bool,
+}
+
+impl OwnerRefW {
+    fn into_model(self) -> m::OwnerReference {
+        m::OwnerReference {
+            kind: self.kind,
+            name: self.name,
+            uid: self.uid,
+            controller: self.controller,
+        }
+    }
+}
