@@ -1,6 +1,6 @@
 //! The bad-input catalogue at the binary edge: every command that reads objects (`matrix`,
 //! `audit`, `explain`) exits 2 with one clear message naming the file and line:column, and
-//! never panics. The full catalogue (52 cases) is in `crates/locality-ingest/tests/bad_input.rs`;
+//! never panics. The full catalogue (52 cases) is in `crates/locality-ingest/tests/it/bad_input.rs`;
 //! these are representative cases of each family, driven through the real binary.
 
 use assert_cmd::Command;
