@@ -86,29 +86,28 @@ pub fn with_known_planes(
 ) {
     use locality_model::dataplane::{Detection, Plane, PlaneVersion, catalogue};
     for (node, plane) in planes.iter_mut() {
-        let d = match known.get(node) {
-            Some(d) => d.clone(),
-            None => {
-                let Some(mode) = plane.mode.clone() else { continue };
-                let d = Detection {
-                    plane: Some(Plane::KubeProxy),
-                    version: plane.version.as_deref().and_then(PlaneVersion::parse),
-                    settings: [("mode".to_string(), mode.clone())].into(),
-                    source: format!("{node}'s kube-proxy: /proxyMode {mode}"),
-                    looked_at: Vec::new(),
-                };
-                if catalogue::applicable(&d).is_empty() {
-                    continue;
-                }
-                d
-            }
+        let d = match (known.get(node), &plane.mode) {
+            (Some(d), _) => d.clone(),
+            (None, Some(mode)) => Detection {
+                plane: Some(Plane::KubeProxy),
+                version: plane.version.as_deref().and_then(PlaneVersion::parse),
+                settings: [("mode".to_string(), mode.clone())].into(),
+                source: format!("{node}'s kube-proxy: /proxyMode {mode}"),
+                looked_at: Vec::new(),
+            },
+            (None, None) => continue,
         };
-        plane.known = Some(d.describe());
-        plane.known_from = Some(d.source.clone());
-        plane.divergences = catalogue::applicable(&d)
-            .into_iter()
+        let divergences: Vec<String> = catalogue::applicable(&d)
+            .iter()
             .map(|e| e.id.to_string())
             .collect();
+        // kube-proxy itself is recorded only when one of its mode's entries applies.
+        if !known.contains_key(node) && divergences.is_empty() {
+            continue;
+        }
+        plane.known = Some(d.describe());
+        plane.known_from = Some(d.source.clone());
+        plane.divergences = divergences;
     }
 }
 
