@@ -121,7 +121,8 @@ pub struct ServeOptions {
     pub speed: f64,
     /// Port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
-    /// Where to write the kubeconfig; `None`: `$TMPDIR/locality-sim-<port>.kubeconfig`.
+    /// Where to write the kubeconfig; `None`: `$TMPDIR/locality-sim-<port>.kubeconfig`, which
+    /// the server removes when it stops (a path given here belongs to the caller and stays).
     pub kubeconfig_out: Option<PathBuf>,
     /// Fault injection for tests (default: none); see [`Faults`].
     pub faults: Faults,
@@ -292,6 +293,8 @@ impl Shared {
 pub struct Running {
     url: String,
     kubeconfig: PathBuf,
+    /// The kubeconfig is the default temporary one, removed on stop.
+    owns_kubeconfig: bool,
     shared: Arc<Shared>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -389,6 +392,10 @@ impl Running {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        if self.owns_kubeconfig {
+            self.owns_kubeconfig = false;
+            let _ = std::fs::remove_file(&self.kubeconfig);
+        }
     }
 }
 
@@ -424,6 +431,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
+    let owns_kubeconfig = opts.kubeconfig_out.is_none();
     let kubeconfig = opts
         .kubeconfig_out
         .clone()
@@ -466,6 +474,8 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
     let mut running = Running {
         url: url.clone(),
         kubeconfig: kubeconfig.clone(),
+        // Nothing written yet: a failed write removes nothing.
+        owns_kubeconfig: false,
         shared,
         stop: Some(stop),
         thread: Some(thread),
@@ -478,6 +488,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
             source,
         });
     }
+    running.owns_kubeconfig = owns_kubeconfig;
     Ok(running)
 }
 

@@ -287,8 +287,7 @@ mod tests {
 
     #[test]
     fn kubeconfig_env_keeps_existing_files_in_order() {
-        let dir = std::env::temp_dir().join(format!("locality-live-cfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = locality_testkit::files::TempDir::new("live-cfg");
         let a = dir.join("a");
         let b = dir.join("b");
         std::fs::write(&a, "").unwrap();
@@ -308,7 +307,6 @@ mod tests {
         // Empty KUBECONFIG counts as unset.
         let s = pick_source(None, Some(OsStr::new("")), Some(&home), false).unwrap();
         assert_eq!(s, KubeconfigSource::Home(home.join(".kube/config")));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

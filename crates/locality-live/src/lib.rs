@@ -496,8 +496,7 @@ mod credential_tests {
     /// does).
     #[test]
     fn a_credential_plugin_that_never_answers_is_an_error() {
-        let dir = std::env::temp_dir().join(format!("locality-hang-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = locality_testkit::files::TempDir::new("hang");
         let plugin = dir.join("hang.sh");
         std::fs::write(&plugin, "#!/bin/sh\nexec sleep 30\n").unwrap();
         std::process::Command::new("chmod")

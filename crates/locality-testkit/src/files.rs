@@ -2,23 +2,49 @@
 
 use std::path::{Path, PathBuf};
 
-/// A temporary directory removed on drop.
+/// A temporary directory, removed on drop unless the test is failing (then it is kept and
+/// its path printed, to look at what the test left).
+///
+/// The one way tests make scratch space: a run of the whole workspace leaves nothing in
+/// `$TMPDIR`.
 pub struct TempDir(pub PathBuf);
 
 impl TempDir {
-    /// A new empty directory named after `tag` and this process.
+    /// A new empty directory `$TMPDIR/locality-test-<tag>-<pid>-<n>`.
     pub fn new(tag: &str) -> TempDir {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("locality-live-{tag}-{}-{n}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("locality-test-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         TempDir(dir)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
     }
 }
 
 impl Drop for TempDir {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("test failed: its files are kept in {}", self.0.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -486,11 +486,10 @@ mod tests {
             !html.contains("href=\"cases/C/\""),
             "no evidence directory to link to"
         );
-        let dir = std::env::temp_dir().join(format!("locality-html-{}", std::process::id()));
+        let dir = locality_testkit::files::TempDir::new("html");
         std::fs::create_dir_all(dir.join("cases/C")).unwrap();
         std::fs::write(dir.join("00-versions.yaml"), "server: v1.35.0 <sim>\n").unwrap();
         let html = report(&outcome(Vec::new()), "HOLD", &options(), &dir);
-        let _ = std::fs::remove_dir_all(&dir);
         assert!(html.contains("<a href=\"cases/C/\">cases/C/</a>"));
         assert!(html.contains("<pre>server: v1.35.0 &lt;sim&gt;</pre>"), "{html}");
     }

@@ -324,7 +324,8 @@ fn kubectl_apply_dry_run_server_takes_the_audit_job_and_its_rbac() {
     let (rbac, job) = (deploy.join("rbac-audit.yaml"), deploy.join("audit-job.yaml"));
     let job_text = std::fs::read_to_string(&job).expect("deploy/audit-job.yaml");
     assert!(job_text.contains("restartPolicy: Never"), "{job_text}");
-    let broken = common::scratch().join("audit-job-always.yaml");
+    let dir = common::scratch();
+    let broken = dir.join("audit-job-always.yaml");
     std::fs::write(
         &broken,
         job_text.replace("restartPolicy: Never", "restartPolicy: Always"),

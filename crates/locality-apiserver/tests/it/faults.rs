@@ -15,7 +15,6 @@ fn start_with(faults: Faults) -> Running {
     locality_sim::builders::playbook_fixture(&mut opts.engine).expect("fixture");
     opts.engine.run_for(10_000);
     opts.speed = 10.0;
-    opts.kubeconfig_out = Some(common::scratch().join("kubeconfig"));
     opts.faults = faults;
     locality_apiserver::serve(opts).expect("serve")
 }

@@ -30,7 +30,6 @@ fn serve() -> Running {
             .set_profile(node, profile.parse::<DataPlaneProfile>().unwrap());
     }
     opts.speed = 0.0;
-    opts.kubeconfig_out = Some(common::scratch().join("kubeconfig"));
     locality_apiserver::serve(opts).unwrap()
 }
 

@@ -592,7 +592,8 @@ spec:
 fn kubectl_rollout_restart_and_set_image_roll_a_deployment_and_labels_do_not() {
     require_kubectl();
     let r = start(20.0);
-    let file = scratch().join("deploy.yaml");
+    let dir = scratch();
+    let file = dir.join("deploy.yaml");
     std::fs::write(&file, DEPLOYMENT).unwrap();
     assert!(kubectl(&r, &["apply", "-f", file.to_str().unwrap()]).ok);
     let pods = || {

@@ -60,3 +60,28 @@ fn live_snapshot_reads_service_and_endpointslice() {
     assert!(snap.simulated, "the simulated API server is told apart");
     assert_eq!(snap.target.context.as_deref(), Some("locality-sim"));
 }
+
+#[test]
+fn the_default_kubeconfig_is_removed_when_the_server_stops_and_a_given_one_stays() {
+    let r = common::start(0.0);
+    let default = r.kubeconfig_path().to_path_buf();
+    assert!(default.starts_with(std::env::temp_dir()), "{}", default.display());
+    assert!(default.exists(), "{}", default.display());
+    drop(r);
+    assert!(!default.exists(), "left behind: {}", default.display());
+
+    let dir = common::scratch();
+    let given = dir.join("kubeconfig");
+    let topology = locality_sim::Topology::builtin("three-zones").expect("built-in topology");
+    let mut opts =
+        locality_apiserver::ServeOptions::from_topology(&topology, locality_sim::SimConfig::default())
+            .expect("engine");
+    opts.speed = 0.0;
+    opts.kubeconfig_out = Some(given.clone());
+    locality_apiserver::serve(opts).expect("serve").shutdown();
+    assert!(
+        given.exists(),
+        "the caller's kubeconfig was removed: {}",
+        given.display()
+    );
+}

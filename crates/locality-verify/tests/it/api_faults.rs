@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use locality_apiserver::{Faults, ServeOptions, Verb};
 use locality_sim::{Kind, SimConfig, Topology};
+use locality_testkit::files::TempDir;
 use locality_verify::fixture::RUN_LABEL;
 use locality_verify::run::{CUT_SHORT, VerifyOptions, verify};
 use locality_verify::{Decision, Status};
@@ -60,9 +61,7 @@ fn in_namespace(running: &locality_apiserver::Running, ns: &str) -> usize {
 
 #[test]
 fn a_run_against_a_flaky_api_decides_and_leaves_nothing_behind() {
-    let dir = std::env::temp_dir().join(format!("locality-verify-test-{}-api-faults", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("verify-test-api-faults");
     let topology = Topology::builtin("four-nodes").unwrap();
     let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
     serve.speed = 50.0;

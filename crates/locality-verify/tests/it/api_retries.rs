@@ -13,6 +13,7 @@ use http::Method;
 use locality_apiserver::{Faults, ServeOptions, Verb};
 use locality_live::LiveOptions;
 use locality_sim::{SimConfig, Topology};
+use locality_testkit::files::TempDir;
 use locality_verify::cluster::{Cluster, MAX_ATTEMPTS, RETRY_BUDGET};
 use locality_verify::fixture::RUN_LABEL;
 use serde_json::{Value, json};
@@ -375,10 +376,8 @@ where
 
 /// A simulated API server with `faults`, a namespace `ns` labelled for run `run`, and a
 /// `Cluster` on it naming the kubeconfig in its messages.
-fn simulated(name: &str, faults: Faults) -> (locality_apiserver::Running, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("locality-verify-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn simulated(name: &str, faults: Faults) -> (locality_apiserver::Running, TempDir) {
+    let dir = TempDir::new(&format!("verify-test-{name}"));
     let topology = Topology::builtin("four-nodes").unwrap();
     let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
     serve.speed = 50.0;

@@ -9,15 +9,14 @@ use crate::support;
 
 use locality_apiserver::ServeOptions;
 use locality_sim::{DataPlaneProfile, SimConfig, Topology};
+use locality_testkit::files::TempDir;
 use locality_verify::decision::RepairKind;
 use locality_verify::run::{VerifyOutcome, verify};
 use locality_verify::{Decision, Status};
 
 /// Runs `verify --only ONLY` with `profile` on `node` of the four-node topology.
 fn run(name: &str, node: &str, profile: &str, only: &[&str]) -> VerifyOutcome {
-    let dir = std::env::temp_dir().join(format!("locality-verify-dp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new(&format!("verify-dp-{name}"));
     let topology = Topology::builtin("four-nodes").unwrap();
     let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
     serve

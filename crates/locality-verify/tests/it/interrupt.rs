@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use locality_apiserver::ServeOptions;
 use locality_sim::{SimConfig, Topology};
+use locality_testkit::files::TempDir;
 use locality_verify::run::{INTERRUPTED, VerifyOptions, verify_until};
 use locality_verify::{Decision, Status};
 
@@ -35,9 +36,7 @@ fn get(url: &str, path: &str) -> (u16, String) {
 
 #[test]
 fn an_interrupted_run_cleans_up_and_writes_what_it_did() {
-    let dir = std::env::temp_dir().join(format!("locality-verify-test-{}-interrupt", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("verify-test-interrupt");
     let topology = Topology::builtin("four-nodes").unwrap();
     let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
     serve.speed = 50.0;

@@ -5,10 +5,9 @@
 
 use crate::support;
 
-use std::path::PathBuf;
-
 use locality_apiserver::ServeOptions;
 use locality_sim::{SimConfig, Topology};
+use locality_testkit::files::TempDir;
 use locality_verify::Status;
 use locality_verify::run::{VerifyOptions, verify};
 
@@ -25,11 +24,8 @@ nodes:
   - {name: node-f, zone: zone-c, kubeProxyVersion: \"1.33\"}
 ";
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("locality-verify-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> TempDir {
+    TempDir::new(&format!("verify-test-{name}"))
 }
 
 #[test]

@@ -3,30 +3,27 @@
 
 use crate::support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use locality_apiserver::ServeOptions;
 use locality_live::LiveOptions;
 use locality_sim::{DataPlaneProfile, SimConfig, Topology};
+use locality_testkit::files::TempDir;
 use locality_verify::decision::RepairKind;
 use locality_verify::expect::Expected;
 use locality_verify::probe::Seen;
 use locality_verify::run::{VerifyOptions, VerifyOutcome, verify};
 use locality_verify::{Decision, Status};
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("locality-verify-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> TempDir {
+    TempDir::new(&format!("verify-test-{name}"))
 }
 
-fn run(name: &str, profiles: &[(&str, &str)], only: &[&str]) -> (VerifyOutcome, PathBuf) {
+fn run(name: &str, profiles: &[(&str, &str)], only: &[&str]) -> (VerifyOutcome, TempDir) {
     run_on("four-nodes", name, profiles, only)
 }
 
-fn run_on(topology: &str, name: &str, profiles: &[(&str, &str)], only: &[&str]) -> (VerifyOutcome, PathBuf) {
+fn run_on(topology: &str, name: &str, profiles: &[(&str, &str)], only: &[&str]) -> (VerifyOutcome, TempDir) {
     Sim {
         topology: topology.into(),
         profiles: profiles
@@ -74,13 +71,13 @@ impl Default for Sim {
 }
 
 impl Sim {
-    fn verify(&self, name: &str) -> (VerifyOutcome, PathBuf) {
+    fn verify(&self, name: &str) -> (VerifyOutcome, TempDir) {
         let (o, evidence, _) = self.verify_recording(name);
         (o, evidence)
     }
 
     /// [`Sim::verify`], with every request the run sent (method, path and query).
-    fn verify_recording(&self, name: &str) -> (VerifyOutcome, PathBuf, Vec<(String, String)>) {
+    fn verify_recording(&self, name: &str) -> (VerifyOutcome, TempDir, Vec<(String, String)>) {
         let dir = scratch(name);
         // A built-in name, or a YAML topology.
         let mut topology = if self.topology.contains('\n') {
@@ -108,13 +105,12 @@ impl Sim {
         }
         serve.speed = self.speed;
         serve.faults.latency = self.api_latency;
-        serve.kubeconfig_out = Some(dir.join("kubeconfig"));
         let running = locality_apiserver::serve(serve).unwrap();
         // The target says it is simulated (its version): detected, not told.
         let opts = VerifyOptions {
             only: self.only.clone(),
             max_nodes: self.max_nodes,
-            ..support::options(running.kubeconfig_path(), dir.join("evidence"))
+            ..support::options(running.kubeconfig_path(), dir.to_path_buf())
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -131,7 +127,9 @@ impl Sim {
             o
         });
         assert!(outcome.simulated, "a simulated target is detected as such");
-        (outcome, dir.join("evidence"), running.requests())
+        let requests = running.requests();
+        drop(running);
+        (outcome, dir, requests)
     }
 }
 
@@ -159,10 +157,15 @@ fn restart_when_read(running: &locality_apiserver::Running, pod: &str, done: &st
 
 /// Runs every `(name, sim)` at once (each its own server and runtime, on its own thread):
 /// a run mostly waits on the simulated cluster.
-fn concurrently(runs: Vec<(String, Sim)>) -> Vec<(String, VerifyOutcome)> {
+fn concurrently(runs: Vec<(String, Sim)>) -> Vec<(String, VerifyOutcome, TempDir)> {
     let handles: Vec<_> = runs
         .into_iter()
-        .map(|(name, sim)| std::thread::spawn(move || (name.clone(), sim.verify(&name).0)))
+        .map(|(name, sim)| {
+            std::thread::spawn(move || {
+                let (o, evidence) = sim.verify(&name);
+                (name, o, evidence)
+            })
+        })
         .collect();
     handles
         .into_iter()
@@ -188,7 +191,7 @@ fn summary(name: &str, o: &VerifyOutcome) -> String {
 const NODES: [&str; 4] = ["node-a", "node-b", "node-c", "node-d"];
 
 /// One fault on each node of four-nodes, one at a time.
-fn on_each_node(fault: &str) -> Vec<(String, VerifyOutcome)> {
+fn on_each_node(fault: &str) -> Vec<(String, VerifyOutcome, TempDir)> {
     concurrently(
         NODES
             .iter()
@@ -207,7 +210,7 @@ fn on_each_node(fault: &str) -> Vec<(String, VerifyOutcome)> {
 
 #[test]
 fn fault_matrix_a_node_ignoring_the_local_policy_is_never_accepted() {
-    for (name, o) in on_each_node("ignores-local-policy") {
+    for (name, o, _evidence) in on_each_node("ignores-local-policy") {
         assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
         assert!(
             o.cases.iter().any(|c| c.status == Status::Fail),
@@ -221,7 +224,7 @@ fn fault_matrix_a_node_ignoring_the_local_policy_is_never_accepted() {
 /// caught wherever it is: `Pt` probes every node while its only local endpoint terminates.
 #[test]
 fn fault_matrix_a_node_without_the_terminating_fallback_is_never_accepted() {
-    for ((name, o), node) in on_each_node("no-terminating-fallback").into_iter().zip(NODES) {
+    for ((name, o, _evidence), node) in on_each_node("no-terminating-fallback").into_iter().zip(NODES) {
         assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
         let pt = o.cases.iter().find(|c| c.id == "Pt").unwrap();
         assert_eq!(pt.status, Status::Fail, "{}", summary(&name, &o));
@@ -231,7 +234,7 @@ fn fault_matrix_a_node_without_the_terminating_fallback_is_never_accepted() {
 
 #[test]
 fn fault_matrix_a_hostname_mismatch_is_a_repair_naming_the_node() {
-    for ((name, o), node) in on_each_node("hostname-mismatch").into_iter().zip(NODES) {
+    for ((name, o, _evidence), node) in on_each_node("hostname-mismatch").into_iter().zip(NODES) {
         assert_eq!(o.decision, Decision::Repair, "{}", summary(&name, &o));
         assert!(
             o.repairs
@@ -263,7 +266,7 @@ fn fault_matrix_an_old_kube_proxy_is_a_repair_naming_the_node() {
             )
         })
         .collect();
-    for ((name, o), node) in concurrently(runs).into_iter().zip(NODES) {
+    for ((name, o, _evidence), node) in concurrently(runs).into_iter().zip(NODES) {
         assert_eq!(o.decision, Decision::Repair, "{}", summary(&name, &o));
         assert!(
             o.repairs
@@ -279,21 +282,21 @@ fn fault_matrix_an_old_kube_proxy_is_a_repair_naming_the_node() {
 
 #[test]
 fn fault_matrix_ipvs_on_one_node_is_accepted() {
-    for (name, o) in on_each_node("kube-proxy:ipvs") {
+    for (name, o, _evidence) in on_each_node("kube-proxy:ipvs") {
         assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
     }
 }
 
 #[test]
 fn fault_matrix_a_kube_proxy_late_within_the_limit_is_accepted() {
-    for (name, o) in on_each_node("stale-rules:2") {
+    for (name, o, _evidence) in on_each_node("stale-rules:2") {
         assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
     }
 }
 
 #[test]
 fn fault_matrix_a_kube_proxy_late_beyond_the_limit_is_held_naming_it_and_never_failed() {
-    for ((name, o), node) in on_each_node("stale-rules:40").into_iter().zip(NODES) {
+    for ((name, o, _evidence), node) in on_each_node("stale-rules:40").into_iter().zip(NODES) {
         assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
         assert!(
             o.cases.iter().all(|c| c.status != Status::Fail),
@@ -385,7 +388,7 @@ fn fault_matrix_a_conformant_cluster_is_accepted_on_twenty_seeds() {
             )
         })
         .collect();
-    for (name, o) in concurrently(runs) {
+    for (name, o, _evidence) in concurrently(runs) {
         assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
     }
 }
@@ -411,7 +414,7 @@ fn fault_matrix_a_conformant_cluster_is_accepted_behind_a_slow_api() {
             },
         ),
     ];
-    for (name, o) in concurrently(runs) {
+    for (name, o, _evidence) in concurrently(runs) {
         assert_eq!(o.decision, Decision::Accept, "{}", summary(&name, &o));
     }
 }
@@ -441,13 +444,13 @@ fn two_nodes_are_enough_for_the_contract_and_one_is_not() {
         ),
     ];
     let results = concurrently(runs);
-    let (name, o) = &results[0];
+    let (name, o, _) = &results[0];
     for c in &o.cases {
         assert_eq!(c.status, Status::Pass, "{}", summary(name, o));
     }
     assert_eq!(o.decision, Decision::Accept, "{}", summary(name, o));
     assert!(o.decision_line(false).starts_with("PARTIAL ACCEPT"));
-    let (name, o) = &results[1];
+    let (name, o, _) = &results[1];
     assert_eq!(o.decision, Decision::Hold, "{}", summary(name, o));
     assert!(
         o.advice
@@ -659,13 +662,13 @@ fn the_external_cases_catch_a_data_plane_that_masquerades_external_traffic() {
         ),
     ];
     let outcomes = concurrently(runs);
-    let (_, ok) = &outcomes[0];
+    let (_, ok, _) = &outcomes[0];
     for c in &ok.cases {
         assert_eq!(c.status, Status::Pass, "{}: {}", c.id, c.why);
     }
     let x2s = ok.cases.iter().find(|c| c.id == "X2s").unwrap();
     assert!(x2s.why.contains("client's own address"), "{}", x2s.why);
-    let (_, masq) = &outcomes[1];
+    let (_, masq, _) = &outcomes[1];
     assert_ne!(
         masq.decision,
         Decision::Accept,
@@ -846,14 +849,12 @@ fn m_is_not_executed_without_kube_proxy_metrics() {
 /// `pods/log`: ≥ 10 tries per second, N1 answered by its own backend, N3 dropped (timeouts);
 /// with a data plane on N3 ignoring the Local policy, N3's tries are answered.
 fn logs_channel(
-    name: &str,
     profiles: &[(&str, &str)],
 ) -> (Vec<locality_verify::probe::Try>, Vec<locality_verify::probe::Try>) {
     use locality_verify::cases::{Role, case};
     use locality_verify::cluster::Cluster;
     use locality_verify::fixture;
     use locality_verify::logs::ProbeLoop;
-    let dir = scratch(name);
     let topology = Topology::builtin("four-nodes").unwrap();
     let mut serve = ServeOptions::from_topology(&topology, SimConfig::default()).unwrap();
     for (node, p) in profiles {
@@ -862,7 +863,6 @@ fn logs_channel(
             .set_profile(node, p.parse::<DataPlaneProfile>().unwrap());
     }
     serve.speed = 50.0;
-    serve.kubeconfig_out = Some(dir.join("kubeconfig"));
     let running = locality_apiserver::serve(serve).unwrap();
     let live = LiveOptions {
         kubeconfig: Some(running.kubeconfig_path().to_path_buf()),
@@ -935,7 +935,7 @@ fn logs_channel(
 
 #[test]
 fn the_logs_channel_keeps_ten_tries_per_second_through_answers_and_drops() {
-    let (n1, n3) = logs_channel("logs", &[]);
+    let (n1, n3) = logs_channel(&[]);
     for tries in [&n1, &n3] {
         assert!(tries.len() > 20, "{}", tries.len());
         let rate = locality_verify::logs::rate(tries);
@@ -961,7 +961,7 @@ fn the_logs_channel_keeps_ten_tries_per_second_through_answers_and_drops() {
 
 #[test]
 fn the_logs_channel_sees_a_data_plane_ignoring_the_local_policy() {
-    let (_, n3) = logs_channel("logs-ignores", &[("node-c", "ignores-local-policy")]);
+    let (_, n3) = logs_channel(&[("node-c", "ignores-local-policy")]);
     assert!(
         n3.iter().any(|t| matches!(t.seen, Seen::Answer { .. })),
         "{:?}",

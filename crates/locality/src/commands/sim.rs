@@ -151,6 +151,8 @@ pub fn serve(args: &SimServeArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), Cl
         faults: args.api_faults.faults(args.cluster.seed),
         ..ServeOptions::new(engine)
     };
+    // Caught before the kubeconfig's path is printed: whoever reads it may stop us at once.
+    let stop = StopSignals::install()?;
     let running = locality_apiserver::serve(opts).map_err(|e| CliError::runtime(e.to_string()))?;
     let kubeconfig = running.kubeconfig_path().display().to_string();
     writeln!(out, "{kubeconfig}")?;
@@ -170,8 +172,56 @@ pub fn serve(args: &SimServeArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), Cl
             eprintln!("injecting faults: {}", describe_faults(&args.api_faults));
         }
     }
-    loop {
-        std::thread::park();
+    stop.wait()?;
+    // Stops serving and removes the temporary kubeconfig (a `--kubeconfig-out` file stays).
+    running.shutdown();
+    Ok(())
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM, caught from the moment this exists, so `sim serve` stops
+/// cleanly: a server that is simply killed leaves its temporary kubeconfig behind.
+struct StopSignals {
+    rt: tokio::runtime::Runtime,
+    #[cfg(unix)]
+    signals: [tokio::signal::unix::Signal; 2],
+}
+
+impl StopSignals {
+    fn install() -> Result<StopSignals, CliError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        #[cfg(unix)]
+        let signals = {
+            use tokio::signal::unix::{SignalKind, signal};
+            let _in_runtime = rt.enter();
+            [signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?]
+        };
+        Ok(StopSignals {
+            rt,
+            #[cfg(unix)]
+            signals,
+        })
+    }
+
+    /// Blocks until one of the signals arrives.
+    fn wait(self) -> Result<(), CliError> {
+        #[cfg(unix)]
+        {
+            let [mut interrupt, mut terminate] = self.signals;
+            self.rt.block_on(async {
+                tokio::select! {
+                    _ = interrupt.recv() => {},
+                    _ = terminate.recv() => {},
+                }
+            });
+            Ok(())
+        }
+        #[cfg(not(unix))]
+        {
+            self.rt.block_on(tokio::signal::ctrl_c())?;
+            Ok(())
+        }
     }
 }
 

@@ -100,11 +100,9 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         // The simulation knows its data plane: one proxy mode on every node, or none.
         let modes = crate::commands::sim::proxy_modes(&engine);
         let sim_mode = (modes.len() == 1).then(|| modes.into_iter().next()).flatten();
-        let dir = std::env::temp_dir().join(format!("locality-verify-{run_id}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| CliError::runtime(format!("{}: {e}", dir.display())))?;
         let opts = locality_apiserver::ServeOptions {
             speed: args.speed,
-            kubeconfig_out: Some(dir.join("kubeconfig")),
+            // The server's own temporary kubeconfig, removed when it stops.
             faults: args.api_faults.faults(cluster.seed),
             ..locality_apiserver::ServeOptions::new(engine)
         };

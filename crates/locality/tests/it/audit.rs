@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -274,12 +275,6 @@ fn sarif_from_stdin_gives_logical_locations_only() {
 
 // ---------------------------------------------------------------- HTML
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("locality-audit-test-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn assert_self_contained(html: &str) {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.trim_end().ends_with("</html>"));
@@ -303,7 +298,8 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn html_is_one_self_contained_page_with_the_grid() {
-    let dir = temp_dir("html");
+    let tmp = TempDir::new("audit-html");
+    let dir = tmp.path().to_path_buf();
     let page = dir.join("audit.html");
     let out = locality()
         .args([
@@ -336,7 +332,6 @@ fn html_is_one_self_contained_page_with_the_grid() {
     );
     assert!(html.contains("blind on 3: ingress-1, ingress-2, ingress-3"));
     assert_eq!(html.matches("class=\"finding ").count(), 4);
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
@@ -592,7 +587,8 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn bad_inputs_exit_2_with_file_line_column() {
-    let dir = temp_dir("bad");
+    let tmp = TempDir::new("audit-bad");
+    let dir = tmp.path().to_path_buf();
     let cases = [
         (
             "port.json",
@@ -640,14 +636,14 @@ fn bad_inputs_exit_2_with_file_line_column() {
                 );
         }
     }
-    std::fs::remove_dir_all(dir).ok();
 }
 
 // ---------------------------------------------------------------- suppressions
 
 /// `telemetry-30-nodes.json` with `locality.dev/ignore` annotations: on the Service
 /// (`service`), and on a Namespace object added for its namespace (`namespace`).
-fn annotated_telemetry(tag: &str, service: Option<&str>, namespace: Option<&str>) -> PathBuf {
+/// Returns the directory too: the file lives as long as it does.
+fn annotated_telemetry(tag: &str, service: Option<&str>, namespace: Option<&str>) -> (TempDir, PathBuf) {
     let text = std::fs::read_to_string(examples().join("telemetry-30-nodes.json")).unwrap();
     let mut doc: Value = serde_json::from_str(&text).unwrap();
     let items = doc["items"].as_array_mut().unwrap();
@@ -669,10 +665,10 @@ fn annotated_telemetry(tag: &str, service: Option<&str>, namespace: Option<&str>
             "metadata": {"name": "telemetry", "annotations": {"locality.dev/ignore": rules}}
         }));
     }
-    let dir = temp_dir(tag);
+    let dir = TempDir::new(&format!("audit-{tag}"));
     let path = dir.join("telemetry.json");
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
-    path
+    (dir, path)
 }
 
 fn audit_exit(path: &Path, extra: &[&str]) -> (i32, String) {
@@ -700,7 +696,7 @@ fn audit_exit_in(cwd: &Path, path: &Path, extra: &[&str]) -> (i32, String) {
 #[test]
 fn suppressed_findings_are_kept_marked_and_never_fail_the_run() {
     // LOC003 and LOC004 accepted on the Service; the two LOC001 errors stay open.
-    let path = annotated_telemetry("suppress-service", Some("LOC003, LOC004"), None);
+    let (_dir, path) = annotated_telemetry("suppress-service", Some("LOC003, LOC004"), None);
     let (code, table) = audit_exit(&path, &["--fail-on", "warning"]);
     assert_eq!(code, 3, "{table}");
     assert!(
@@ -754,7 +750,7 @@ fn suppressed_findings_are_kept_marked_and_never_fail_the_run() {
         );
     }
     // The Namespace accepts every rule: nothing open, the run passes even --fail-on info.
-    let all = annotated_telemetry("suppress-namespace", Some("LOC003,LOC004"), Some("*"));
+    let (_dir, all) = annotated_telemetry("suppress-namespace", Some("LOC003,LOC004"), Some("*"));
     let (code, table) = audit_exit(&all, &["--fail-on", "info"]);
     assert_eq!(code, 0, "{table}");
     assert!(table.contains("No findings."), "{table}");
@@ -766,7 +762,7 @@ fn suppressed_findings_are_kept_marked_and_never_fail_the_run() {
 
 #[test]
 fn an_ignore_annotation_naming_no_rule_is_noted() {
-    let path = annotated_telemetry("suppress-typo", Some("LOC04"), None);
+    let (_dir, path) = annotated_telemetry("suppress-typo", Some("LOC04"), None);
     let (code, table) = audit_exit(&path, &[]);
     assert_eq!(code, 0, "{table}");
     assert!(table.contains("names no rule: LOC04"), "{table}");
@@ -778,7 +774,7 @@ fn an_ignore_annotation_naming_no_rule_is_noted() {
 /// rots); then LOC001 exempted until 9999-12-31.
 #[test]
 fn the_config_file_exempts_overrides_and_expires() {
-    let path = annotated_telemetry("config-file", Some("LOC003"), None);
+    let (_dir, path) = annotated_telemetry("config-file", Some("LOC003"), None);
     let dir = path.parent().unwrap().to_path_buf();
     let sub = dir.join("deep/er");
     std::fs::create_dir_all(&sub).unwrap();
@@ -861,7 +857,7 @@ fn the_config_file_exempts_overrides_and_expires() {
 /// the reason, Services without a finding pass.
 #[test]
 fn junit_fails_open_findings_and_skips_suppressed_ones() {
-    let path = annotated_telemetry("junit", Some("LOC003,LOC004"), None);
+    let (_dir, path) = annotated_telemetry("junit", Some("LOC003,LOC004"), None);
     let (code, _) = audit_exit(&path, &["--fail-on", "warning"]);
     assert_eq!(code, 3);
     let out = locality()

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use serde_json::Value;
 
 fn examples() -> PathBuf {
@@ -16,12 +17,6 @@ fn locality() -> Command {
     c.env("SOURCE_DATE_EPOCH", "1767225600");
     c.env_remove("LOCALITY_PROFILE").current_dir(examples());
     c
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("locality-baseline-test-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// `audit -f telemetry-30-nodes.json ARGS…`: exit code and stdout.
@@ -48,7 +43,8 @@ fn rules(doc: &Value) -> Vec<String> {
 
 #[test]
 fn a_baseline_hides_known_findings_and_keeps_new_ones() {
-    let dir = temp_dir("hides");
+    let tmp = TempDir::new("baseline-hides");
+    let dir = tmp.path().to_path_buf();
     let (_, full) = audit(&["-o", "json"]);
     let full: Value = serde_json::from_str(&full).unwrap();
     let all = rules(&full);
@@ -81,12 +77,12 @@ fn a_baseline_hides_known_findings_and_keeps_new_ones() {
     let (code, text) = audit(&["--fail-on", "warning", "--baseline", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("in baseline"), "{text}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn what_is_not_a_baseline_is_refused_naming_the_file() {
-    let dir = temp_dir("refused");
+    let tmp = TempDir::new("baseline-refused");
+    let dir = tmp.path().to_path_buf();
     let cases = [
         (
             "dump.json",
@@ -129,5 +125,4 @@ fn what_is_not_a_baseline_is_refused_naming_the_file() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use serde_json::Value;
 
 fn data(name: &str) -> PathBuf {
@@ -79,12 +80,11 @@ fn calico_ebpf_3_27_is_not_reported() {
     let text = std::fs::read_to_string(data("calico-ebpf.yaml"))
         .unwrap()
         .replace("quay.io/calico/node:v3.26.4", "quay.io/calico/node:v3.27.0");
-    let dir = std::env::temp_dir().join(format!("locality-audit-calico-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("audit-calico");
+    let dir = tmp.path().to_path_buf();
     let file = dir.join("calico-ebpf-3.27.yaml");
     std::fs::write(&file, text).unwrap();
     let doc = audit(&file);
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(loc021(&doc).is_empty(), "{doc:#}");
 }
 
@@ -96,12 +96,8 @@ fn run_text(args: &[&str], version: &str) -> String {
             "quay.io/calico/node:v3.26.4",
             &format!("quay.io/calico/node:{version}"),
         );
-    let dir = std::env::temp_dir().join(format!(
-        "locality-header-{}-{}-{version}",
-        std::process::id(),
-        args[0]
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("header");
+    let dir = tmp.path().to_path_buf();
     let file = dir.join("dump.yaml");
     std::fs::write(&file, text).unwrap();
     let out = Command::cargo_bin("locality")
@@ -114,7 +110,6 @@ fn run_text(args: &[&str], version: &str) -> String {
         .arg(&file)
         .output()
         .expect("runs");
-    let _ = std::fs::remove_dir_all(&dir);
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -158,8 +153,8 @@ fn without_a_known_data_plane_the_header_has_no_data_plane_line() {
             "FELIX_BPFENABLED, value: \"true\"",
             "FELIX_BPFENABLED, value: \"false\"",
         );
-    let dir = std::env::temp_dir().join(format!("locality-header-plain-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("header-plain");
+    let dir = tmp.path().to_path_buf();
     let file = dir.join("dump.yaml");
     std::fs::write(&file, plain).unwrap();
     let out = Command::cargo_bin("locality")
@@ -170,7 +165,6 @@ fn without_a_known_data_plane_the_header_has_no_data_plane_line() {
         .arg(&file)
         .output()
         .expect("runs");
-    let _ = std::fs::remove_dir_all(&dir);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(header_plane_line(&text), None, "{text}");
 }

@@ -4,6 +4,7 @@
 //! these are representative cases of each family, driven through the real binary.
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use predicates::prelude::*;
 
 struct Case {
@@ -87,8 +88,8 @@ fn commands(path: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn every_command_rejects_bad_input_with_a_located_message() {
-    let dir = std::env::temp_dir().join(format!("locality-bad-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("bad-input");
+    let dir = tmp.path().to_path_buf();
     for case in CASES {
         let path = dir.join(case.file);
         std::fs::write(&path, case.content).unwrap();
@@ -120,7 +121,6 @@ fn every_command_rejects_bad_input_with_a_located_message() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -167,9 +167,8 @@ fn a_stream_over_the_size_limit_is_an_error_naming_it() {
 /// blocking the walk forever.
 #[test]
 fn a_fifo_in_an_input_directory_is_skipped_with_a_warning() {
-    let dir = std::env::temp_dir().join(format!("locality-fifo-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("fifo");
+    let dir = tmp.path().to_path_buf();
     let status = std::process::Command::new("mkfifo")
         .arg(dir.join("stuck.json"))
         .status()
@@ -187,7 +186,6 @@ fn a_fifo_in_an_input_directory_is_skipped_with_a_warning() {
         .assert()
         .success()
         .stderr(predicate::str::contains("stuck.json").and(predicate::str::contains("not a regular file")));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs `locality matrix -f SOURCE` with `feed` written to its stdin over and over (an
@@ -280,8 +278,8 @@ fn endless_streams_stop_early_in_bounded_memory() {
 fn a_dump_truncated_while_it_is_read_never_kills_the_process() {
     use std::io::Write;
     use std::sync::atomic::{AtomicBool, Ordering};
-    let dir = std::env::temp_dir().join(format!("locality-truncated-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("truncated");
+    let dir = tmp.path().to_path_buf();
     let path = dir.join("dump.json");
     let mut full = String::from("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n");
     for i in 0..60_000 {
@@ -328,5 +326,4 @@ fn a_dump_truncated_while_it_is_read_never_kills_the_process() {
         }
         stop.store(true, Ordering::Relaxed);
     });
-    let _ = std::fs::remove_dir_all(&dir);
 }

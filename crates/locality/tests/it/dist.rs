@@ -2,6 +2,7 @@
 //! the kubectl plugin, completions for bash/zsh/fish and a man page naming every
 //! subcommand; the krew manifest carries the archive's real sha256 and URL.
 
+use locality_testkit::files::TempDir;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -28,7 +29,8 @@ fn subcommands(binary: &std::path::Path) -> Vec<String> {
 #[test]
 fn xtask_dist_packages_the_binary_completions_man_page_and_krew_manifest() {
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_locality"));
-    let out = std::env::temp_dir().join(format!("locality-dist-test-{}", std::process::id()));
+    let tmp = TempDir::new("dist");
+    let out = tmp.join("dist");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let run = Command::new(cargo)
         .current_dir(repo())
@@ -101,5 +103,4 @@ fn xtask_dist_packages_the_binary_completions_man_page_and_krew_manifest() {
         platform["files"][0]["from"],
         format!("{name}/kubectl-locality").as_str()
     );
-    let _ = std::fs::remove_dir_all(out);
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -447,8 +448,8 @@ fn kubectl_namespace_objects_without_one_land_in_n_then_the_context_then_default
         namespaced_route(&doc, "team-b", "web", "n1", "clusterIP")["verdict"],
         "deliver"
     );
-    let dir = std::env::temp_dir().join(format!("locality-as-applied-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("as-applied");
+    let dir = tmp.path().to_path_buf();
     let kubeconfig = dir.join("config");
     std::fs::write(
         &kubeconfig,
@@ -534,8 +535,8 @@ fn matrix_json_does_not_depend_on_the_order_of_the_input() {
     // A shipped example (pods and workloads, slices derived), to make the input larger.
     let example = std::fs::read_to_string(example("telemetry-manifests.yaml")).unwrap();
     docs.extend(example.split("\n---\n").map(str::to_string));
-    let dir = std::env::temp_dir().join(format!("locality-order-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("order");
+    let dir = tmp.path().to_path_buf();
     let mut reference: Option<Vec<u8>> = None;
     // A fixed LCG: 20 reproducible permutations (Fisher–Yates).
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -733,8 +734,8 @@ fn winkernel_windows_nodes_are_modelled_with_inferred_confidence() {
 /// `explain --pod` of a hostNetwork pod traces node-originated traffic (ITP still applies).
 #[test]
 fn explain_a_host_network_pod_traces_the_nodes_own_traffic() {
-    let dir = std::env::temp_dir().join(format!("locality-hostnet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("hostnet");
+    let dir = tmp.path().to_path_buf();
     let file = dir.join("in.yaml");
     std::fs::write(
         &file,
@@ -754,7 +755,6 @@ apiVersion: v1\nkind: Pod\nmetadata: {name: scraper, namespace: mon}\nspec:\n  n
     ]);
     assert!(out.contains("n2 itself (host network)"), "{out}");
     assert!(out.contains("DROP"), "{out}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ----- Randomized differential test against an upstream-derived oracle (issue #10) -----

@@ -1,6 +1,7 @@
 //! `locality sim rules`: the simulated kube-proxy's rule table, through the real binary.
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use predicates::prelude::*;
 
 fn rules(args: &[&str]) -> String {
@@ -57,8 +58,8 @@ fn unknown_names_are_usage_errors() {
 /// Kubernetes API like any cluster (the issue-3 live path against the simulated API server).
 #[test]
 fn serve_then_read_the_simulated_cluster_live() {
-    let dir = std::env::temp_dir().join(format!("locality-sim-serve-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("sim-serve");
+    let dir = tmp.path().to_path_buf();
     let kubeconfig = dir.join("kubeconfig");
     let bin = assert_cmd::cargo::cargo_bin("locality");
     let child = std::process::Command::new(&bin)
@@ -138,7 +139,6 @@ fn serve_then_read_the_simulated_cluster_live() {
         .code(3)
         .stdout(predicate::str::contains("LOC001"));
     drop(guard);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn locality(args: &[&str]) -> assert_cmd::assert::Assert {
@@ -197,7 +197,8 @@ fn sim_flag_errors_are_usage_errors() {
 /// `simulate --sim`: what-if over virtual time, seeded from the embedded simulated cluster.
 #[test]
 fn simulate_a_rollout_and_a_policy_change() {
-    let svg = std::env::temp_dir().join(format!("locality-whatif-{}.svg", std::process::id()));
+    let tmp = TempDir::new("whatif");
+    let svg = tmp.join("timeline.svg");
     let out = locality(&[
         "simulate",
         "--svg",
@@ -296,7 +297,8 @@ fn simulate_usage_errors() {
 /// A `locality sim serve` child process, killed on drop.
 struct Served {
     child: std::process::Child,
-    dir: std::path::PathBuf,
+    /// Holds the kubeconfig; removed after the child is stopped (fields drop after `drop`).
+    dir: TempDir,
     /// `127.0.0.1:PORT`.
     addr: String,
 }
@@ -305,14 +307,12 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
 /// Starts `locality sim serve ARGS` and waits for its kubeconfig (written once it listens).
 fn serve(name: &str, args: &[&str]) -> Served {
-    let dir = std::env::temp_dir().join(format!("locality-sim-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new(&format!("sim-{name}"));
     let kubeconfig = dir.join("kubeconfig");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("locality"))
         .args(["sim", "serve", "--kubeconfig-out", kubeconfig.to_str().unwrap()])
@@ -561,4 +561,51 @@ fn sim_rules_reads_the_served_cluster_through_its_kubeconfig() {
         ));
     // Building flags make no sense with a served cluster.
     locality(&["sim", "rules", "node-c", "--kubeconfig", kc, "--seed", "3"]).code(2);
+}
+
+/// `sim serve` stopped by SIGINT or SIGTERM exits 0 and removes the temporary kubeconfig it
+/// wrote: a run leaves nothing in `$TMPDIR`.
+#[test]
+fn sim_serve_stopped_by_a_signal_removes_its_temporary_kubeconfig() {
+    use std::io::BufRead;
+    for signal in ["INT", "TERM"] {
+        let tmpdir = TempDir::new(&format!("sim-serve-{signal}"));
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("locality"))
+            .args(["sim", "serve", "-q"])
+            .env("TMPDIR", tmpdir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start sim serve");
+        // The first line of stdout is the kubeconfig's path, printed once it listens.
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let kubeconfig = std::path::PathBuf::from(line.trim());
+        assert!(kubeconfig.starts_with(tmpdir.path()), "{}", kubeconfig.display());
+        assert!(kubeconfig.exists(), "{}", kubeconfig.display());
+        let killed = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("sim serve did not stop on SIG{signal}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(status.success(), "SIG{signal}: {status}");
+        let left: Vec<_> = std::fs::read_dir(tmpdir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(left.is_empty(), "SIG{signal} left {left:?}");
+    }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -403,8 +404,8 @@ fn markdown_for_a_pull_request() {
 /// text; without the budget the same drain settles.
 #[test]
 fn a_drain_blocked_by_a_disruption_budget_says_so_at_the_limit() {
-    let dir = std::env::temp_dir().join(format!("locality-simulate-pdb-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("simulate-pdb");
+    let dir = tmp.path().to_path_buf();
     let pdb = dir.join("pdb.yaml");
     std::fs::write(
         &pdb,
@@ -460,5 +461,4 @@ fn a_drain_blocked_by_a_disruption_budget_says_so_at_the_limit() {
     let alt = &doc["alternatives"][0];
     assert_eq!(alt["settled"], true, "{:?}", alt["unsettledReasons"]);
     assert_eq!(alt["unsettledReasons"], Value::Array(Vec::new()));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,17 +1,13 @@
 //! `locality verify` through the real binary, against the embedded simulated cluster.
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use predicates::prelude::*;
-
-fn evidence(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("locality-verify-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 #[test]
 fn accept_on_a_conformant_simulated_cluster_with_the_ledger_as_json() {
-    let dir = evidence("accept");
+    let tmp = TempDir::new("verify-cli-accept");
+    let dir = tmp.join("evidence");
     let out = Command::cargo_bin("locality")
         .unwrap()
         .args([
@@ -57,7 +53,8 @@ fn accept_on_a_conformant_simulated_cluster_with_the_ledger_as_json() {
 
 #[test]
 fn hold_when_the_data_plane_ignores_the_local_policy() {
-    let dir = evidence("hold");
+    let tmp = TempDir::new("verify-cli-hold");
+    let dir = tmp.join("evidence");
     Command::cargo_bin("locality")
         .unwrap()
         .args([
@@ -151,7 +148,8 @@ fn stopped_with_partial_evidence(signal: &str, code: i32, said: &str) {
     use std::process::{Command as Process, Stdio};
     use std::time::{Duration, Instant};
 
-    let dir = evidence(&format!("stopped-{signal}"));
+    let tmp = TempDir::new(&format!("verify-cli-stopped-{signal}"));
+    let dir = tmp.join("evidence");
     let mut child = Process::new(assert_cmd::cargo::cargo_bin("locality"))
         .args(["verify", "-v", "-o", "json", "--evidence"])
         .arg(&dir)
@@ -265,7 +263,8 @@ fn stopped_with_partial_evidence(signal: &str, code: i32, said: &str) {
 /// cluster's mode reaches the model, and the catalogue's declared timeout reads as a refusal.
 #[test]
 fn ipvs_refuses_where_iptables_drops() {
-    let dir = evidence("ipvs");
+    let tmp = TempDir::new("verify-cli-ipvs");
+    let dir = tmp.join("evidence");
     let mut cmd = Command::cargo_bin("locality").unwrap();
     cmd.args(["verify", "--only", "C,U2", "-o", "json"]);
     for n in ["node-a", "node-b", "node-c", "node-d"] {
@@ -285,7 +284,8 @@ fn ipvs_refuses_where_iptables_drops() {
 /// shortened to a column; the ledger keeps them whole.
 #[test]
 fn the_table_names_what_each_case_expects() {
-    let dir = evidence("table");
+    let tmp = TempDir::new("verify-cli-table");
+    let dir = tmp.join("evidence");
     let out = Command::cargo_bin("locality")
         .unwrap()
         .args(["verify", "--only", "M,C", "-q", "--evidence"])
@@ -304,7 +304,8 @@ fn the_table_names_what_each_case_expects() {
 
 #[test]
 fn dry_run_prints_the_plan_and_the_manifests_and_creates_nothing() {
-    let dir = evidence("dry-run");
+    let tmp = TempDir::new("verify-cli-dry-run");
+    let dir = tmp.join("evidence");
     let out = Command::cargo_bin("locality")
         .unwrap()
         .args([
@@ -359,4 +360,25 @@ fn dry_run_prints_the_plan_and_the_manifests_and_creates_nothing() {
         );
     }
     assert!(!dir.exists(), "a dry run writes no evidence");
+}
+
+/// The embedded simulated cluster's kubeconfig lives only as long as the run: `verify` leaves
+/// nothing in `$TMPDIR`.
+#[test]
+fn a_simulated_run_leaves_nothing_in_the_temporary_directory() {
+    let tmp = TempDir::new("verify-cli-tmpdir");
+    let tmpdir = tmp.join("tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    Command::cargo_bin("locality")
+        .unwrap()
+        .env("TMPDIR", &tmpdir)
+        .args(["verify", "--only", "C", "-q", "-o", "json", "--evidence"])
+        .arg(tmp.join("evidence"))
+        .assert()
+        .code(0);
+    let left: Vec<_> = std::fs::read_dir(&tmpdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -4,25 +4,16 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use locality_apiserver::{Running, ServeOptions};
 use locality_sim::{SimConfig, Topology};
+use locality_testkit::files::TempDir;
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-/// A scratch directory for one test.
-pub fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "locality-apiserver-test-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+/// A scratch directory for one test, removed when dropped.
+pub fn scratch() -> TempDir {
+    TempDir::new("apiserver")
 }
 
 /// The `three-zones` topology with the playbook fixture, settled, served at `speed`.
@@ -32,7 +23,6 @@ pub fn start(speed: f64) -> Running {
     locality_sim::builders::playbook_fixture(&mut opts.engine).expect("fixture");
     opts.engine.run_for(10_000);
     opts.speed = speed;
-    opts.kubeconfig_out = Some(scratch().join("kubeconfig"));
     locality_apiserver::serve(opts).expect("serve")
 }
 

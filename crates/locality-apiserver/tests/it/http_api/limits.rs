@@ -12,7 +12,7 @@ use locality_apiserver::{
 use locality_sim::{SimConfig, Topology};
 use serde_json::{Value, json};
 
-use super::common::{http, read_response, scratch};
+use super::common::{http, read_response};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
@@ -22,7 +22,6 @@ fn start_with(limits: Limits) -> Running {
     let mut opts = ServeOptions::from_topology(&topology, SimConfig::default()).expect("engine");
     locality_sim::builders::playbook_fixture(&mut opts.engine).expect("fixture");
     opts.engine.run_for(10_000);
-    opts.kubeconfig_out = Some(scratch().join("kubeconfig"));
     opts.limits = limits;
     locality_apiserver::serve(opts).expect("serve")
 }

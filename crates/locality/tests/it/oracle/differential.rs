@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use locality_testkit::files::TempDir;
 use serde_json::{Value, json};
 
 const VERSIONS: [&str; 2] = ["1.35", "1.36"];
@@ -418,8 +419,8 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn differential_pod_to_cluster_ip_agrees_with_the_upstream_derived_oracle() {
     let first = env_u64("LOCALITY_DIFF_SEED", DEFAULT_SEED);
     let n = env_u64("LOCALITY_DIFF_N", DEFAULT_SCENARIOS);
-    let dir = std::env::temp_dir().join(format!("locality-differential-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("differential");
+    let dir = tmp.path().to_path_buf();
     let seeds: Vec<u64> = (first..first + n).collect();
     let files: Vec<PathBuf> = seeds
         .iter()
@@ -539,8 +540,8 @@ fn differential_regressions_one_map_order_and_hint_modes() {
         slice("h1", "hint", vec![ep("10.244.1.2", "gone", true, Some("z")), ep("10.244.1.3", "b", true, None)]),
         slice("h2", "hint", vec![ep("10.244.1.3", "b", true, Some("z"))]),
     ]});
-    let dir = std::env::temp_dir().join(format!("locality-differential-pinned-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("differential-pinned");
+    let dir = tmp.path().to_path_buf();
     let file = dir.join("pinned.json");
     std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     for version in VERSIONS {
@@ -557,5 +558,4 @@ fn differential_regressions_one_map_order_and_hint_modes() {
             assert_eq!(routes["default/hint//TCP/80/IPv4"]["z"].1, "inferred");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

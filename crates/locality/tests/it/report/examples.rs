@@ -5,6 +5,7 @@
 
 use assert_cmd::Command;
 use locality::examples::{EXAMPLES, command};
+use locality_testkit::files::TempDir;
 
 fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
@@ -56,8 +57,8 @@ fn every_example_is_in_its_help_and_parses() {
 
 #[test]
 fn every_example_that_needs_no_cluster_runs_with_its_exit_code() {
-    let dir = std::env::temp_dir().join(format!("locality-examples-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("examples");
+    let dir = tmp.path().to_path_buf();
     let link = dir.join("examples");
     if !link.exists() {
         std::os::unix::fs::symlink(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"), &link).unwrap();
@@ -81,7 +82,6 @@ fn every_example_that_needs_no_cluster_runs_with_its_exit_code() {
         );
         assert!(!out.stdout.is_empty(), "{:?} printed nothing", e.line);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! would load from the network.
 
 use assert_cmd::Command;
+use locality_testkit::files::TempDir;
 use serde_json::Value;
 
 /// Reports are stamped with this time (`SOURCE_DATE_EPOCH`): 2026-01-01T00:00:00Z.
@@ -322,8 +323,8 @@ fn chromium() -> Option<&'static str> {
 #[ignore = "needs Debian's chromium (installed by .ci/run): cargo nextest run --profile chromium --run-ignored only"]
 fn html_header_renders_in_headless_chromium() {
     let browser = chromium().expect("chromium on PATH");
-    let dir = std::env::temp_dir().join(format!("locality-chromium-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("chromium");
+    let dir = tmp.path().to_path_buf();
     let page = dir.join("audit.html");
     std::fs::write(&page, run(&["audit", "--sim=telemetry", "-o", "html"])).unwrap();
     let url = format!("file://{}", page.display());
@@ -361,5 +362,4 @@ fn html_header_renders_in_headless_chromium() {
         "{} bytes",
         png.len()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
