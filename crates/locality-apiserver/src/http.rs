@@ -172,12 +172,11 @@ pub(crate) struct Query(HashMap<String, String>);
 
 impl Query {
     pub(crate) fn parse(q: Option<&str>) -> Query {
-        let mut m = HashMap::new();
-        for pair in q.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            m.insert(percent_decode(k), percent_decode(v));
-        }
-        Query(m)
+        Query(
+            form_urlencoded::parse(q.unwrap_or_default().as_bytes())
+                .into_owned()
+                .collect(),
+        )
     }
 
     pub(crate) fn get(&self, k: &str) -> Option<&str> {
@@ -189,27 +188,11 @@ impl Query {
     }
 }
 
+/// A percent-decoded path segment (`+` stays `+`: it means a space only in a query).
 pub(crate) fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// An injected dropped connection: hyper closes the connection without answering.

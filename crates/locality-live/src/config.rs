@@ -317,7 +317,7 @@ mod tests {
         assert!(text.starts_with("no kubeconfig: KUBECONFIG is not set"), "{text}");
         assert!(text.contains("--kubeconfig"), "{text}");
         assert!(text.contains("-f FILE"), "{text}");
-        assert_eq!(e.exit_code(), 2);
+        assert!(matches!(e, LiveError::NoKubeconfig { .. }), "{e:?}");
         assert_eq!(
             pick_source(None, None, Some(nowhere), true).unwrap(),
             KubeconfigSource::InCluster

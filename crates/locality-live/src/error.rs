@@ -7,7 +7,7 @@ use locality_ingest::IngestError;
 /// no useful snapshot exists.
 ///
 /// Every variant displays as one line that carries the API server's own message when
-/// there is one. [`LiveError::exit_code`] gives the CLI's exit code.
+/// there is one. The binary maps the variants to exit codes (docs/exit-codes.md).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LiveError {
@@ -69,17 +69,6 @@ pub enum LiveError {
     /// The async runtime could not be started ([`snapshot_blocking`](crate::snapshot_blocking)).
     #[error("cannot start the async runtime: {0}")]
     Runtime(String),
-}
-
-impl LiveError {
-    /// The CLI exit code: 2 (usage) for a missing or unusable kubeconfig or context, 1
-    /// (runtime error) for everything that happened while talking to the cluster.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            LiveError::NoKubeconfig { .. } | LiveError::Kubeconfig { .. } => 2,
-            _ => 1,
-        }
-    }
 }
 
 /// The error and its causes on one line, outermost first, without repeats (kube's errors

@@ -11,37 +11,21 @@ pub fn unix_seconds(t: Millis) -> f64 {
     EPOCH_UNIX_SECONDS as f64 + t as f64 / 1000.0
 }
 
+/// The virtual instant `t` as a timestamp (millisecond precision).
+fn timestamp(t: Millis) -> jiff::Timestamp {
+    let ms = (EPOCH_UNIX_SECONDS * 1000).saturating_add(t);
+    // Virtual time far beyond year 9999 is not representable; it never occurs in a run.
+    jiff::Timestamp::from_millisecond(i64::try_from(ms).unwrap_or(i64::MAX)).unwrap_or(jiff::Timestamp::MAX)
+}
+
 /// RFC 3339 with second precision (`metav1.Time`), e.g. `2025-01-01T00:00:05Z`.
 pub fn rfc3339(t: Millis) -> String {
-    let secs = EPOCH_UNIX_SECONDS + t / 1000;
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let rem = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    format!("{:.0}", timestamp(t - t % 1000))
 }
 
 /// RFC 3339 with microseconds (`metav1.MicroTime`, log timestamps).
 pub fn rfc3339_micros(t: Millis) -> String {
-    let base = rfc3339(t);
-    format!("{}.{:06}Z", &base[..base.len() - 1], (t % 1000) * 1000)
-}
-
-/// Days since 1970-01-01 to (year, month, day) (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    format!("{:.6}", timestamp(t))
 }
 
 #[cfg(test)]
@@ -54,5 +38,8 @@ mod tests {
         assert_eq!(rfc3339(5_999), "2025-01-01T00:00:05Z");
         assert_eq!(rfc3339(86_400_000 * 59 + 3_661_000), "2025-03-01T01:01:01Z");
         assert_eq!(rfc3339_micros(1_250), "2025-01-01T00:00:01.250000Z");
+        assert_eq!(rfc3339_micros(2_000), "2025-01-01T00:00:02.000000Z");
+        // Beyond what a timestamp holds: the largest one, not a panic.
+        assert!(rfc3339(u64::MAX - 5).starts_with("9999-12-"));
     }
 }

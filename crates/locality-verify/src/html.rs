@@ -14,18 +14,7 @@ use crate::record::{CaseRecord, VerifyOutcome, describe};
 
 /// Escapes `s` for HTML text and for quoted attribute values (`&`, `<`, `>`, `"`, `'`).
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    html_escape::encode_quoted_attribute(s).into_owned()
 }
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em;color:#222;max-width:80em}\
@@ -444,7 +433,7 @@ mod tests {
     fn escape_covers_markup_and_quotes() {
         assert_eq!(
             escape(r#"<pod a="1">&'"#),
-            "&lt;pod a=&quot;1&quot;&gt;&amp;&#39;"
+            "&lt;pod a=&quot;1&quot;&gt;&amp;&#x27;"
         );
         assert_eq!(escape("web-a"), "web-a");
     }
@@ -468,7 +457,7 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
         assert!(html.contains("dial &lt;tcp&gt; i/o timeout &amp; more"), "{html}");
         assert!(!html.contains("<b>evil") && html.contains("&lt;b&gt;evil"));
-        assert!(html.contains("node-&lt;a&gt;") && html.contains("o&#39;wner"));
+        assert!(html.contains("node-&lt;a&gt;") && html.contains("o&#x27;wner"));
         // The counts by status, under the decision.
         assert!(
             html.contains("<p class=\"counts\">1 case: 0 PASS, 1 FAIL, 0 INCOMPLETE, 0 NOT_EXECUTED</p>"),

@@ -165,36 +165,10 @@ impl ProbeLoop {
     }
 }
 
-/// Unix milliseconds of an RFC 3339 UTC timestamp (`2025-01-01T00:00:01.200000000Z`, any
-/// number of fractional digits, or none).
+/// Unix milliseconds of an RFC 3339 timestamp (`2025-01-01T00:00:01.200000000Z`, any
+/// number of fractional digits, or none); `None` before 1970.
 pub fn unix_ms(ts: &str) -> Option<u128> {
-    let ts = ts.strip_suffix('Z')?;
-    let (date, time) = ts.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
-    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, mi, s) = (t.next()??, t.next()??, t.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let ms = if frac.is_empty() {
-        0
-    } else {
-        if !frac.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        format!("{frac:0<3}")[..3].parse::<i64>().ok()?
-    };
-    // H. Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u128::try_from(((days * 86_400 + h * 3600 + mi * 60 + s) * 1000) + ms).ok()
+    u128::try_from(ts.parse::<jiff::Timestamp>().ok()?.as_millisecond()).ok()
 }
 
 /// Tries per second over the tries' span (start of the first to start of the last).

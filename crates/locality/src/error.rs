@@ -120,6 +120,25 @@ pub fn decision_exit(decision: locality_verify::decision::Decision) -> ExitKind 
     }
 }
 
+/// How a live-read error ends the run: a kubeconfig that cannot be used is a usage error,
+/// everything that happened while talking to the cluster a runtime error.
+pub fn live_exit(e: &locality_live::LiveError) -> ExitKind {
+    use locality_live::LiveError;
+    match e {
+        LiveError::NoKubeconfig { .. } | LiveError::Kubeconfig { .. } => ExitKind::Usage,
+        _ => ExitKind::Runtime,
+    }
+}
+
+/// How a `verify` run that could not be carried out ends: as its live-read error, or as a
+/// runtime error (an API call, an unsuitable cluster, the evidence not written).
+pub fn verify_error_exit(e: &locality_verify::VerifyError) -> ExitKind {
+    match e {
+        locality_verify::VerifyError::Live(live) => live_exit(live),
+        _ => ExitKind::Runtime,
+    }
+}
+
 /// The table for `--help`: `Exit codes:` then one line per code.
 pub fn exit_codes_help() -> String {
     let mut s = String::from("Exit codes:\n");
@@ -148,6 +167,9 @@ pub struct CliError {
     /// The I/O error kind when writing failed: a closed pipe (`locality … | head`) ends the
     /// run quietly.
     pub io: Option<std::io::ErrorKind>,
+    /// Printed under the message: for an input error, the source lines around it
+    /// ([`crate::snippet`]).
+    pub detail: Option<String>,
 }
 
 impl CliError {
@@ -157,6 +179,17 @@ impl CliError {
             kind,
             message: message.into(),
             io: None,
+            detail: None,
+        }
+    }
+    /// An input error (exit 2): the one-line message naming file, line, column and field,
+    /// and under it the lines of the file around that place when the file can be shown.
+    pub fn input(e: &locality_ingest::IngestError) -> Self {
+        use std::io::IsTerminal as _;
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        CliError {
+            detail: crate::snippet::for_ingest_error(e, color),
+            ..CliError::usage(e.to_string())
         }
     }
     /// A usage or input error (exit 2).
@@ -191,6 +224,12 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+impl From<locality_live::LiveError> for CliError {
+    fn from(e: locality_live::LiveError) -> Self {
+        CliError::new(live_exit(&e), e.to_string())
+    }
+}
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {

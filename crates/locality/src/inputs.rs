@@ -20,7 +20,7 @@ pub fn load_inputs(paths: &[PathBuf], max_input_size: Option<u64>, ui: &Ui) -> R
     if let Some(max) = max_input_size {
         opts = opts.with_max_input_size(max);
     }
-    let loaded = load_paths(paths, &opts).map_err(|e| CliError::usage(e.to_string()))?;
+    let loaded = load_paths(paths, &opts).map_err(|e| CliError::input(&e))?;
     if loaded.is_empty() {
         let found = if loaded.skipped_kinds.is_empty() {
             "no objects".to_string()

@@ -46,6 +46,7 @@ pub fn report_header(
 pub mod inputs;
 pub mod profile;
 pub mod progress;
+pub mod snippet;
 pub mod source;
 pub mod suggest;
 pub mod ui;
@@ -135,5 +136,8 @@ fn report(e: CliError) -> ExitCode {
         return ExitCode::from(error::EXIT_OK);
     }
     eprintln!("error: {}", e.message);
+    if let Some(detail) = &e.detail {
+        eprintln!("{detail}");
+    }
     ExitCode::from(e.code())
 }

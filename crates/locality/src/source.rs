@@ -207,15 +207,7 @@ fn load_any(
     let report = |kind: &str, items: usize| progress.set(format!("listing {kind}: {items} objects"));
     let snap = snapshot_blocking(&opts, Some(&report));
     progress.finish();
-    let snap: LiveSnapshot = snap.map_err(|e| {
-        // locality-live says 2 for a kubeconfig that cannot be used: a usage error here.
-        let kind = if e.exit_code() == i32::from(crate::error::EXIT_USAGE) {
-            crate::error::ExitKind::Usage
-        } else {
-            crate::error::ExitKind::Runtime
-        };
-        CliError::new(kind, e.to_string())
-    })?;
+    let snap: LiveSnapshot = snap.map_err(CliError::from)?;
     for w in &snap.warnings {
         ui.warn(w);
     }

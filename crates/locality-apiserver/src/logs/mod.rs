@@ -73,7 +73,7 @@ use std::sync::Arc;
 
 use hyper::body::Bytes;
 use locality_model::objects::{PodPhase, Protocol};
-use locality_sim::time::{Millis, rfc3339};
+use locality_sim::time::{Millis, rfc3339_micros};
 use locality_sim::traffic::{Client, ConnectError, Outcome};
 use locality_sim::{Kind, Object, ObjectKey};
 use serde_json::Value;
@@ -132,8 +132,8 @@ pub(crate) fn register(sim: &mut Sim, key: &ObjectKey, uid: &str, value: &Value)
 }
 /// RFC 3339 with 9 fractional digits (Go's `RFC3339NanoFixed`, `date +%N`).
 pub(crate) fn rfc3339_nano(t: Millis) -> String {
-    let base = rfc3339(t);
-    format!("{}.{:03}000000Z", &base[..base.len() - 1], t % 1000)
+    let micros = rfc3339_micros(t);
+    format!("{}000Z", &micros[..micros.len() - 1])
 }
 
 /// Runs the engine up to `t`, event by event, starting client pods and running their tries
@@ -361,7 +361,7 @@ mod tests {
         assert_eq!(parse_rfc3339("2025-01-01T01:00:05+01:00"), Some(5000));
         assert_eq!(rfc3339_nano(1_250), "2025-01-01T00:00:01.250000000Z");
         assert_eq!(
-            parse_rfc3339(&rfc3339(86_400_000 * 40 + 7_000)),
+            parse_rfc3339(&locality_sim::time::rfc3339(86_400_000 * 40 + 7_000)),
             Some(86_400_000 * 40 + 7_000)
         );
     }

@@ -70,15 +70,7 @@ pub(super) struct GoQuery(Vec<(String, String)>);
 
 impl GoQuery {
     pub(super) fn parse(q: &str) -> Self {
-        GoQuery(
-            q.split('&')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                    (percent_decode(k), percent_decode(v))
-                })
-                .collect(),
-        )
+        GoQuery(form_urlencoded::parse(q.as_bytes()).into_owned().collect())
     }
 
     pub(super) fn get(&self, k: &str) -> &str {

@@ -6,12 +6,9 @@ use std::fmt::Write as _;
 
 use super::{SimulationReport, secs};
 
-/// Escapes text for SVG/XML.
+/// Escapes text for SVG/XML content and quoted attributes.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    html_escape::encode_quoted_attribute(s).into_owned()
 }
 
 /// The SVG document.

@@ -201,7 +201,8 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
     let outcome = rt.block_on(verify_watching(&opts, interrupt, &|r| case_line(ui, r)));
     // Never wait for an abandoned credential plugin (see locality_live::CREDENTIAL_TIMEOUT).
     rt.shutdown_background();
-    let outcome = outcome.map_err(|e| CliError::runtime(format!("verify: {e}")))?;
+    let outcome =
+        outcome.map_err(|e| CliError::new(crate::error::verify_error_exit(&e), format!("verify: {e}")))?;
     let stop = stopped_by.get().unwrap_or(Stop::Interrupt);
     if outcome.interrupted {
         ui.status(&format!(

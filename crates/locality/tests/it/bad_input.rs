@@ -327,3 +327,51 @@ fn a_dump_truncated_while_it_is_read_never_kills_the_process() {
         stop.store(true, Ordering::Relaxed);
     });
 }
+
+/// Under the one-line message, the lines around the error with its column marked and the
+/// field named (miette); a file too large to read again keeps the one line.
+#[test]
+fn an_input_error_shows_the_lines_around_it() {
+    let tmp = TempDir::new("snippet");
+    let path = tmp.join("svc.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: n}\nspec:\n  ports:\n  - port: 70000\n",
+    )
+    .unwrap();
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .args(["matrix", "-f"])
+        .arg(&path)
+        .env("NO_COLOR", "1")
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let first = stderr.lines().next().unwrap();
+    assert!(
+        first.starts_with("error: ") && first.contains("svc.yaml:6:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("6 │   - port: 70000"), "{stderr}");
+    assert!(stderr.contains("5 │   ports:"), "the line before: {stderr}");
+    assert!(stderr.contains("spec.ports[0].port"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no colour when NO_COLOR is set: {stderr:?}"
+    );
+
+    // Over the size limit for a snippet: the message alone.
+    let big = tmp.join("big.yaml");
+    let mut text = String::from("apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: n}\n");
+    text.push_str(&"# padding\n".repeat(500_000));
+    text.push_str("spec:\n  ports:\n  - port: 70000\n");
+    std::fs::write(&big, text).unwrap();
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .args(["matrix", "-f"])
+        .arg(&big)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

@@ -319,3 +319,38 @@ fn request_timeout_bounds_a_silent_server_and_a_hanging_credential_plugin() {
     assert!(!stderr.contains("PluginOutputSecret"), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
 }
+
+/// A kubeconfig that cannot be used is a usage error (exit 2) for every command that reads a
+/// cluster, `verify` included; a server that cannot be reached is a runtime error (exit 1).
+#[test]
+fn an_unusable_kubeconfig_is_a_usage_error_for_every_command() {
+    let dir = TempDir::new("cli-unusable");
+    // Nothing listens on port 9 of 127.0.0.1 (discard): connection refused.
+    let kubeconfig = write_kubeconfig(&dir.0, "http://127.0.0.1:9", "t");
+    let kc = kubeconfig.to_str().unwrap();
+    for cmd in [
+        vec!["matrix"],
+        vec!["audit"],
+        vec!["explain", "a/b", "--node", "n"],
+        vec![
+            "verify",
+            "-q",
+            "--evidence",
+            dir.join("evidence").to_str().unwrap(),
+        ],
+    ] {
+        locality()
+            .args(&cmd)
+            .args(["--kubeconfig", kc, "--context", "nope"])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("context \"nope\""));
+        locality()
+            .args(&cmd)
+            .args(["--kubeconfig", kc])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(1);
+    }
+}

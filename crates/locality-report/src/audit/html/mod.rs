@@ -31,18 +31,7 @@ use grid::grid_html;
 
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
+    html_escape::encode_quoted_attribute(text).into_owned()
 }
 
 /// JSON for a `<script>` block: `<` is escaped so no `</script>` can close it early.
@@ -393,7 +382,7 @@ mod tests {
     fn escapes_html_and_script_json() {
         assert_eq!(
             escape("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#x27;"
         );
         assert_eq!(script_json(&vec!["</script>"]), "[\"\\u003c/script>\"]");
     }
