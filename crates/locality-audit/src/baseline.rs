@@ -9,7 +9,8 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::report::{AuditReport, Finding, PortRef};
+use crate::finding::{Finding, PortRef};
+use crate::report::AuditReport;
 
 /// The `partialFingerprints` key of SARIF results.
 pub const FINGERPRINT_KEY: &str = "localityFinding/v1";

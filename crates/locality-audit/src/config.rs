@@ -13,9 +13,8 @@ use jiff::civil::Date;
 use locality_model::objects::ClusterState;
 use serde::Serialize;
 
-use crate::report::Finding;
+use crate::finding::{Finding, Suppression, SuppressionKind};
 use crate::rule::{RuleId, Severity};
-use crate::suppress::{Suppression, SuppressionKind};
 
 /// What the configuration says of one rule.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -15,8 +15,9 @@ use locality_model::objects::{ClusterState, EndpointSlice, Node, Service, Worklo
 use locality_model::proxy::{MissingFacts, ProxyMode};
 use locality_model::selector::service_selects;
 
-use crate::finding::{FindingBuilder, Picked, object};
-use crate::report::{AuditOptions, Finding, NodePods, ServiceRef};
+use crate::builder::{FindingBuilder, Picked, object};
+use crate::finding::{Finding, NodePods, ServiceRef};
+use crate::report::AuditOptions;
 use crate::rule::RuleId;
 
 /// What is known about the proxy mode.

@@ -1,117 +1,151 @@
-//! Building a finding: [`FindingBuilder`], the nodes picked for it ([`Picked`]) and the
-//! phrases and references its text is made of.
+//! What a finding is: the rule, the Service and port, the nodes and objects concerned, the
+//! text, and its [`Suppression`] when a team accepted it. Built by the rules
+//! (`builder.rs`), filtered by suppressions and `.locality.yaml`, reported in
+//! [`crate::report::AuditReport`].
 
-use locality_model::matrix::PortEntry;
-use locality_model::objects::{EndpointSlice, Service, Workload};
+use locality_model::objects::{IpFamily, Origin, Protocol};
+use locality_model::proxy::{Confidence, MissingFacts};
+use serde::Serialize;
 
-use crate::report::{Finding, NodePods, ObjectRef, PortRef, SourceLocation};
-use crate::rule::Severity;
+use crate::rule::{RuleId, Severity};
 
-/// Nodes picked for a finding: the listed ones, the total, and their pods.
-pub(crate) struct Picked {
-    pub nodes: Vec<NodePods>,
-    pub count: usize,
+/// A Service, by namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ServiceRef {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+/// A service port (keyed as in the `RoutingMatrix`: name, protocol, number).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct PortRef {
+    /// Port name (`""` when unnamed).
+    pub name: String,
+    /// Protocol.
+    pub protocol: Protocol,
+    /// Port number.
+    pub port: u16,
+}
+
+/// A node concerned by a finding and the number of client pods running on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodePods {
+    /// Node name.
+    pub node: String,
+    /// Non-terminal pods scheduled on it (hostNetwork or not).
     pub pods: usize,
 }
 
-/// Builds a [`Finding`].
-pub(crate) struct FindingBuilder {
-    pub f: Finding,
+/// Location of an object in the input, for SARIF physical locations.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceLocation {
+    /// File path (`-` for stdin).
+    pub file: String,
+    /// 0-based YAML document (or JSON value) index.
+    pub document: u32,
+    /// 0-based index in a `List`'s `items`, if the object was in one.
+    pub item: Option<u32>,
+    /// 1-based line of the object's start, 0 when unknown.
+    pub line: u32,
+    /// 1-based column of the object's start, 0 when unknown.
+    pub column: u32,
 }
 
-impl FindingBuilder {
-    pub(crate) fn port(mut self, entry: &PortEntry<'_>) -> Self {
-        self.f.port = Some(port_ref(entry));
-        self.f.ip_family = Some(entry.info.family);
-        self
-    }
-    pub(crate) fn severity(mut self, s: Severity) -> Self {
-        self.f.severity = s;
-        self
-    }
-    pub(crate) fn nodes(mut self, p: Picked) -> Self {
-        self.f.nodes = p.nodes;
-        self.f.node_count = p.count;
-        self.f.pod_count = p.pods;
-        self
-    }
-    pub(crate) fn workloads(mut self, w: &[&Workload]) -> Self {
-        self.f
-            .objects
-            .extend(w.iter().map(|w| object(w.kind.as_str(), &w.meta)));
-        self
-    }
-    pub(crate) fn slices(mut self, s: &[&EndpointSlice]) -> Self {
-        self.f
-            .objects
-            .extend(s.iter().map(|s| object("EndpointSlice", &s.meta)));
-        self
-    }
-    pub(crate) fn message(mut self, m: impl Into<String>) -> Self {
-        self.f.message = m.into();
-        self
-    }
-    pub(crate) fn fix(mut self, m: impl Into<String>) -> Self {
-        self.f.fix = m.into();
-        self
+impl SourceLocation {
+    /// The location of an object read from a file; `None` for live, simulated or assumed
+    /// objects (their [`Origin`] has no file).
+    pub fn from_origin(origin: &Origin) -> Option<Self> {
+        (!origin.file.is_empty()).then(|| SourceLocation {
+            file: origin.file.clone(),
+            document: origin.document,
+            item: origin.item,
+            line: origin.line,
+            column: origin.column,
+        })
     }
 }
 
-/// An [`ObjectRef`] for an object's metadata.
-pub(crate) fn object(kind: &str, meta: &locality_model::objects::ObjectMeta) -> ObjectRef {
-    ObjectRef {
-        kind: kind.to_string(),
-        namespace: meta.namespace.clone(),
-        name: meta.name.clone(),
-        origin: SourceLocation::from_origin(&meta.origin),
-    }
+/// An object involved in a finding: the Service, its backing workloads, its EndpointSlices,
+/// its Pods.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ObjectRef {
+    /// Kind (`Service`, `DaemonSet`, `Deployment`, `StatefulSet`, `ReplicaSet`,
+    /// `EndpointSlice`, `Pod`, `Node`).
+    pub kind: String,
+    /// Namespace (`""` for Nodes).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// Where it was read from; `null` for live objects.
+    pub origin: Option<SourceLocation>,
 }
 
-/// The [`PortRef`] of a port entry.
-pub(crate) fn port_ref(entry: &PortEntry<'_>) -> PortRef {
-    PortRef {
-        name: entry.info.port.name.clone(),
-        protocol: entry.info.port.protocol,
-        port: entry.info.port.port,
-    }
+/// One finding of one rule on one Service (and port and IP family, when the rule is per port).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// Rule.
+    pub rule: RuleId,
+    /// Severity (usually the rule's default).
+    pub severity: Severity,
+    /// The rule's title.
+    pub title: &'static str,
+    /// The Service.
+    pub service: ServiceRef,
+    /// The service port, for per-port rules.
+    pub port: Option<PortRef>,
+    /// The IP family, for per-port rules.
+    pub ip_family: Option<IpFamily>,
+    /// Nodes concerned (e.g. blind nodes), the most loaded first (pods descending, then
+    /// name), at most [`AuditOptions::node_limit`].
+    pub nodes: Vec<NodePods>,
+    /// Total number of nodes concerned (`nodes` may be truncated).
+    pub node_count: usize,
+    /// Total client pods on the nodes concerned.
+    pub pod_count: usize,
+    /// Objects involved: the Service first, then backing workloads, EndpointSlices, others.
+    pub objects: Vec<ObjectRef>,
+    /// What is wrong, with the data that shows it.
+    pub message: String,
+    /// One-line fix.
+    pub fix: String,
+    /// The kubernetes.io page that states the guarantee.
+    pub docs_url: &'static str,
+    /// Set when the finding is accepted on purpose (`locality.dev/ignore`): counted apart,
+    /// never failing `--fail-on`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppression: Option<Suppression>,
+    /// How sure the finding is: the least sure of the routes of the service port(s) it
+    /// concerns (`upstream-test`, `source-read`, `inferred`); absent when no route backs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// What those routes depend on that the input does not give (`kube-proxy-version`,
+    /// `kube-version`, `proxy-mode`); the confidence is then `inferred`. Absent when nothing.
+    #[serde(skip_serializing_if = "MissingFacts::is_empty")]
+    pub missing_facts: MissingFacts,
 }
 
-/// `port NAME NUMBER/PROTOCOL (FAMILY)` for messages.
-pub(crate) fn port_text(entry: &PortEntry<'_>) -> String {
-    let p = &entry.info.port;
-    let name = if p.name.is_empty() {
-        String::new()
-    } else {
-        format!("{} ", p.name)
-    };
-    format!(
-        "port {name}{}/{} ({})",
-        p.port,
-        p.protocol.as_str(),
-        entry.info.family.as_str()
-    )
+/// Where a suppression comes from (SARIF's `suppression.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SuppressionKind {
+    /// An annotation on the object itself (or its Namespace).
+    InSource,
+    /// An exemption of the configuration file (`.locality.yaml`).
+    External,
 }
 
-/// `ns/name`.
-pub(crate) fn svc_name(svc: &Service) -> String {
-    format!("{}/{}", svc.meta.namespace, svc.meta.name)
-}
-
-/// "1 node" / "3 nodes".
-pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("{n} {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
-/// Names of the listed nodes, at most 5, with "and N more".
-pub(crate) fn name_list(p: &Picked) -> String {
-    let shown: Vec<&str> = p.nodes.iter().take(5).map(|n| n.node.as_str()).collect();
-    let mut s = shown.join(", ");
-    if p.count > shown.len() {
-        s.push_str(&format!(" and {} more", p.count - shown.len()));
-    }
-    s
+/// Why a finding is suppressed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Suppression {
+    /// Where it comes from.
+    pub kind: SuppressionKind,
+    /// What says so: `Service default/web annotation locality.dev/ignore`.
+    pub source: String,
+    /// The reason given, if any.
+    pub justification: Option<String>,
 }

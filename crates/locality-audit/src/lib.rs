@@ -23,10 +23,11 @@
 //! endpoints + ports × zones. Nothing iterates nodes × ports.
 
 pub mod baseline;
+mod builder;
 pub mod clients;
 pub mod config;
 mod context;
-mod finding;
+pub mod finding;
 pub mod report;
 pub mod rule;
 mod rules;
@@ -41,9 +42,12 @@ use locality_model::objects::{ClusterState, Service};
 use locality_model::proxy::{Destination, Source};
 
 pub use baseline::Baseline;
+pub use finding::{
+    Finding, NodePods, ObjectRef, PortRef, ServiceRef, SourceLocation, Suppression, SuppressionKind,
+};
 pub use report::{
-    AssumedShape, AuditOptions, AuditReport, DataPlaneInfo, Finding, InputKind, NodePods, ObjectRef, PortRef,
-    RouteCounts, ServiceRef, ServiceSummary, SkippedRule, SourceLocation, Totals,
+    AssumedShape, AuditOptions, AuditReport, DataPlaneInfo, InputKind, RouteCounts, ServiceSummary,
+    SkippedRule, Totals,
 };
 pub use rule::{ParseError, RuleId, Severity};
 
@@ -246,7 +250,7 @@ fn summaries(
                 namespace: svc.meta.namespace.clone(),
                 name: svc.meta.name.clone(),
             },
-            port: finding::port_ref(e),
+            port: builder::port_ref(e),
             ip_family: e.info.family,
             internal_traffic_policy: policy(e.info.internal_policy_local),
             external_traffic_policy: e

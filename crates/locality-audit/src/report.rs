@@ -4,11 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use locality_model::objects::{IpFamily, Origin, Protocol};
-use locality_model::proxy::{Confidence, MissingFacts};
+use locality_model::objects::IpFamily;
 use locality_model::proxy::{Destination, ProxyMode, Source};
 use serde::Serialize;
 
+use crate::finding::{Finding, PortRef, ServiceRef};
 use crate::rule::{RuleId, Severity};
 
 /// Where the cluster state came from.
@@ -80,125 +80,6 @@ impl AuditOptions {
             && !self.skip.contains(&rule)
             && !self.config.disabled().any(|r| r == rule)
     }
-}
-
-/// A Service, by namespace and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct ServiceRef {
-    /// Namespace.
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-}
-
-/// A service port (keyed as in the `RoutingMatrix`: name, protocol, number).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct PortRef {
-    /// Port name (`""` when unnamed).
-    pub name: String,
-    /// Protocol.
-    pub protocol: Protocol,
-    /// Port number.
-    pub port: u16,
-}
-
-/// A node concerned by a finding and the number of client pods running on it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NodePods {
-    /// Node name.
-    pub node: String,
-    /// Non-terminal pods scheduled on it (hostNetwork or not).
-    pub pods: usize,
-}
-
-/// Location of an object in the input, for SARIF physical locations.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SourceLocation {
-    /// File path (`-` for stdin).
-    pub file: String,
-    /// 0-based YAML document (or JSON value) index.
-    pub document: u32,
-    /// 0-based index in a `List`'s `items`, if the object was in one.
-    pub item: Option<u32>,
-    /// 1-based line of the object's start, 0 when unknown.
-    pub line: u32,
-    /// 1-based column of the object's start, 0 when unknown.
-    pub column: u32,
-}
-
-impl SourceLocation {
-    /// The location of an object read from a file; `None` for live, simulated or assumed
-    /// objects (their [`Origin`] has no file).
-    pub fn from_origin(origin: &Origin) -> Option<Self> {
-        (!origin.file.is_empty()).then(|| SourceLocation {
-            file: origin.file.clone(),
-            document: origin.document,
-            item: origin.item,
-            line: origin.line,
-            column: origin.column,
-        })
-    }
-}
-
-/// An object involved in a finding: the Service, its backing workloads, its EndpointSlices,
-/// its Pods.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct ObjectRef {
-    /// Kind (`Service`, `DaemonSet`, `Deployment`, `StatefulSet`, `ReplicaSet`,
-    /// `EndpointSlice`, `Pod`, `Node`).
-    pub kind: String,
-    /// Namespace (`""` for Nodes).
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-    /// Where it was read from; `null` for live objects.
-    pub origin: Option<SourceLocation>,
-}
-
-/// One finding of one rule on one Service (and port and IP family, when the rule is per port).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Finding {
-    /// Rule.
-    pub rule: RuleId,
-    /// Severity (usually the rule's default).
-    pub severity: Severity,
-    /// The rule's title.
-    pub title: &'static str,
-    /// The Service.
-    pub service: ServiceRef,
-    /// The service port, for per-port rules.
-    pub port: Option<PortRef>,
-    /// The IP family, for per-port rules.
-    pub ip_family: Option<IpFamily>,
-    /// Nodes concerned (e.g. blind nodes), the most loaded first (pods descending, then
-    /// name), at most [`AuditOptions::node_limit`].
-    pub nodes: Vec<NodePods>,
-    /// Total number of nodes concerned (`nodes` may be truncated).
-    pub node_count: usize,
-    /// Total client pods on the nodes concerned.
-    pub pod_count: usize,
-    /// Objects involved: the Service first, then backing workloads, EndpointSlices, others.
-    pub objects: Vec<ObjectRef>,
-    /// What is wrong, with the data that shows it.
-    pub message: String,
-    /// One-line fix.
-    pub fix: String,
-    /// The kubernetes.io page that states the guarantee.
-    pub docs_url: &'static str,
-    /// Set when the finding is accepted on purpose (`locality.dev/ignore`): counted apart,
-    /// never failing `--fail-on`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub suppression: Option<crate::suppress::Suppression>,
-    /// How sure the finding is: the least sure of the routes of the service port(s) it
-    /// concerns (`upstream-test`, `source-read`, `inferred`); absent when no route backs it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<Confidence>,
-    /// What those routes depend on that the input does not give (`kube-proxy-version`,
-    /// `kube-version`, `proxy-mode`); the confidence is then `inferred`. Absent when nothing.
-    #[serde(skip_serializing_if = "MissingFacts::is_empty")]
-    pub missing_facts: MissingFacts,
 }
 
 /// A rule that did not run, and why.

@@ -8,38 +8,15 @@
 
 use std::collections::HashMap;
 
-use locality_model::objects::{ClusterState, ObjectMeta};
-use serde::Serialize;
-
-use crate::report::Finding;
+use crate::finding::Finding;
+pub use crate::finding::{Suppression, SuppressionKind};
 use crate::rule::RuleId;
+use locality_model::objects::{ClusterState, ObjectMeta};
 
 pub use locality_model::objects::{
     ANNOTATION_LOCALITY_IGNORE as ANNOTATION_IGNORE,
     ANNOTATION_LOCALITY_IGNORE_REASON as ANNOTATION_IGNORE_REASON,
 };
-
-/// Where a suppression comes from (SARIF's `suppression.kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum SuppressionKind {
-    /// An annotation on the object itself (or its Namespace).
-    InSource,
-    /// An exemption of the configuration file (`.locality.yaml`).
-    External,
-}
-
-/// Why a finding is suppressed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Suppression {
-    /// Where it comes from.
-    pub kind: SuppressionKind,
-    /// What says so: `Service default/web annotation locality.dev/ignore`.
-    pub source: String,
-    /// The reason given, if any.
-    pub justification: Option<String>,
-}
 
 /// The rules an `ignore` annotation value lists: `None` for `*` (every rule), else the IDs;
 /// the entries that are no rule ID are returned apart.

@@ -8,8 +8,8 @@ use locality_model::objects::{
 };
 
 use super::SvcView;
+use crate::builder::{Picked, name_list, plural, svc_name};
 use crate::context::{Ctx, ProxyFeature};
-use crate::finding::{Picked, name_list, plural, svc_name};
 use crate::rule::RuleId;
 
 /// Runs the rules of this module on one Service.

@@ -5,9 +5,9 @@
 
 use locality_model::objects::{Service, WorkloadKind};
 
+use crate::builder::{object, svc_name};
 use crate::context::Ctx;
-use crate::finding::{object, svc_name};
-use crate::report::ObjectRef;
+use crate::finding::ObjectRef;
 use crate::rule::RuleId;
 
 /// Runs LOC021 on one Service.

@@ -7,8 +7,8 @@ use locality_model::objects::{PodPhase, Service, ServiceType, TrafficPolicy, Wor
 use locality_model::proxy::ProxyMode;
 
 use super::SvcView;
+use crate::builder::{name_list, plural, port_text, svc_name};
 use crate::context::{Ctx, LocalSets, Mode};
-use crate::finding::{name_list, plural, port_text, svc_name};
 use crate::rule::{RuleId, Severity};
 use crate::schedule::daemon_unfit;
 

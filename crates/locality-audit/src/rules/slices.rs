@@ -25,8 +25,8 @@ use locality_model::objects::{
     TargetPort,
 };
 
+use crate::builder::{plural, svc_name};
 use crate::context::Ctx;
-use crate::finding::{plural, svc_name};
 use crate::rule::RuleId;
 
 /// What is compared per endpoint.

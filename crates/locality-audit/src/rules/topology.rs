@@ -10,8 +10,8 @@ use locality_model::objects::{EndpointSlice, Service, ServiceType, TrafficPolicy
 use locality_model::proxy::{CategorizeIndex, ProxyEndpoint, ProxyNode};
 
 use super::SvcView;
+use crate::builder::{name_list, plural, port_text, svc_name};
 use crate::context::Ctx;
-use crate::finding::{name_list, plural, port_text, svc_name};
 use crate::rule::{RuleId, Severity};
 
 /// The known `trafficDistribution` values.
