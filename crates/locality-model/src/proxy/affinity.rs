@@ -21,7 +21,7 @@
 //! address reaches one endpoint, which one is not predictable. Everything behind one
 //! address (the node itself and its hostNetwork pods, clients behind one NAT) shares it.
 
-use super::verdict::ProxyMode;
+use super::codes::ProxyMode;
 
 /// The trace line for a delivered route with client-IP affinity over `endpoints` endpoints.
 pub fn describe(mode: ProxyMode, seconds: u32, endpoints: usize) -> String {

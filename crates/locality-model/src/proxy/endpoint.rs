@@ -1,17 +1,16 @@
 //! kube-proxy's view of endpoints and service ports.
 //!
-//! Mirrors `pkg/proxy/endpoint.go` (`BaseEndpointInfo`), `pkg/proxy/endpointslicecache.go`
-//! (`addEndpoints`: which slice entries become endpoints of a service port) and
-//! `pkg/proxy/serviceport.go` (`UsesClusterEndpoints`, `UsesLocalEndpoints`).
+//! Mirrors `pkg/proxy/endpoint.go` (`BaseEndpointInfo`) and `pkg/proxy/serviceport.go`
+//! (`UsesClusterEndpoints`, `UsesLocalEndpoints`); which slice entries become endpoints is
+//! [`super::endpointslicecache`].
 
-use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
 
 use crate::features::ProxyFeatures;
 use crate::objects::{
-    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, EndpointSlice, IpFamily, Protocol,
-    ProxyExclusion, Service, ServicePort, ServiceType, TrafficPolicy,
+    ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, IpFamily, ProxyExclusion, Service,
+    ServicePort, ServiceType, TrafficPolicy,
 };
 
 /// One endpoint of one service port as kube-proxy sees it (`BaseEndpointInfo`).
@@ -93,7 +92,7 @@ pub struct ServicePortInfo {
     pub sticky_max_age_seconds: Option<u32>,
     /// `LoadBalancerSourceRanges()`: the Service's ranges of this family, trimmed and parsed
     /// (empty: no firewall in front of the VIPs).
-    pub load_balancer_source_ranges: Vec<super::firewall::SourceRange>,
+    pub load_balancer_source_ranges: Vec<super::source_ranges::SourceRange>,
 }
 
 /// Why kube-proxy ignores a Service.
@@ -164,7 +163,7 @@ impl ServicePortInfo {
             not_proxied,
             has_node_port: svc.has_node_port(port),
             sticky_max_age_seconds: svc.client_ip_affinity_seconds(),
-            load_balancer_source_ranges: super::firewall::ranges_of_family(
+            load_balancer_source_ranges: super::source_ranges::ranges_of_family(
                 &svc.load_balancer_source_ranges,
                 family,
             ),
@@ -186,119 +185,4 @@ impl ServicePortInfo {
     pub fn uses_local_endpoints(&self) -> bool {
         self.internal_policy_local || (self.external_policy_local && self.externally_accessible())
     }
-}
-
-/// The endpoints of one service port and family, from the Service's EndpointSlices
-/// (`endpointslicecache.go` `addEndpoints` and `endpointsMapFromEndpointInfo`).
-///
-/// Only slices of the family's address type count; a slice port matches when its name and
-/// protocol equal the service port's and its number is set; entries without an address are
-/// ignored; only `addresses[0]` is used. The result is sorted by `IP:port`.
-///
-/// When the same `IP:port` appears in several slices, kube-proxy keeps one copy, and which
-/// one depends on its version and on Go's map order (see [`super::duplicates`]): the endpoint
-/// list holds one canonical copy per address, chosen without regard to input order, and
-/// every address whose copies differ is listed in [`PortEndpoints::duplicates`] for the
-/// per-node resolution. Hints are kept as written; whether kube-proxy reads them (by
-/// version) is decided in [`super::CategorizeIndex`].
-pub fn endpoints_for_port<'a>(
-    slices: impl IntoIterator<Item = &'a EndpointSlice>,
-    port: &ServicePort,
-    family: IpFamily,
-) -> PortEndpoints {
-    // The first copy of an address, and any further ones (allocated only for duplicates),
-    // each with the position of its slice in `names`.
-    type Copies = (ProxyEndpoint, usize, Vec<(ProxyEndpoint, usize)>);
-    let mut by_key: HashMap<(IpAddr, u16), Copies> = HashMap::new();
-    let mut names: Vec<&str> = Vec::new();
-    for slice in slices {
-        if slice.address_type.family() != Some(family) {
-            continue;
-        }
-        let Some(number) = slice.ports.iter().find_map(|p| {
-            let name_matches = p.name.as_deref() == Some(port.name.as_str());
-            let proto_matches = p.protocol.unwrap_or(Protocol::TCP) == port.protocol;
-            (name_matches && proto_matches)
-                .then_some(p.port)
-                .flatten()
-                .filter(|n| *n != 0)
-        }) else {
-            continue;
-        };
-        let at = names.len();
-        names.push(&slice.meta.name);
-        for ep in &slice.endpoints {
-            let Some(ip) = ep.addresses.first().copied() else {
-                continue;
-            };
-            let hints = ep.hints.as_ref();
-            let candidate = ProxyEndpoint {
-                ip,
-                port: number,
-                node_name: ep.node_name.clone(),
-                ready: ep.conditions.ready.unwrap_or(true),
-                serving: ep.conditions.serving.unwrap_or(true),
-                terminating: ep.conditions.terminating.unwrap_or(false),
-                zone_hints: hints.map(|h| h.for_zones.clone()).unwrap_or_default(),
-                node_hints: hints.map(|h| h.for_nodes.clone()).unwrap_or_default(),
-                zone: ep.zone.clone(),
-                target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
-            };
-            match by_key.entry((ip, number)) {
-                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().2.push((candidate, at)),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((candidate, at, Vec::new()));
-                }
-            }
-        }
-    }
-    let mut keys: Vec<(IpAddr, u16)> = by_key.keys().copied().collect();
-    keys.sort_unstable();
-    let mut out = PortEndpoints::default();
-    for key in keys {
-        let Some((first, first_at, more)) = by_key.remove(&key) else {
-            continue;
-        };
-        if more.is_empty() {
-            out.endpoints.push(first);
-            continue;
-        }
-        let mut read = more;
-        read.push((first, first_at));
-        read.sort_by(|a, b| super::duplicates::canonical_order(&a.0, &b.0));
-        // Identical copies are one copy, found in several slices.
-        let mut copies: Vec<ProxyEndpoint> = Vec::new();
-        let mut in_slices: Vec<Vec<String>> = Vec::new();
-        for (copy, at) in read {
-            if copies.last() != Some(&copy) {
-                copies.push(copy);
-                in_slices.push(Vec::new());
-            }
-            if let Some(list) = in_slices.last_mut() {
-                list.push(names[at].to_string());
-            }
-        }
-        for list in &mut in_slices {
-            list.sort();
-            list.dedup();
-        }
-        out.endpoints.push(copies[0].clone());
-        if copies.len() > 1 {
-            out.duplicates.push(super::duplicates::DuplicateEndpoint {
-                index: out.endpoints.len() - 1,
-                copies,
-                slices: in_slices,
-            });
-        }
-    }
-    out
-}
-
-/// The endpoints of one service port in one family, as [`endpoints_for_port`] reads them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PortEndpoints {
-    /// One copy per `IP:port`, sorted by address.
-    pub endpoints: Vec<ProxyEndpoint>,
-    /// Addresses found in several slices with copies that differ.
-    pub duplicates: Vec<super::duplicates::DuplicateEndpoint>,
 }

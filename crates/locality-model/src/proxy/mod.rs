@@ -14,13 +14,17 @@ mod codes;
 pub mod confidence;
 pub mod duplicates;
 pub mod endpoint;
+mod endpointslicecache;
 pub mod firewall;
+mod route;
 mod rule_text;
+mod source_ranges;
 pub mod topology;
 pub mod verdict;
 pub mod winkernel;
 
-pub use endpoint::{NotProxiedReason, PortEndpoints, ProxyEndpoint, ServicePortInfo, endpoints_for_port};
+pub use endpoint::{NotProxiedReason, ProxyEndpoint, ServicePortInfo};
+pub use endpointslicecache::{PortEndpoints, endpoints_for_port};
 pub use topology::{
     CategorizeIndex, CategorizedEndpoints, CategorySignature, HintDecision, ProxyNode, TopologyMode,
     categorize_endpoints,

@@ -1,9 +1,10 @@
 //! What `explain` shows of kube-proxy's rules: the DROP / REJECT rule as the proxiers write
 //! it, and the endpoint sets of `CategorizeEndpoints` in words.
 
+use super::codes::{Destination, ProxyMode};
 use super::endpoint::ServicePortInfo;
+use super::route::RouteQuery;
 use super::topology::{CategorizedEndpoints, TopologyMode};
-use super::verdict::{Destination, ProxyMode, RouteQuery};
 
 /// The filter rule kube-proxy writes for a DROP or REJECT, as `iptables-save` /
 /// `nft list ruleset` would show it (chain and set names as in the proxiers; the

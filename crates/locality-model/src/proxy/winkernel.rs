@@ -14,9 +14,11 @@
 //! Windows node. `sessionAffinity: ClientIP` becomes HNS session affinity only where the
 //! Windows version supports it (otherwise kube-proxy logs that it is not supported).
 
+use super::codes::{Reason, VerdictKind};
+use super::confidence::Confidence;
 use super::endpoint::ServicePortInfo;
+use super::route::{Route, RouteQuery, TraceStep};
 use super::topology::CategorizedEndpoints;
-use super::verdict::{Confidence, Reason, Route, RouteQuery, TraceStep, VerdictKind};
 
 /// The route on a Windows node: the Linux endpoint selection, the HNS consequence.
 pub fn route(info: &ServicePortInfo, cat: &CategorizedEndpoints<'_>, total: usize, q: RouteQuery) -> Route {
