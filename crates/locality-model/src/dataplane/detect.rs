@@ -28,6 +28,7 @@
 use std::collections::BTreeMap;
 
 use super::{Detection, Plane, PlaneVersion};
+pub use crate::objects::ContainerFacts;
 
 /// The parts of a DaemonSet detection reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,42 +39,6 @@ pub struct DaemonSetFacts {
     pub name: String,
     /// Its template's containers.
     pub containers: Vec<ContainerFacts>,
-}
-
-/// One container of a DaemonSet's template.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ContainerFacts {
-    /// Name.
-    pub name: String,
-    /// Image reference.
-    pub image: String,
-    /// `env[]` with a literal `value` (those set through `valueFrom` are left out).
-    pub env: Vec<(String, String)>,
-    /// `command` and `args`, in order.
-    pub args: Vec<String>,
-}
-
-impl ContainerFacts {
-    fn env(&self, name: &str) -> Option<&str> {
-        self.env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-    /// `--name=value` or `--name value` in its command line.
-    fn flag(&self, name: &str) -> Option<String> {
-        let words: Vec<&str> = self.args.iter().flat_map(|a| a.split_whitespace()).collect();
-        let mut it = words.iter();
-        while let Some(w) = it.next() {
-            let Some(bare) = w.strip_prefix("--") else {
-                continue;
-            };
-            if let Some(v) = bare.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
-                return Some(v.to_string());
-            }
-            if bare == name {
-                return Some(it.next().map_or("true", |v| *v).to_string());
-            }
-        }
-        None
-    }
 }
 
 /// Everything detection reads.

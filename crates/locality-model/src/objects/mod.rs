@@ -221,7 +221,6 @@ mod pod;
 mod service;
 mod workload;
 
-pub use crate::dataplane::detect::ContainerFacts;
 pub use endpoints::*;
 pub use node::*;
 pub use pod::*;

@@ -59,7 +59,7 @@ pub struct Workload {
     pub update_strategy: Option<String>,
     /// The template's containers: name, image, literal env and command line (what
     /// [`crate::dataplane::detect`] reads of a data plane's DaemonSet).
-    pub containers: Vec<crate::dataplane::detect::ContainerFacts>,
+    pub containers: Vec<ContainerFacts>,
 }
 
 /// A policy/v1 PodDisruptionBudget: how many of the pods it selects must stay available
@@ -77,4 +77,41 @@ pub struct PodDisruptionBudget {
     pub max_unavailable: Option<String>,
     /// `spec.unhealthyPodEvictionPolicy` (`IfHealthyBudget` or `AlwaysAllow`), if set.
     pub unhealthy_pod_eviction_policy: Option<String>,
+}
+
+/// One container of a DaemonSet's template.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContainerFacts {
+    /// Name.
+    pub name: String,
+    /// Image reference.
+    pub image: String,
+    /// `env[]` with a literal `value` (those set through `valueFrom` are left out).
+    pub env: Vec<(String, String)>,
+    /// `command` and `args`, in order.
+    pub args: Vec<String>,
+}
+
+impl ContainerFacts {
+    /// The literal value of environment variable `name`.
+    pub(crate) fn env(&self, name: &str) -> Option<&str> {
+        self.env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+    /// `--name=value` or `--name value` in its command line.
+    pub(crate) fn flag(&self, name: &str) -> Option<String> {
+        let words: Vec<&str> = self.args.iter().flat_map(|a| a.split_whitespace()).collect();
+        let mut it = words.iter();
+        while let Some(w) = it.next() {
+            let Some(bare) = w.strip_prefix("--") else {
+                continue;
+            };
+            if let Some(v) = bare.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+                return Some(v.to_string());
+            }
+            if bare == name {
+                return Some(it.next().map_or("true", |v| *v).to_string());
+            }
+        }
+        None
+    }
 }

@@ -11,7 +11,7 @@ use crate::judge::Status;
 use crate::logs::rate;
 use crate::probe::{Seen, Try};
 
-use super::timeline::Timeline;
+use super::timeline::{Phase, Timeline};
 
 /// How long past both bands the phase under test is held once seen (ms of the cluster's
 /// clock): at ≥ 10 tries per second, 15 tries judged strictly.
@@ -20,20 +20,6 @@ pub(super) const SETTLED_MARGIN_MS: u128 = 1_500;
 /// The fewest tries a case's phase under test must hold once settled (at 10 tries per
 /// second: one second).
 const MIN_SETTLED_TRIES: usize = 10;
-
-/// N1's endpoints as a slice shows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Phase {
-    /// The old backend is ready.
-    OldReady,
-    /// The old backend is terminating and still serving.
-    OldServingTerminating,
-    /// N1 has no serving endpoint.
-    NoLocal,
-    /// The new backend is ready.
-    NewReady,
-}
 
 /// The rollout's traffic policy, the client node's proxy mode and the phase the case tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,8 +46,9 @@ mod judge;
 mod timeline;
 mod watch;
 
-pub(crate) use judge::{Phase, Policy, judge_timeline};
+pub(crate) use judge::{Policy, judge_timeline};
 use judge::{SETTLED_MARGIN_MS, phase_of, rollout_judgement};
+pub(crate) use timeline::Phase;
 pub(crate) use timeline::Timeline;
 use timeline::Watched;
 

@@ -9,7 +9,19 @@
 //! bounds the `j`-th phase's start from above (it had begun by the stamp after that list)
 //! and the next phase's start from below (it had not begun by the stamp before that list).
 
-use super::judge::Phase;
+/// N1's endpoints as a slice shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    /// The old backend is ready.
+    OldReady,
+    /// The old backend is terminating and still serving.
+    OldServingTerminating,
+    /// N1 has no serving endpoint.
+    NoLocal,
+    /// The new backend is ready.
+    NewReady,
+}
 
 /// N1's phases as the polls of its EndpointSlices saw them, on the cluster's clock.
 ///
