@@ -11,6 +11,7 @@ mod docs;
 mod feature_gates;
 mod live;
 mod matrix;
+mod module_cycles;
 mod sim;
 mod simulate;
 mod verify;
