@@ -18,70 +18,7 @@ use locality_model::dataplane::catalogue::{self, Divergence, Resolution};
 use crate::decision::{CORE, Findings, KnownBug, Lag, Repair, RepairKind};
 use crate::judge::Status;
 use crate::record::{CaseRecord, INTERRUPTED};
-
-/// What the model predicts for one client node under a repair's hypothesis, and whether the
-/// tries from that node match it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Hypothesis {
-    /// The repair whose fault is assumed.
-    pub kind: RepairKind,
-    /// What the model predicts under it.
-    pub expected: crate::expect::Expected,
-    /// The node's tries match the prediction.
-    pub consistent: bool,
-}
-
-/// One client node's judgement within a case.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeJudgement {
-    /// The node whose kube-proxy handled the tries.
-    pub node: String,
-    /// Status for this node.
-    pub status: Status,
-    /// The repair hypotheses evaluated for a failure.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hypotheses: Vec<Hypothesis>,
-    /// kube-proxy on the node synced later than the limit: not judged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lag_over_limit: Option<crate::record::LagOverLimit>,
-}
-
-/// What the run read of each node's data plane (kube-proxy's own answers).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeDataPlane {
-    /// `/proxyMode` (`iptables`, `nftables`, `ipvs`), `None` when unreadable.
-    pub mode: Option<String>,
-    /// kube-proxy's version: `kubernetes_build_info` `git_version`, else the tag of the
-    /// image its pod in `kube-system` runs; `None` when neither could be read.
-    pub version: Option<String>,
-    /// Where [`Self::version`] comes from: `metrics` (`kubernetes_build_info`) or
-    /// `image NAME` (the pod's image tag, when the metrics could not be read).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version_from: Option<String>,
-    /// Why nothing could be read, if so.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unreadable: Option<String>,
-    /// The known data plane that serves the node, with its version (`cilium 1.18.0`), when
-    /// one was detected (`known_planes`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub known: Option<String>,
-    /// The object it was detected from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub known_from: Option<String>,
-    /// The IDs of the catalogue entries (docs/dataplanes.md) that apply to it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub divergences: Vec<String>,
-}
-
-impl NodeDataPlane {
-    /// The reported mode as the model's, when it is one the model routes.
-    pub fn model_mode(&self) -> Option<locality_model::proxy::ProxyMode> {
-        self.mode.as_deref().and_then(crate::survey::model_mode)
-    }
-}
+pub use crate::record::{Hypothesis, NodeDataPlane, NodeJudgement};
 
 /// The cases that use node hints (PreferSameNode).
 const NODE_HINT_CASES: &[&str] = &["H1", "H4", "H3"];

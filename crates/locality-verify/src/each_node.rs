@@ -9,7 +9,6 @@ use locality_model::objects::ClusterState;
 use locality_model::proxy::{Destination, Source};
 
 use crate::cases::Case;
-use crate::diagnose::NodeJudgement;
 use crate::env::Env;
 use crate::error::VerifyError;
 use crate::expect::{Expected, Query, for_route};
@@ -17,6 +16,7 @@ use crate::fixture::{self, HTTP_PORT, SERVICE_PORT};
 use crate::judge::Status;
 use crate::probe::Probe;
 use crate::probing::{cluster_ip, declared_expectation_in, node_config, node_judgement, single_mode};
+use crate::record::NodeJudgement;
 use crate::record::{CaseRecord, LagOverLimit, describe, record};
 use crate::setup::GroupState;
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::diagnose::NodeDataPlane;
 use crate::error::VerifyError;
 use crate::options::VerifyOptions;
+use crate::record::NodeDataPlane;
 use crate::roles::Roles;
 
 pub(crate) fn pods_path(ns: &str) -> String {
@@ -201,4 +201,19 @@ pub(crate) struct Env<'a> {
     pub(crate) sampled: &'a [String],
     /// What each node's kube-proxy reported (mode, version).
     pub(crate) planes: &'a BTreeMap<String, NodeDataPlane>,
+}
+
+/// A node's first IPv4 InternalIP, as read back.
+pub(crate) fn node_ip(state: &locality_model::objects::ClusterState, node: &str) -> String {
+    state
+        .nodes
+        .iter()
+        .find(|n| n.meta.name == node)
+        .and_then(|n| {
+            n.internal_ips.iter().find(|ip| {
+                locality_model::objects::IpFamily::of(ip) == locality_model::objects::IpFamily::IPv4
+            })
+        })
+        .map(ToString::to_string)
+        .unwrap_or_default()
 }

@@ -109,7 +109,7 @@ pub fn report(
         let expected = c
             .expected
             .as_ref()
-            .map_or_else(|| crate::ledger::declared_text(c), describe);
+            .map_or_else(|| crate::record::declared_text(c), describe);
         let docs = if c.docs.starts_with("https://") {
             format!(" <a href=\"{}\">docs</a>", escape(&c.docs))
         } else {

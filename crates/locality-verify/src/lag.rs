@@ -18,7 +18,7 @@ use crate::env::{Env, pods_path};
 use crate::error::VerifyError;
 use crate::ledger::Evidence;
 use crate::logs::unix_ms;
-use crate::metrics::Reader;
+use crate::scrape::Reader;
 
 /// The last successful sync and the pending endpoint changes, from a metrics text.
 pub fn sync_state(text: &str) -> Option<(u128, f64)> {

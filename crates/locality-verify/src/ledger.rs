@@ -11,11 +11,11 @@ use locality_model::objects::ClusterState;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::cases::Role;
 use crate::cluster::Cluster;
 use crate::error::VerifyError;
 use crate::fixture::HTTP_PORT;
 use crate::options::VerifyOptions;
+pub use crate::record::declared_text;
 use crate::record::{CaseRecord, VerifyOutcome, describe};
 use crate::roles::Roles;
 
@@ -74,7 +74,7 @@ impl Evidence {
         &self,
         snap: &locality_live::LiveSnapshot,
         opts: &VerifyOptions,
-        planes: &std::collections::BTreeMap<String, crate::diagnose::NodeDataPlane>,
+        planes: &std::collections::BTreeMap<String, crate::record::NodeDataPlane>,
     ) -> Result<(), VerifyError> {
         let v = json!({
             "nodes": planes,
@@ -320,29 +320,6 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
         }
     }
     Ok(())
-}
-
-/// The catalogue's declared outcome of a case, in words.
-pub fn declared_text(c: &CaseRecord) -> String {
-    let roles = |roles: &[Role]| roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
-    match c.declared {
-        crate::cases::Declared::AnsweredBy(r) => format!("answered by {}", roles(r)),
-        crate::cases::Declared::RefusedByEndpoint(r) => format!(
-            "delivered to {}'s backend, which refuses (nothing listens on the targetPort)",
-            roles(r)
-        ),
-        crate::cases::Declared::SameAsBefore => format!(
-            "{} give the same results after their manifests are applied again",
-            crate::cases::REPEATED.join(" and ")
-        ),
-        crate::cases::Declared::Timeout => "timeout (DROP)".into(),
-        crate::cases::Declared::Refused => "refused (REJECT)".into(),
-        crate::cases::Declared::Rollout => "per rollout phase (never remote under ITP Local; no drop window under PreferSameNode)".into(),
-        crate::cases::Declared::NoLocalEndpointsCounted => {
-            "N3 counted in kubeproxy_sync_proxy_rules_no_local_endpoints_total without a local endpoint, not with one".into()
-        }
-        crate::cases::Declared::OwnNode => "answered by the client's own node's backend".into(),
-    }
 }
 
 fn markdown(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> String {

@@ -46,6 +46,7 @@ mod roles;
 mod rollout;
 pub mod run;
 mod run_id;
+mod scrape;
 mod setup;
 mod source_ip;
 mod survey;

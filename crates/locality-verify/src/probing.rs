@@ -6,13 +6,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use locality_model::matrix::{DataPlane, MatrixConfig};
-use locality_model::objects::{ClusterState, IpFamily};
+use locality_model::objects::ClusterState;
 use locality_model::proxy::{Destination, ProxyMode, Source};
 use locality_model::version::KubeVersion;
 
 use crate::cases::{Case, Client, Declared, Dial};
 use crate::decision::RepairKind;
-use crate::diagnose::{Hypothesis, NodeDataPlane, NodeJudgement};
 use crate::env::Env;
 use crate::error::VerifyError;
 use crate::expect::{Expected, Query, for_route};
@@ -21,6 +20,7 @@ use crate::judge::{Status, judge, tries_for};
 use crate::ledger::Evidence;
 use crate::probe::{Probe, Try, dial};
 use crate::record::{CaseRecord, describe, record};
+use crate::record::{Hypothesis, NodeDataPlane, NodeJudgement};
 use crate::roles::Roles;
 use crate::setup::{Clients, GroupState};
 
@@ -335,7 +335,7 @@ pub(crate) async fn one_client_case(
                 Source::External
             };
             (
-                node_ip(snap, &node),
+                crate::env::node_ip(snap, &node),
                 node_port(snap, ns, group),
                 node,
                 source,
@@ -444,21 +444,6 @@ pub(crate) async fn one_client_case(
     }
     r.expected = Some(expected);
     Ok(r)
-}
-
-/// A node's first IPv4 InternalIP, as read back.
-pub(crate) fn node_ip(state: &ClusterState, node: &str) -> String {
-    state
-        .nodes
-        .iter()
-        .find(|n| n.meta.name == node)
-        .and_then(|n| {
-            n.internal_ips
-                .iter()
-                .find(|ip| IpFamily::of(ip) == IpFamily::IPv4)
-        })
-        .map(ToString::to_string)
-        .unwrap_or_default()
 }
 
 /// The nodePort allocated to the Service's first port, as read back (0: none).

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::cases::{Case, Declared};
+use crate::cases::{Case, Declared, Role};
 use crate::decision::Decision;
-use crate::diagnose::NodeJudgement;
+use crate::decision::RepairKind;
 use crate::expect::Expected;
 use crate::judge::Status;
 use crate::probe::Try;
@@ -103,7 +103,7 @@ pub struct VerifyOutcome {
     /// Nodes whose kube-proxy lagged beyond the limit.
     pub lagging: Vec<crate::decision::Lag>,
     /// What each node's kube-proxy reported (mode, version).
-    pub planes: BTreeMap<String, crate::diagnose::NodeDataPlane>,
+    pub planes: BTreeMap<String, NodeDataPlane>,
     /// The target is a simulated cluster (asked for, or detected from its version).
     pub simulated: bool,
 }
@@ -179,5 +179,100 @@ pub fn describe(e: &Expected) -> String {
                 .collect();
             format!("per client node: {}", each.join("; "))
         }
+    }
+}
+
+/// What the model predicts for one client node under a repair's hypothesis, and whether the
+/// tries from that node match it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hypothesis {
+    /// The repair whose fault is assumed.
+    pub kind: RepairKind,
+    /// What the model predicts under it.
+    pub expected: crate::expect::Expected,
+    /// The node's tries match the prediction.
+    pub consistent: bool,
+}
+
+/// One client node's judgement within a case.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeJudgement {
+    /// The node whose kube-proxy handled the tries.
+    pub node: String,
+    /// Status for this node.
+    pub status: Status,
+    /// The repair hypotheses evaluated for a failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hypotheses: Vec<Hypothesis>,
+    /// kube-proxy on the node synced later than the limit: not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_over_limit: Option<LagOverLimit>,
+}
+
+/// What the run read of each node's data plane (kube-proxy's own answers).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeDataPlane {
+    /// `/proxyMode` (`iptables`, `nftables`, `ipvs`), `None` when unreadable.
+    pub mode: Option<String>,
+    /// kube-proxy's version: `kubernetes_build_info` `git_version`, else the tag of the
+    /// image its pod in `kube-system` runs; `None` when neither could be read.
+    pub version: Option<String>,
+    /// Where [`Self::version`] comes from: `metrics` (`kubernetes_build_info`) or
+    /// `image NAME` (the pod's image tag, when the metrics could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_from: Option<String>,
+    /// Why nothing could be read, if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+    /// The known data plane that serves the node, with its version (`cilium 1.18.0`), when
+    /// one was detected (`known_planes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known: Option<String>,
+    /// The object it was detected from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_from: Option<String>,
+    /// The IDs of the catalogue entries (docs/dataplanes.md) that apply to it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub divergences: Vec<String>,
+}
+
+impl NodeDataPlane {
+    /// The reported mode as the model's, when it is one the model routes.
+    pub fn model_mode(&self) -> Option<locality_model::proxy::ProxyMode> {
+        self.mode.as_deref().and_then(model_mode)
+    }
+}
+
+/// A kube-proxy mode name (`/proxyMode`) as the model's mode; `None` for a mode the model
+/// does not route (`kernelspace`) or any other text.
+pub fn model_mode(name: &str) -> Option<locality_model::proxy::ProxyMode> {
+    locality_model::proxy::ProxyMode::ALL
+        .into_iter()
+        .find(|m| m.as_str() == name.trim())
+}
+
+/// The catalogue's declared outcome of a case, in words.
+pub fn declared_text(c: &CaseRecord) -> String {
+    let roles = |roles: &[Role]| roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    match c.declared {
+        crate::cases::Declared::AnsweredBy(r) => format!("answered by {}", roles(r)),
+        crate::cases::Declared::RefusedByEndpoint(r) => format!(
+            "delivered to {}'s backend, which refuses (nothing listens on the targetPort)",
+            roles(r)
+        ),
+        crate::cases::Declared::SameAsBefore => format!(
+            "{} give the same results after their manifests are applied again",
+            crate::cases::REPEATED.join(" and ")
+        ),
+        crate::cases::Declared::Timeout => "timeout (DROP)".into(),
+        crate::cases::Declared::Refused => "refused (REJECT)".into(),
+        crate::cases::Declared::Rollout => "per rollout phase (never remote under ITP Local; no drop window under PreferSameNode)".into(),
+        crate::cases::Declared::NoLocalEndpointsCounted => {
+            "N3 counted in kubeproxy_sync_proxy_rules_no_local_endpoints_total without a local endpoint, not with one".into()
+        }
+        crate::cases::Declared::OwnNode => "answered by the client's own node's backend".into(),
     }
 }

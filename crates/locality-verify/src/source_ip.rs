@@ -71,7 +71,7 @@ pub(crate) async fn check_preserved(
     probe: &Probe,
     r: &mut CaseRecord,
 ) -> Result<(), VerifyError> {
-    let client_ip = crate::probing::node_ip(snap, client_node);
+    let client_ip = crate::env::node_ip(snap, client_node);
     let ask = Probe {
         request: "clientip",
         ..probe.clone()

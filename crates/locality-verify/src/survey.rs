@@ -1,6 +1,6 @@
 //! What each node's kube-proxy says about itself, read before any case: its mode
 //! (`127.0.0.1:10249/proxyMode`) and its version (`kubernetes_build_info` on `/metrics`),
-//! through one-shot hostNetwork curl pods ([`crate::metrics::Reader`]).
+//! through one-shot hostNetwork curl pods ([`crate::scrape::Reader`]).
 //!
 //! The version is kube-proxy's own (never `nodeInfo.kubeProxyVersion`, which is the
 //! kubelet's); the mode decides the failure signature the model expects on that node (a
@@ -9,13 +9,14 @@
 //! hostNetwork pods not admitted) is recorded as unreadable, with why: its cases are judged
 //! against the cluster-wide configuration.
 
+pub use crate::record::model_mode;
 use std::collections::BTreeMap;
 
-use crate::diagnose::NodeDataPlane;
 use crate::env::Env;
 use crate::error::VerifyError;
 use crate::ledger::Evidence;
-use crate::metrics::Reader;
+use crate::record::NodeDataPlane;
+use crate::scrape::Reader;
 
 /// `git_version` of `kubernetes_build_info` in a Prometheus text exposition.
 pub fn build_info_version(text: &str) -> Option<String> {
@@ -29,14 +30,6 @@ pub fn build_info_version(text: &str) -> Option<String> {
 pub fn proxy_mode(text: &str) -> Option<String> {
     let t = text.trim();
     matches!(t, "iptables" | "nftables" | "ipvs" | "kernelspace").then(|| t.to_string())
-}
-
-/// A kube-proxy mode name (`/proxyMode`) as the model's mode; `None` for a mode the model
-/// does not route (`kernelspace`) or any other text.
-pub fn model_mode(name: &str) -> Option<locality_model::proxy::ProxyMode> {
-    locality_model::proxy::ProxyMode::ALL
-        .into_iter()
-        .find(|m| m.as_str() == name.trim())
 }
 
 /// The version an image reference is tagged with, when the tag is one

@@ -344,16 +344,16 @@ pub(super) fn rollout_judgement(
     tries: &[Try],
     old: &str,
     new: &str,
-) -> crate::diagnose::NodeJudgement {
+) -> crate::record::NodeJudgement {
     let answered = tries.iter().any(|t| matches!(t.seen, Seen::Answer { .. }));
     let remote = tries
         .iter()
         .any(|t| kind_of(&t.seen, old, new) == Some(Allowed::Remote));
     let consistent = if itp_local { !answered } else { remote };
-    crate::diagnose::NodeJudgement {
+    crate::record::NodeJudgement {
         node: node.unwrap_or_default().to_string(),
         status: Status::Fail,
-        hypotheses: vec![crate::diagnose::Hypothesis {
+        hypotheses: vec![crate::record::Hypothesis {
             kind: crate::decision::RepairKind::HostnameOverride,
             expected: crate::expect::Expected::Unknown {
                 why: "per rollout phase: never a local answer (Local), remote answers while local is ready (PreferSameNode)".into(),

@@ -308,7 +308,7 @@ pub(crate) async fn rollout_case(
     let ipvs = env
         .planes
         .get(&n1)
-        .and_then(crate::diagnose::NodeDataPlane::model_mode)
+        .and_then(crate::record::NodeDataPlane::model_mode)
         == Some(locality_model::proxy::ProxyMode::Ipvs);
     let policy = Policy {
         itp_local: c.setup.itp_local,
