@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use crate::Sim;
 use crate::encode::MANAGED_FIELDS_KEY;
 use crate::patch::{self, FieldPath};
-use crate::router::Target;
 use crate::status::ApiError;
+use crate::target::Target;
 
 /// An apply patch's body: YAML (or JSON, which is YAML) holding one object.
 pub(crate) fn apply_body(body: &[u8]) -> Result<Value, ApiError> {

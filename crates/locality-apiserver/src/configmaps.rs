@@ -18,9 +18,9 @@ use tokio::sync::mpsc;
 
 use crate::age::age;
 use crate::http::{Body, Query, json_response, line, stream_response};
-use crate::router::Target;
 use crate::status::ApiError;
-use crate::{Shared, decode, select};
+use crate::target::Target;
+use crate::{Shared, select};
 
 /// Fields a ConfigMap field selector may name.
 const FIELDS: &[&str] = &["metadata.name", "metadata.namespace"];
@@ -59,7 +59,7 @@ pub(crate) fn request(
                 .is_none_or(|ns| cm["metadata"]["namespace"] == ns)
         })
         .filter(|cm| t.name.as_deref().is_none_or(|n| cm["metadata"]["name"] == n))
-        .filter(|cm| select::label_matches(&labels, &decode::string_map(&cm["metadata"]["labels"])))
+        .filter(|cm| select::label_matches(&labels, &crate::stored::string_map(&cm["metadata"]["labels"])))
         .filter(|cm| select::fields_match(&fields, |f| field(cm, f)))
         .cloned()
         .collect();

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::resources::Resource;
 use crate::status::ApiError;
+use crate::stored::string_map;
 
 /// Checks `body` against the request (kind, apiVersion, namespace), fills the namespace and a
 /// `generateName` name, and returns the JSON to store.
@@ -204,22 +205,6 @@ pub fn unmodelled_digest(spec: &Value) -> u64 {
         .fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         })
-}
-
-/// A JSON object of strings as a map (non-string values as their JSON text).
-pub fn string_map(v: &Value) -> std::collections::BTreeMap<String, String> {
-    v.as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// A pod's declared behaviour from its spec JSON.

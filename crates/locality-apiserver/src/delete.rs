@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::encode::{self, Ctx};
 use crate::http::{Body, Query, json_response};
-use crate::router::{Target, key_of, map_sim_error};
 use crate::status::ApiError;
+use crate::target::{Target, key_of, map_sim_error};
 use crate::write::{check_dry_run, current, invalid_options};
 use crate::{Shared, Sim};
 

@@ -8,9 +8,9 @@ use locality_sim::store::{EventType, Store, WatchEvent};
 use locality_sim::{Kind, Object, ObjectKey};
 
 use crate::http::Query;
-use crate::router::Target;
 use crate::select::{self, FieldTerm};
 use crate::status::ApiError;
+use crate::target::Target;
 
 /// Label and field selectors of a request.
 pub(crate) struct Filter {

@@ -1,25 +1,22 @@
-//! The HTTP layer: connections (the header-read timeout, the virtual-clock driver), fault
-//! injection, the request timeout, request bodies read within [`MAX_REQUEST_BODY_BYTES`],
+//! The HTTP layer's parts: request bodies read within [`MAX_REQUEST_BODY_BYTES`],
 //! content negotiation of create, update and delete bodies, query parameters, and the
 //! answers' framing (whole or streamed, with the headers every answer carries).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
-use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http::{HeaderMap, Method, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use hyper::body::{Bytes, Frame, Incoming};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::SERVER_HEADER;
 use crate::limits::{self, MAX_REQUEST_BODY_BYTES};
 use crate::protobuf;
 use crate::status::ApiError;
-use crate::{SERVER_HEADER, Shared};
 
 /// A response body: all at once, or a stream of chunks (watches).
 pub(crate) enum Body {
@@ -50,62 +47,6 @@ impl hyper::body::Body for Body {
             Body::Full(Some(b)) => hyper::body::SizeHint::with_exact(b.len() as u64),
             Body::Full(None) => hyper::body::SizeHint::with_exact(0),
             Body::Stream(_) => hyper::body::SizeHint::default(),
-        }
-    }
-}
-
-/// Accepts connections until `stop`, and drives the virtual clock.
-pub(crate) async fn run(
-    listener: std::net::TcpListener,
-    shared: Arc<Shared>,
-    mut stop: tokio::sync::oneshot::Receiver<()>,
-) {
-    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-        return;
-    };
-    let driver = shared.clone();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_millis(20));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        loop {
-            tick.tick().await;
-            let mut sim = driver.lock();
-            sim.catch_up();
-            driver.notify(&sim);
-        }
-    });
-    if let Some(every) = shared.injector.faults.expire_watches.filter(|d| !d.is_zero()) {
-        let expirer = shared.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-            loop {
-                tick.tick().await;
-                expirer.expire_watches();
-            }
-        });
-    }
-    loop {
-        tokio::select! {
-            _ = &mut stop => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                let shared = shared.clone();
-                let header_timeout = shared.limits.header_read_timeout;
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| {
-                        let shared = shared.clone();
-                        async move { with_faults(shared, req).await }
-                    });
-                    // A client that sends no request head in time is disconnected
-                    // (`HEADER_READ_TIMEOUT`; hyper also applies it between requests).
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .timer(hyper_util::rt::TokioTimer::new())
-                        .header_read_timeout(header_timeout)
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
         }
     }
 }
@@ -193,93 +134,6 @@ pub(crate) fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
         .into_owned()
-}
-
-/// An injected dropped connection: hyper closes the connection without answering.
-#[derive(Debug)]
-struct Dropped;
-
-impl std::fmt::Display for Dropped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("connection dropped by fault injection (simulated)")
-    }
-}
-
-impl std::error::Error for Dropped {}
-
-/// Applies the configured faults (latency, drops, 5xx, 409 on create), then [`handle`].
-async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
-    {
-        // Bounded: a long-running server keeps the first requests only.
-        let mut log = shared
-            .requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if log.len() < crate::MAX_REQUEST_LOG {
-            log.push((req.method().to_string(), req.uri().to_string()));
-        }
-    }
-    // A round trip: half the latency on the way in, half on the way out (so what a client
-    // reads is already that old when it arrives, as over a real network).
-    let half = shared.injector.faults.latency / 2;
-    if !half.is_zero() {
-        tokio::time::sleep(half).await;
-    }
-    let answer = faulted(shared, req).await;
-    if !half.is_zero() {
-        tokio::time::sleep(half).await;
-    }
-    answer
-}
-
-/// The injected fault's answer, else [`handle`]'s.
-async fn faulted(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
-    let faults = &shared.injector.faults;
-    let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
-    let watch = Query::parse(req.uri().query()).flag("watch");
-    if let Some(verb) = crate::faults::classify(req.method(), &segs, watch) {
-        match shared.injector.decide(verb) {
-            crate::faults::Decision::Serve => {}
-            crate::faults::Decision::Drop => return Err(Dropped),
-            crate::faults::Decision::Error => {
-                let (code, reason) = faults.code_and_reason();
-                return Ok(error_response(&ApiError::custom(
-                    code,
-                    reason,
-                    format!(
-                        "Internal error occurred: injected fault: {code} for {} (simulated API server)",
-                        verb.as_str()
-                    ),
-                )));
-            }
-            crate::faults::Decision::Conflict => {
-                let plural = segs.last().copied().unwrap_or_default();
-                return Ok(error_response(&ApiError::custom(
-                    409,
-                    "Conflict",
-                    format!(
-                        "Operation cannot be fulfilled on {plural}: the object has been modified; please apply your changes to the latest version and try again (injected fault, simulated API server)"
-                    ),
-                )));
-            }
-        }
-    }
-    Ok(handle(Arc::clone(&shared), req).await)
-}
-
-/// [`crate::router::route`] within the request timeout, unless the request is long-running (see
-/// [`crate::limits::REQUEST_TIMEOUT`]).
-pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
-    let segs: Vec<&str> = req.uri().path().split('/').filter(|s| !s.is_empty()).collect();
-    let long_running = crate::http::is_long_running(req.method(), &segs, &Query::parse(req.uri().query()));
-    let limit = shared.limits.request_timeout;
-    if long_running {
-        return crate::router::route(shared, req).await;
-    }
-    match tokio::time::timeout(limit, crate::router::route(shared, req)).await {
-        Ok(r) => r,
-        Err(_) => error_response(&crate::limits::request_timed_out()),
-    }
 }
 
 /// A streamed answer (a watch, a followed log) of `content_type`, with the headers every

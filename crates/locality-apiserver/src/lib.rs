@@ -80,10 +80,12 @@ mod read;
 mod resources;
 mod router;
 mod select;
+mod server;
 mod status;
 mod stored;
 mod subresources;
 mod table;
+mod target;
 mod validate;
 mod write;
 
@@ -469,7 +471,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
     let task_shared = shared.clone();
     let thread = std::thread::Builder::new()
         .name("locality-sim-apiserver".into())
-        .spawn(move || runtime.block_on(http::run(listener, task_shared, stopped)))
+        .spawn(move || runtime.block_on(server::run(listener, task_shared, stopped)))
         .map_err(ServeError::Runtime)?;
     let mut running = Running {
         url: url.clone(),

@@ -15,8 +15,8 @@ use crate::encode::{self, Ctx};
 use crate::filter::{LastSeen, filter};
 use crate::http::{Body, Query, json_response, line, stream_response};
 use crate::protobuf::Output;
-use crate::router::{Include, Target, Want, key_of, store_kind};
 use crate::status::ApiError;
+use crate::target::{Include, Target, Want, key_of, store_kind};
 use crate::{Shared, Sim, table};
 
 fn list_kind(t: &Target) -> String {

@@ -20,8 +20,6 @@ use locality_model::objects::{ObjectMeta, OwnerReference};
 use locality_sim::{Kind, Object, StoredObject};
 use serde_json::{Map, Value, json};
 
-use crate::decode::string_map;
-
 /// The API group of the RBAC kinds.
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -130,7 +128,7 @@ fn default_job(v: &mut Value) {
     if let Some(t) = template.as_object_mut() {
         let pod_spec = t.entry("spec").or_insert_with(|| json!({}));
         if let Some(ps) = pod_spec.as_object_mut() {
-            crate::encode::pod_spec_defaults(ps, 30);
+            pod_spec_defaults(ps, 30);
         }
     }
 }
@@ -412,6 +410,40 @@ pub(crate) fn update_errors(cur_doc: &Value, new: &StoredObject) -> Vec<String> 
         _ => {}
     }
     errs
+}
+
+/// A JSON object of strings as a map (non-string values as their JSON text).
+pub(crate) fn string_map(v: &Value) -> std::collections::BTreeMap<String, String> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The pod-level defaults of a pod spec as the API server stores them, where the spec leaves
+/// them out (k8s.io/kubernetes `pkg/apis/core/v1/defaults.go` `SetDefaults_PodSpec`):
+/// `restartPolicy: Always`, `dnsPolicy: ClusterFirst`, `schedulerName`,
+/// `terminationGracePeriodSeconds` (`grace`), `enableServiceLinks` and an empty
+/// `securityContext`. Also for a pod template a Job declares (`crate::stored`).
+pub(crate) fn pod_spec_defaults(out: &mut Map<String, Value>, grace: u64) {
+    for (k, v) in [
+        ("restartPolicy", json!("Always")),
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("schedulerName", json!("default-scheduler")),
+        ("terminationGracePeriodSeconds", json!(grace)),
+        ("enableServiceLinks", json!(true)),
+        ("securityContext", json!({})),
+    ] {
+        out.entry(k.to_string()).or_insert(v);
+    }
 }
 
 #[cfg(test)]

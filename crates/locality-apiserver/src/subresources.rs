@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use crate::Shared;
 use crate::encode::{self, Ctx};
 use crate::http::{Body, json_response};
-use crate::router::{Target, key_of, map_sim_error};
 use crate::status::ApiError;
+use crate::target::{Target, key_of, map_sim_error};
 
 /// `deployments/scale` and `replicasets/scale` (`autoscaling/v1` Scale): GET, PUT, PATCH.
 pub(crate) fn scale(

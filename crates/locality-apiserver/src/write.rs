@@ -45,8 +45,8 @@ use serde_json::{Value, json};
 use crate::encode::{self, Ctx, MANAGED_FIELDS_KEY};
 use crate::http::{Body, Query, json_response};
 use crate::patch;
-use crate::router::{Target, key_of, map_sim_error};
 use crate::status::ApiError;
+use crate::target::{Target, key_of, map_sim_error};
 use crate::{Shared, Sim, decode, validate};
 
 /// The patch types served, as `PatchOptions` and the 415 answer list them.

@@ -24,7 +24,6 @@ mod pods;
 
 pub use network::service_type;
 use network::{endpoint_slice, service};
-pub(crate) use pods::pod_spec_defaults;
 use pods::{pod, workload};
 
 /// Key in an object's raw JSON holding its server-side apply managers (`metadata.managedFields`

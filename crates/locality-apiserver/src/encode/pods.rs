@@ -1,6 +1,7 @@
 //! Pods and the workloads that own them (Deployments, ReplicaSets, DaemonSets) as JSON.
 
 use super::*;
+use crate::stored::pod_spec_defaults;
 
 /// A pod spec: the raw one (containers, probes…) with the model's fields laid over it.
 pub(super) fn pod_spec(spec: &PodSpec, raw: Option<&Value>, grace: u64, name_hint: &str) -> Value {
@@ -96,24 +97,6 @@ pub(super) fn pod_spec(spec: &PodSpec, raw: Option<&Value>, grace: u64, name_hin
     }
     pod_spec_defaults(&mut out, grace);
     Value::Object(out)
-}
-
-/// The pod-level defaults of a pod spec as the API server stores them, where the spec leaves
-/// them out (k8s.io/kubernetes `pkg/apis/core/v1/defaults.go` `SetDefaults_PodSpec`):
-/// `restartPolicy: Always`, `dnsPolicy: ClusterFirst`, `schedulerName`,
-/// `terminationGracePeriodSeconds` (`grace`), `enableServiceLinks` and an empty
-/// `securityContext`. Also for a pod template a Job declares (`crate::stored`).
-pub(crate) fn pod_spec_defaults(out: &mut Map<String, Value>, grace: u64) {
-    for (k, v) in [
-        ("restartPolicy", json!("Always")),
-        ("dnsPolicy", json!("ClusterFirst")),
-        ("schedulerName", json!("default-scheduler")),
-        ("terminationGracePeriodSeconds", json!(grace)),
-        ("enableServiceLinks", json!(true)),
-        ("securityContext", json!({})),
-    ] {
-        out.entry(k.to_string()).or_insert(v);
-    }
 }
 
 pub(super) fn phase_str(p: PodPhase) -> &'static str {
