@@ -147,6 +147,16 @@ pub const RESOURCES: &[Resource] = &[
         Some(Kind::ServiceAccount),
     ),
     res("jobs", "job", "Job", "batch", true, &[], Some(Kind::Job)),
+    // Read by the simulated eviction (`locality_sim::disruption`), its status never written.
+    res(
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        "policy",
+        true,
+        &["pdb"],
+        Some(Kind::PodDisruptionBudget),
+    ),
     res(
         "clusterrolebindings",
         "clusterrolebinding",
@@ -187,7 +197,13 @@ pub const RESOURCES: &[Resource] = &[
 
 /// The API groups (besides core `v1`), in discovery order (a real API server's: `apps`,
 /// `batch`, `rbac.authorization.k8s.io`, then `discovery.k8s.io`).
-pub const GROUPS: &[&str] = &["apps", "batch", "rbac.authorization.k8s.io", "discovery.k8s.io"];
+pub const GROUPS: &[&str] = &[
+    "apps",
+    "batch",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "discovery.k8s.io",
+];
 
 /// The resource `plural` of `group`/`version`.
 pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static Resource> {

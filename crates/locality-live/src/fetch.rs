@@ -284,14 +284,27 @@ impl Count for ClusterState {
     }
 }
 
-/// Appends `from` to `into`.
+/// Appends `from` to `into` (every field: the destructuring fails to compile when a kind is
+/// added to [`ClusterState`] and not here).
 pub(crate) fn merge(into: &mut ClusterState, from: ClusterState) {
-    into.nodes.extend(from.nodes);
-    into.pods.extend(from.pods);
-    into.services.extend(from.services);
-    into.endpoint_slices.extend(from.endpoint_slices);
-    into.workloads.extend(from.workloads);
-    into.namespaces.extend(from.namespaces);
+    let ClusterState {
+        nodes,
+        pods,
+        services,
+        endpoint_slices,
+        endpoints,
+        workloads,
+        namespaces,
+        pod_disruption_budgets,
+    } = from;
+    into.nodes.extend(nodes);
+    into.pods.extend(pods);
+    into.services.extend(services);
+    into.endpoint_slices.extend(endpoint_slices);
+    into.endpoints.extend(endpoints);
+    into.workloads.extend(workloads);
+    into.namespaces.extend(namespaces);
+    into.pod_disruption_budgets.extend(pod_disruption_budgets);
 }
 
 /// Live objects have no file: an empty [`Origin`] tells reports to locate them logically
@@ -305,7 +318,9 @@ pub(crate) fn clear_origins(state: &mut ClusterState) {
         .chain(state.services.iter_mut().map(|o| &mut o.meta))
         .chain(state.endpoint_slices.iter_mut().map(|o| &mut o.meta))
         .chain(state.workloads.iter_mut().map(|o| &mut o.meta))
-        .chain(state.namespaces.iter_mut().map(|o| &mut o.meta));
+        .chain(state.namespaces.iter_mut().map(|o| &mut o.meta))
+        .chain(state.endpoints.iter_mut().map(|o| &mut o.meta))
+        .chain(state.pod_disruption_budgets.iter_mut().map(|o| &mut o.meta));
     for meta in metas {
         meta.origin = Origin::default();
     }

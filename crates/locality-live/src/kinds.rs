@@ -117,6 +117,14 @@ pub const KINDS: &[KindSpec] = &[
         namespaced: true,
         without: "StatefulSet backends unknown (LOC002 skipped for them)",
     },
+    KindSpec {
+        kind: "PodDisruptionBudget",
+        resource: "poddisruptionbudgets",
+        group: "policy",
+        prefix: "/apis/policy/v1",
+        namespaced: true,
+        without: "PodDisruptionBudgets unknown: `simulate --drain` evicts as if none limited it",
+    },
 ];
 
 #[cfg(test)]

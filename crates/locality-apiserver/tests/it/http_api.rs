@@ -52,7 +52,13 @@ fn discovery_version_and_openapi() {
         .collect();
     assert_eq!(
         groups,
-        ["apps", "batch", "rbac.authorization.k8s.io", "discovery.k8s.io"]
+        [
+            "apps",
+            "batch",
+            "policy",
+            "rbac.authorization.k8s.io",
+            "discovery.k8s.io"
+        ]
     );
     let (_, v) = get_json(&r, "/apis/apps/v1");
     let names: Vec<&str> = v["resources"]

@@ -85,3 +85,28 @@ fn the_default_kubeconfig_is_removed_when_the_server_stops_and_a_given_one_stays
         given.display()
     );
 }
+
+/// A PodDisruptionBudget created over the API is served (policy/v1) and read back by the live
+/// path, as `simulate --drain` on a live cluster needs it.
+#[test]
+fn a_pod_disruption_budget_is_served_and_read_live() {
+    let r = common::start(0.0);
+    let (code, body) = common::http(
+        &r,
+        "POST",
+        "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+        "application/json",
+        r#"{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"web"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"web"}}}}"#,
+    );
+    assert_eq!(code, 201, "{body}");
+    let opts = LiveOptions {
+        kubeconfig: Some(r.kubeconfig_path().to_path_buf()),
+        all_namespaces: true,
+        ..LiveOptions::default()
+    };
+    let snap = locality_live::snapshot_blocking(&opts, None).expect("snapshot");
+    let pdbs = &snap.state.pod_disruption_budgets;
+    assert_eq!(pdbs.len(), 1, "{pdbs:?}");
+    assert_eq!(pdbs[0].meta.name, "web");
+    assert_eq!(pdbs[0].meta.namespace, "default");
+}

@@ -137,7 +137,7 @@ async fn full_snapshot_equals_load_bytes_on_the_same_objects() {
     assert_eq!(snap.target.server, env.server.url());
     assert_eq!(snap.target.context.as_deref(), Some("fake"));
     assert_eq!(snap.target.namespace, None);
-    assert_eq!(snap.pages, 9, "one page per kind");
+    assert_eq!(snap.pages, 10, "one page per kind");
     assert!(snap.bytes_read > 10_000);
     // Cluster-wide lists, one request each, then the data plane.
     let paths: Vec<String> = env.server.log().iter().map(|l| l.path.clone()).collect();
@@ -154,6 +154,7 @@ async fn full_snapshot_equals_load_bytes_on_the_same_objects() {
             "/apis/apps/v1/deployments",
             "/apis/apps/v1/replicasets",
             "/apis/apps/v1/statefulsets",
+            "/apis/policy/v1/poddisruptionbudgets",
             "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
             "/api/v1/namespaces/kube-system/configmaps/kube-proxy",
         ]
@@ -191,8 +192,9 @@ async fn pagination_fetches_every_page_and_reports_progress() {
         .collect();
     assert_eq!(pod_progress, [2, 4, 6, 8, 10, 11]);
     // 3 nodes (2 pages), 3 namespaces (2), 3 services (2), 3 slices (2), 11 pods (6),
-    // 1 DaemonSet, 2 Deployments, 2 ReplicaSets, 1 StatefulSet.
-    assert_eq!(snap.pages, 2 + 2 + 2 + 2 + 6 + 1 + 1 + 1 + 1);
+    // 1 DaemonSet, 2 Deployments, 2 ReplicaSets, 1 StatefulSet, no PodDisruptionBudget (an
+    // empty list is one page too).
+    assert_eq!(snap.pages, 2 + 2 + 2 + 2 + 6 + 1 + 1 + 1 + 1 + 1);
 }
 
 #[tokio::test]

@@ -119,6 +119,13 @@ pub const RESOURCES: &[Resource] = &[
         resource: "statefulsets",
         namespaced: true,
     },
+    Resource {
+        kind: "PodDisruptionBudget",
+        group: "policy",
+        version: "v1",
+        resource: "poddisruptionbudgets",
+        namespaced: true,
+    },
 ];
 
 /// One request as the server saw it.

@@ -51,7 +51,13 @@ fn discovery_lists_batch_rbac_and_serviceaccounts() {
         .collect();
     assert_eq!(
         groups,
-        ["apps", "batch", "rbac.authorization.k8s.io", "discovery.k8s.io"]
+        [
+            "apps",
+            "batch",
+            "policy",
+            "rbac.authorization.k8s.io",
+            "discovery.k8s.io"
+        ]
     );
     let resource = |path: &str, name: &str| -> Value {
         let (code, v) = get_json(&r, path);
