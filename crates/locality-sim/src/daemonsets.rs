@@ -11,12 +11,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::controllers::{
-    LABEL_CONTROLLER_REVISION_HASH, add_daemon_tolerations, affinity_node, node_fits, scaled, template_hash,
-    with,
-};
 use crate::engine::Engine;
+use crate::fit::{add_daemon_tolerations, affinity_node, node_fits};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
+use crate::workloads::{LABEL_CONTROLLER_REVISION_HASH, scaled, template_hash, with};
 
 /// One daemon pod as the controller sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -43,8 +43,8 @@ pub(crate) enum Route {
 pub(crate) struct Snapshot {
     /// Virtual ms since the change.
     pub at: Millis,
-    /// Per port, per node name.
-    pub ports: BTreeMap<PortKey, BTreeMap<String, Route>>,
+    /// Per port, per node: (node name, route), sorted by node name.
+    pub ports: BTreeMap<PortKey, Vec<(String, Route)>>,
 }
 
 /// Which Services a what-if watches (`None`: all).
@@ -168,8 +168,9 @@ pub(crate) fn snapshot(
     let mut ports = BTreeMap::new();
     for (i, p) in matrix.ports.iter().enumerate() {
         let mut interned: HashMap<Vec<usize>, Arc<[IpAddr]>> = HashMap::new();
-        let mut nodes = BTreeMap::new();
-        for (ni, r) in matrix.port_routes(i, None) {
+        let routes = matrix.port_routes(i, None);
+        let mut nodes = Vec::with_capacity(routes.len());
+        for (ni, r) in routes {
             let name = matrix.nodes[ni].name().to_string();
             // The first route is a pod's connection to the cluster IP (with an unknown proxy
             // mode whose modes disagree, the iptables route).
@@ -178,16 +179,23 @@ pub(crate) fn snapshot(
                 Some(m) if m.verdict == VerdictKind::Deliver => {
                     let idx = &m.endpoints;
                     let local = idx.iter().filter(|&&e| p.endpoints[e].is_local(&name)).count();
-                    let targets = interned
-                        .entry(idx.clone())
-                        .or_insert_with(|| idx.iter().map(|&e| p.endpoints[e].ip).collect())
-                        .clone();
+                    let targets = match interned.get(idx) {
+                        Some(t) => t.clone(),
+                        None => {
+                            let t: Arc<[IpAddr]> = idx.iter().map(|&e| p.endpoints[e].ip).collect();
+                            interned.insert(idx.clone(), t.clone());
+                            t
+                        }
+                    };
                     Route::Deliver { targets, local }
                 }
                 _ => Route::Other,
             };
-            nodes.insert(name, route);
+            nodes.push((name, route));
         }
+        // By name (the matrix's own order already; the tracker relies on it). Node names are
+        // unique in the store.
+        nodes.sort_by(|a, b| a.0.cmp(&b.0));
         ports.insert(port_key(p), nodes);
     }
     drop(matrix);
@@ -233,6 +241,16 @@ impl History {
 }
 
 impl Engine {
+    /// Records that what [`Engine::ip_serving`] answers for `ips` may have changed (a process
+    /// started or stopped, a pod runtime added or removed): bumps the serving generation and,
+    /// while a what-if keeps it, logs the addresses.
+    pub(crate) fn serving_changed(&mut self, ips: &[IpAddr]) {
+        self.serving_generation += 1;
+        if let Some(log) = &mut self.serving_log {
+            log.extend_from_slice(ips);
+        }
+    }
+
     /// True unless `ip` is a pod address whose process is not running (exited, not started,
     /// or the pod is gone): addresses the simulation never gave a pod (hostNetwork pods,
     /// selector-less endpoints) are taken as serving.

@@ -2,10 +2,11 @@
 //! opened (with their cause), client-weighted blind time, and the share of connections that
 //! left their node.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use super::observe::{History, PortKey, Scope, Seen, Snapshot, seen};
+use super::observe::{History, PortKey, Route, Scope, Seen, Snapshot, seen};
 use crate::engine::Engine;
 use crate::objects::Kind;
 use crate::time::Millis;
@@ -115,9 +116,11 @@ struct PortAcc {
     open: BTreeMap<String, (Millis, Cause)>,
     nodes: BTreeMap<String, NodeTimeline>,
     /// The nodes of `last` delivered elsewhere (a share above 0), with that share.
-    leaving: Vec<(String, f64)>,
-    /// Every node `last` saw delivered has its timeline in `nodes`.
+    leaving: BTreeMap<String, f64>,
+    /// Every node `last` saw delivered has its timeline in `nodes`, but those in `pending`.
     entries_made: bool,
+    /// Nodes seen delivered since the last `accumulate` (their timeline made there).
+    pending: Vec<String>,
 }
 
 impl PortAcc {
@@ -131,12 +134,100 @@ impl PortAcc {
                 }
             }
             self.entries_made = true;
+            self.pending.clear();
+        }
+        for n in std::mem::take(&mut self.pending) {
+            if self.last.get(&n).is_some_and(|s| matches!(s, Seen::Delivered(_)))
+                && !self.nodes.contains_key(&n)
+            {
+                self.nodes.insert(n, NodeTimeline::default());
+            }
         }
         for (n, left) in &self.leaving {
             if let Some(t) = self.nodes.get_mut(n) {
                 t.left_ms += dt * left;
             }
         }
+    }
+}
+
+impl PortAcc {
+    /// Records what node `n` (one of `last`'s) sees at `now`: the change flag, a window
+    /// opened or closed, its share leaving the node.
+    fn look(&mut self, n: &String, s: Seen, now: Millis) {
+        if self.before.get(n).is_none_or(|b| !same(*b, s)) {
+            self.changed = true;
+        }
+        match (s.blind(), self.open.contains_key(n)) {
+            (true, false) => {
+                let cause = if s == Seen::EndpointGone {
+                    Cause::EndpointGone
+                } else {
+                    Cause::NoEndpoint
+                };
+                self.open.insert(n.clone(), (now, cause));
+            }
+            (false, true) => {
+                if let Some((start, cause)) = self.open.remove(n) {
+                    close(&mut self.nodes, n, start, now, cause);
+                }
+            }
+            _ => {}
+        }
+        match s {
+            Seen::Delivered(left) if left != 0.0 => {
+                self.leaving.insert(n.clone(), left);
+            }
+            _ => {
+                self.leaving.remove(n);
+            }
+        }
+        if matches!(s, Seen::Delivered(_)) && self.entries_made {
+            self.pending.push(n.clone());
+        }
+        if let Some(slot) = self.last.get_mut(n) {
+            *slot = s;
+        }
+    }
+}
+
+/// The nodes of a programmed snapshot grouped by the endpoint addresses their routes send to
+/// (the interned target lists), and the groups each address belongs to: which nodes to look
+/// at again when some processes started or stopped.
+struct ServingIndex {
+    /// Per port (in the snapshot's order), per group: node positions.
+    groups: Vec<Vec<Vec<usize>>>,
+    /// Per address: (port, group).
+    by_ip: HashMap<IpAddr, Vec<(usize, usize)>>,
+}
+
+impl ServingIndex {
+    fn new(snapshot: &Snapshot) -> Self {
+        let mut groups = Vec::new();
+        let mut by_ip: HashMap<IpAddr, Vec<(usize, usize)>> = HashMap::new();
+        for (port, nodes) in snapshot.ports.values().enumerate() {
+            let mut of: HashMap<*const IpAddr, usize> = HashMap::new();
+            let mut port_groups: Vec<Vec<usize>> = Vec::new();
+            for (i, (_, r)) in nodes.iter().enumerate() {
+                let Route::Deliver { targets, .. } = r else {
+                    continue;
+                };
+                if targets.is_empty() {
+                    continue;
+                }
+                let g = *of.entry(targets.as_ptr()).or_insert_with(|| {
+                    port_groups.push(Vec::new());
+                    let g = port_groups.len() - 1;
+                    for ip in targets.iter() {
+                        by_ip.entry(*ip).or_default().push((port, g));
+                    }
+                    g
+                });
+                port_groups[g].push(i);
+            }
+            groups.push(port_groups);
+        }
+        ServingIndex { groups, by_ip }
     }
 }
 
@@ -148,8 +239,11 @@ pub(crate) struct Tracker {
     sync: Millis,
     steps: usize,
     last_at: Option<Millis>,
-    /// The programmed snapshot and the engine's serving generation of the last full look.
+    /// The programmed snapshot and the engine's serving generation of the last look.
     seen_at: Option<(Arc<Snapshot>, u64)>,
+    /// The programmed snapshot's nodes by the addresses they send to (made at the first look
+    /// that needs it).
+    index: Option<ServingIndex>,
 }
 
 impl Tracker {
@@ -177,6 +271,7 @@ impl Tracker {
             steps: 0,
             last_at: None,
             seen_at: None,
+            index: None,
         };
         let first = t.history.latest().clone();
         for (key, nodes) in &first.ports {
@@ -193,25 +288,48 @@ impl Tracker {
         self.history.push(s);
     }
 
-    /// Observes every node at `now` through the rules as programmed.
+    /// Observes every node at `now` through the rules as programmed; `changed` are the pod
+    /// addresses whose serving may have changed since the last step (the engine's
+    /// `serving_log`).
     ///
     /// What a node sees depends only on the programmed snapshot and on which pod processes
     /// run ([`Engine::ip_serving`]); when neither changed since the last step, every node sees
-    /// what it saw then, and only the time delivered to other nodes accumulates.
-    pub fn observe(&mut self, engine: &Engine, now: Millis) {
+    /// what it saw then, and only the time delivered to other nodes accumulates. When only
+    /// processes changed, only the nodes whose programmed route sends to one of `changed` are
+    /// looked at again.
+    pub fn observe(&mut self, engine: &Engine, now: Millis, changed: &[IpAddr]) {
         self.steps += 1;
         let dt = self.last_at.map_or(0, |l| now - l) as f64;
         self.last_at = Some(now);
         let programmed = self.history.programmed(now);
         let generation = engine.serving_generation;
-        let unchanged = self
+        let same_snapshot = self
             .seen_at
             .as_ref()
-            .is_some_and(|(p, g)| Arc::ptr_eq(p, &programmed) && *g == generation);
-        if unchanged {
+            .is_some_and(|(p, _)| Arc::ptr_eq(p, &programmed));
+        let unchanged = same_snapshot && self.seen_at.as_ref().is_some_and(|(_, g)| *g == generation);
+        if same_snapshot {
             for key in programmed.ports.keys() {
                 if let Some(acc) = self.ports.get_mut(key) {
                     acc.accumulate(dt);
+                }
+            }
+            if !unchanged {
+                self.seen_at = Some((programmed.clone(), generation));
+                let index = self.index.get_or_insert_with(|| ServingIndex::new(&programmed));
+                let mut affected: BTreeSet<(usize, usize)> = BTreeSet::new();
+                for ip in changed {
+                    for &(port, group) in index.by_ip.get(ip).into_iter().flatten() {
+                        affected.extend(index.groups[port][group].iter().map(|&n| (port, n)));
+                    }
+                }
+                let keys: Vec<&PortKey> = programmed.ports.keys().collect();
+                for (port, node) in affected {
+                    let key = keys[port];
+                    let (n, r) = &programmed.ports[key][node];
+                    if let Some(acc) = self.ports.get_mut(key) {
+                        acc.look(n, seen(engine, r), now);
+                    }
                 }
             }
             #[cfg(debug_assertions)]
@@ -224,6 +342,7 @@ impl Tracker {
             return;
         }
         self.seen_at = Some((programmed.clone(), generation));
+        self.index = None;
         for (key, nodes) in &programmed.ports {
             if !self.ports.contains_key(key) {
                 self.ports.insert(key.clone(), PortAcc::default());
@@ -233,54 +352,30 @@ impl Tracker {
             };
             // Accumulate the interval since the last step with what was seen then.
             acc.accumulate(dt);
-            let same_nodes = acc.last.len() == nodes.len() && acc.last.keys().eq(nodes.keys());
+            let same_nodes =
+                acc.last.len() == nodes.len() && acc.last.keys().eq(nodes.iter().map(|(n, _)| n));
             if !same_nodes {
-                acc.last = nodes.keys().map(|n| (n.clone(), Seen::Other)).collect();
+                acc.last = nodes.iter().map(|(n, _)| (n.clone(), Seen::Other)).collect();
             }
-            let PortAcc {
-                changed,
-                before,
-                last,
-                open,
-                nodes: timelines,
-                leaving,
-                entries_made,
-            } = acc;
-            *entries_made = false;
-            leaving.clear();
-            for ((n, r), slot) in nodes.iter().zip(last.values_mut()) {
-                let s = seen(engine, r);
-                if before.get(n).is_none_or(|b| !same(*b, s)) {
-                    *changed = true;
-                }
-                match (s.blind(), open.contains_key(n)) {
-                    (true, false) => {
-                        let cause = if s == Seen::EndpointGone {
-                            Cause::EndpointGone
-                        } else {
-                            Cause::NoEndpoint
-                        };
-                        open.insert(n.clone(), (now, cause));
-                    }
-                    (false, true) => {
-                        if let Some((start, cause)) = open.remove(n) {
-                            close(timelines, n, start, now, cause);
-                        }
-                    }
-                    _ => {}
-                }
-                if let Seen::Delivered(left) = s
-                    && left != 0.0
-                {
-                    leaving.push((n.clone(), left));
-                }
-                *slot = s;
+            acc.entries_made = false;
+            acc.leaving.clear();
+            for (n, r) in nodes {
+                acc.look(n, seen(engine, r), now);
             }
             // Nodes that left the matrix (deleted) close their windows.
-            let gone: Vec<String> = open.keys().filter(|n| !nodes.contains_key(*n)).cloned().collect();
+            let gone: Vec<String> = acc
+                .open
+                .keys()
+                .filter(|n| {
+                    nodes
+                        .binary_search_by(|(m, _)| m.as_str().cmp(n.as_str()))
+                        .is_err()
+                })
+                .cloned()
+                .collect();
             for n in gone {
-                if let Some((start, cause)) = open.remove(&n) {
-                    close(timelines, &n, start, now, cause);
+                if let Some((start, cause)) = acc.open.remove(&n) {
+                    close(&mut acc.nodes, &n, start, now, cause);
                 }
             }
         }
