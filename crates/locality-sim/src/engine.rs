@@ -1,12 +1,13 @@
 //! The simulated cluster's discrete-event engine: a virtual clock, a task queue, the store, and
 //! the simulated controllers, kubelets and kube-proxies that act through the store.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use locality_model::version::KubeVersion;
 
+use crate::fasthash::{FastMap, FastSet};
 use crate::informer::ProxyInformer;
 use crate::kubeproxy::{DataPlaneProfile, SimKubeProxy};
 use crate::objects::{Object, ObjectKey};
@@ -166,10 +167,10 @@ pub struct Engine {
     pub(crate) pruned: usize,
     pub(crate) nodes: BTreeMap<String, NodeRuntime>,
     pub(crate) node_count: u32,
-    pub(crate) pods: HashMap<ObjectKey, PodRuntime>,
-    pub(crate) pod_by_ip: HashMap<IpAddr, ObjectKey>,
+    pub(crate) pods: FastMap<ObjectKey, PodRuntime>,
+    pub(crate) pod_by_ip: FastMap<IpAddr, ObjectKey>,
     /// Pod addresses whose pod is gone (a what-if's rules may still send to them).
-    pub(crate) retired_ips: std::collections::HashSet<IpAddr>,
+    pub(crate) retired_ips: FastSet<IpAddr>,
     /// Bumped whenever what `ip_serving` answers may change (a pod runtime added or removed,
     /// a process started or stopped): a what-if re-checks its routes only then.
     pub(crate) serving_generation: u64,
@@ -218,8 +219,8 @@ impl Engine {
             pruned: 0,
             nodes: BTreeMap::new(),
             node_count: 0,
-            pods: HashMap::new(),
-            pod_by_ip: HashMap::new(),
+            pods: Default::default(),
+            pod_by_ip: Default::default(),
             retired_ips: Default::default(),
             serving_generation: 0,
             serving_log: None,

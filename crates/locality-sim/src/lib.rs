@@ -41,6 +41,7 @@ mod daemonsets;
 pub mod disruption;
 mod endpointslices;
 mod engine;
+mod fasthash;
 mod fit;
 mod gc;
 mod informer;

@@ -44,12 +44,13 @@
 //! kube-proxy syncing and its data plane working, so what changes is what the control plane
 //! does (readiness, taints, evictions), not the node's own rules.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
 use locality_model::objects::{Node, PodSpec, Taint, Toleration};
 use locality_model::version::KubeVersion;
 
+use crate::fasthash::FastMap;
 use crate::objects::ObjectKey;
 use crate::time::Millis;
 
@@ -190,13 +191,13 @@ pub(crate) struct Eviction {
 pub(crate) struct NodeLifecycle {
     /// Store events up to this resourceVersion are in the index.
     pub cursor: u64,
-    pub(crate) health: HashMap<String, NodeHealth>,
-    pub(crate) pods_on: HashMap<String, BTreeSet<ObjectKey>>,
-    pub(crate) node_of: HashMap<ObjectKey, String>,
-    pub(crate) evictions: HashMap<ObjectKey, Eviction>,
+    pub(crate) health: FastMap<String, NodeHealth>,
+    pub(crate) pods_on: FastMap<String, BTreeSet<ObjectKey>>,
+    pub(crate) node_of: FastMap<ObjectKey, String>,
+    pub(crate) evictions: FastMap<ObjectKey, Eviction>,
     /// A digest of each bound pod's tolerations, to notice changes (upstream `PodUpdated`
     /// processes a pod again when its tolerations change).
-    pub(crate) tolerations_of: HashMap<ObjectKey, u64>,
+    pub(crate) tolerations_of: FastMap<ObjectKey, u64>,
     pub(crate) next_token: u64,
     /// Nodes with a pod GC orphan pass pending.
     pub(crate) gc_pending: BTreeSet<String>,
@@ -242,7 +243,7 @@ pub(crate) fn tick_after(t: Millis, period: Millis) -> Millis {
 }
 
 pub(crate) fn tolerations_digest(tolerations: &[Toleration]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = crate::fasthash::FastHasher::default();
     for t in tolerations {
         (&t.key, &t.operator, &t.value, &t.effect, t.toleration_seconds).hash(&mut h);
     }

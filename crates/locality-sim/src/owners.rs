@@ -8,10 +8,9 @@
 //! always the current one, equal to counting the listed pods
 //! (`crate::workloads`' `owned_pods`).
 
-use std::collections::{HashMap, HashSet};
-
 use locality_model::objects::PodPhase;
 
+use crate::fasthash::{FastMap, FastSet};
 use crate::objects::{Kind, Object, ObjectKey, SimPod};
 use crate::store::{EventType, Store};
 
@@ -52,8 +51,8 @@ fn filing(object: &Object) -> Option<Filing> {
 pub(crate) struct OwnerIndex {
     /// Store events up to this resourceVersion are in the index.
     pub cursor: u64,
-    filed: HashMap<ObjectKey, Filing>,
-    active: HashMap<(String, String), usize>,
+    filed: FastMap<ObjectKey, Filing>,
+    active: FastMap<(String, String), usize>,
 }
 
 impl OwnerIndex {
@@ -124,7 +123,7 @@ impl OwnerIndex {
             .copied()
             .unwrap_or(0) as i64;
         let events = store.events_since(self.cursor).ok()?;
-        let mut seen: HashSet<&ObjectKey> = HashSet::new();
+        let mut seen: FastSet<&ObjectKey> = FastSet::default();
         let counts = |f: &Filing| f.active && f.owners.iter().any(|o| o == uid);
         for ev in events {
             if ev.key.kind != Kind::Pod || ev.key.namespace != namespace || !seen.insert(&ev.key) {

@@ -1,6 +1,8 @@
 //! The simulated scheduler's cache: pending pods by creation, and pods per node (its load).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use crate::fasthash::FastMap;
 
 use crate::objects::{ObjectKey, SimPod};
 
@@ -10,9 +12,9 @@ pub(crate) struct SchedulerCache {
     /// Store events up to this resourceVersion are in the cache.
     pub cursor: u64,
     pub(crate) pending: BTreeSet<(u64, ObjectKey)>,
-    pending_since: HashMap<ObjectKey, u64>,
-    node_of: HashMap<ObjectKey, String>,
-    pub(crate) load: HashMap<String, usize>,
+    pending_since: FastMap<ObjectKey, u64>,
+    node_of: FastMap<ObjectKey, String>,
+    pub(crate) load: FastMap<String, usize>,
 }
 
 impl SchedulerCache {

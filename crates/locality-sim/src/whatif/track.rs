@@ -2,12 +2,13 @@
 //! opened (with their cause), client-weighted blind time, and the share of connections that
 //! left their node.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use super::observe::{History, PortKey, Route, Scope, Seen, Snapshot, seen};
 use crate::engine::Engine;
+use crate::fasthash::FastMap;
 use crate::objects::Kind;
 use crate::time::Millis;
 
@@ -198,15 +199,15 @@ struct ServingIndex {
     /// Per port (in the snapshot's order), per group: node positions.
     groups: Vec<Vec<Vec<usize>>>,
     /// Per address: (port, group).
-    by_ip: HashMap<IpAddr, Vec<(usize, usize)>>,
+    by_ip: FastMap<IpAddr, Vec<(usize, usize)>>,
 }
 
 impl ServingIndex {
     fn new(snapshot: &Snapshot) -> Self {
         let mut groups = Vec::new();
-        let mut by_ip: HashMap<IpAddr, Vec<(usize, usize)>> = HashMap::new();
+        let mut by_ip: FastMap<IpAddr, Vec<(usize, usize)>> = FastMap::default();
         for (port, nodes) in snapshot.ports.values().enumerate() {
-            let mut of: HashMap<*const IpAddr, usize> = HashMap::new();
+            let mut of: FastMap<*const IpAddr, usize> = FastMap::default();
             let mut port_groups: Vec<Vec<usize>> = Vec::new();
             for (i, (_, r)) in nodes.iter().enumerate() {
                 let Route::Deliver { targets, .. } = r else {
@@ -292,58 +293,37 @@ impl Tracker {
     /// addresses whose serving may have changed since the last step (the engine's
     /// `serving_log`).
     ///
-    /// What a node sees depends only on the programmed snapshot and on which pod processes
-    /// run ([`Engine::ip_serving`]); when neither changed since the last step, every node sees
-    /// what it saw then, and only the time delivered to other nodes accumulates. When only
-    /// processes changed, only the nodes whose programmed route sends to one of `changed` are
-    /// looked at again.
+    /// What a node sees depends only on its programmed route and on whether the processes
+    /// behind that route's addresses run ([`Engine::ip_serving`]). So a node is looked at
+    /// again only when its route differs from the one it was last looked at with (the
+    /// programmed snapshot moved on), or when its route sends to one of `changed`; every other
+    /// node sees what it saw then, and only the time delivered to other nodes accumulates.
+    /// Every node is looked at when the nodes of a port differ from the last look's.
     pub fn observe(&mut self, engine: &Engine, now: Millis, changed: &[IpAddr]) {
         self.steps += 1;
         let dt = self.last_at.map_or(0, |l| now - l) as f64;
         self.last_at = Some(now);
         let programmed = self.history.programmed(now);
         let generation = engine.serving_generation;
-        let same_snapshot = self
-            .seen_at
+        let previous = self.seen_at.replace((programmed.clone(), generation));
+        let same_snapshot = previous
             .as_ref()
             .is_some_and(|(p, _)| Arc::ptr_eq(p, &programmed));
-        let unchanged = same_snapshot && self.seen_at.as_ref().is_some_and(|(_, g)| *g == generation);
-        if same_snapshot {
-            for key in programmed.ports.keys() {
-                if let Some(acc) = self.ports.get_mut(key) {
-                    acc.accumulate(dt);
-                }
-            }
-            if !unchanged {
-                self.seen_at = Some((programmed.clone(), generation));
-                let index = self.index.get_or_insert_with(|| ServingIndex::new(&programmed));
-                let mut affected: BTreeSet<(usize, usize)> = BTreeSet::new();
-                for ip in changed {
-                    for &(port, group) in index.by_ip.get(ip).into_iter().flatten() {
-                        affected.extend(index.groups[port][group].iter().map(|&n| (port, n)));
-                    }
-                }
-                let keys: Vec<&PortKey> = programmed.ports.keys().collect();
-                for (port, node) in affected {
-                    let key = keys[port];
-                    let (n, r) = &programmed.ports[key][node];
-                    if let Some(acc) = self.ports.get_mut(key) {
-                        acc.look(n, seen(engine, r), now);
-                    }
-                }
-            }
-            #[cfg(debug_assertions)]
-            for (key, nodes) in &programmed.ports {
-                let acc = &self.ports[key];
-                for (n, r) in nodes {
-                    debug_assert!(acc.last.get(n).is_some_and(|s| same(*s, seen(engine, r))));
-                }
-            }
-            return;
+        let unchanged = same_snapshot && previous.as_ref().is_some_and(|(_, g)| *g == generation);
+        if !same_snapshot {
+            self.index = None;
         }
-        self.seen_at = Some((programmed.clone(), generation));
-        self.index = None;
-        for (key, nodes) in &programmed.ports {
+        // The nodes (port, position) whose route sends to an address whose process changed.
+        let mut hit: BTreeSet<(usize, usize)> = BTreeSet::new();
+        if !unchanged && !changed.is_empty() {
+            let index = self.index.get_or_insert_with(|| ServingIndex::new(&programmed));
+            for ip in changed {
+                for &(port, group) in index.by_ip.get(ip).into_iter().flatten() {
+                    hit.extend(index.groups[port][group].iter().map(|&n| (port, n)));
+                }
+            }
+        }
+        for (pi, (key, nodes)) in programmed.ports.iter().enumerate() {
             if !self.ports.contains_key(key) {
                 self.ports.insert(key.clone(), PortAcc::default());
             }
@@ -352,6 +332,35 @@ impl Tracker {
             };
             // Accumulate the interval since the last step with what was seen then.
             acc.accumulate(dt);
+            if unchanged {
+                continue;
+            }
+            // The routes of the last look, when they were for the same nodes.
+            let old = previous
+                .as_ref()
+                .and_then(|(p, _)| p.ports.get(key))
+                .filter(|old| {
+                    old.len() == nodes.len()
+                        && acc.last.len() == nodes.len()
+                        && old.iter().zip(nodes).all(|(a, b)| a.0 == b.0)
+                });
+            if let Some(old) = old {
+                let mut look: Vec<usize> = if same_snapshot {
+                    Vec::new()
+                } else {
+                    (0..nodes.len())
+                        .filter(|&i| !nodes[i].1.same_as(&old[i].1))
+                        .collect()
+                };
+                look.extend(hit.range((pi, 0)..(pi + 1, 0)).map(|&(_, i)| i));
+                look.sort_unstable();
+                look.dedup();
+                for i in look {
+                    let (n, r) = &nodes[i];
+                    acc.look(n, seen(engine, r), now);
+                }
+                continue;
+            }
             let same_nodes =
                 acc.last.len() == nodes.len() && acc.last.keys().eq(nodes.iter().map(|(n, _)| n));
             if !same_nodes {
@@ -377,6 +386,14 @@ impl Tracker {
                 if let Some((start, cause)) = acc.open.remove(&n) {
                     close(&mut acc.nodes, &n, start, now, cause);
                 }
+            }
+        }
+        // Every node not looked at sees what it saw at its last look.
+        #[cfg(debug_assertions)]
+        for (key, nodes) in &programmed.ports {
+            let acc = &self.ports[key];
+            for (n, r) in nodes {
+                debug_assert!(acc.last.get(n).is_some_and(|s| same(*s, seen(engine, r))));
             }
         }
     }
