@@ -93,6 +93,7 @@ impl Engine {
             self.store.remove(key, self.now)?;
             if key.kind == Kind::Node {
                 self.nodes.remove(&key.name);
+                self.node_set.remove(&key.name);
                 self.idle_proxies.remove(&key.name);
                 // Its kubelet goes with it (a Node created again later starts Ready).
                 self.lifecycle.forget_kubelet(&key.name);

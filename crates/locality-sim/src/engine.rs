@@ -166,6 +166,8 @@ pub struct Engine {
     /// Informer length at the last pruning.
     pub(crate) pruned: usize,
     pub(crate) nodes: BTreeMap<String, NodeRuntime>,
+    /// The names of `nodes`, for the lookups of every pod event (`kubelet_running`).
+    pub(crate) node_set: FastSet<String>,
     pub(crate) node_count: u32,
     pub(crate) pods: FastMap<ObjectKey, PodRuntime>,
     pub(crate) pod_by_ip: FastMap<IpAddr, ObjectKey>,
@@ -218,6 +220,7 @@ impl Engine {
             idle_proxies: BTreeSet::new(),
             pruned: 0,
             nodes: BTreeMap::new(),
+            node_set: Default::default(),
             node_count: 0,
             pods: Default::default(),
             pod_by_ip: Default::default(),

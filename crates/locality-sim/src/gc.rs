@@ -102,6 +102,32 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Deletes objects whose controller owner was deleted (foreground GC is not simulated).
+    pub(crate) fn garbage_collect(&mut self, deleted: &[String]) {
+        if deleted.is_empty() {
+            return;
+        }
+        let gone: BTreeSet<&str> = deleted.iter().map(String::as_str).collect();
+        let mut victims = Vec::new();
+        for kind in [Kind::ReplicaSet, Kind::Pod, Kind::EndpointSlice] {
+            for (k, s) in self.store.list(kind) {
+                if s.object
+                    .meta()
+                    .owner_references
+                    .iter()
+                    .any(|o| gone.contains(o.uid.as_str()))
+                {
+                    victims.push(k.clone());
+                }
+            }
+        }
+        for k in victims {
+            let _ = self.delete(&k);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::builders;
@@ -149,31 +175,5 @@ mod tests {
         e.run_for(120_000);
         assert!(e.store().get(&key).is_none());
         assert!(rs.iter().all(|k| e.store().get(k).is_none()));
-    }
-}
-
-impl Engine {
-    /// Deletes objects whose controller owner was deleted (foreground GC is not simulated).
-    pub(crate) fn garbage_collect(&mut self, deleted: &[String]) {
-        if deleted.is_empty() {
-            return;
-        }
-        let gone: BTreeSet<&str> = deleted.iter().map(String::as_str).collect();
-        let mut victims = Vec::new();
-        for kind in [Kind::ReplicaSet, Kind::Pod, Kind::EndpointSlice] {
-            for (k, s) in self.store.list(kind) {
-                if s.object
-                    .meta()
-                    .owner_references
-                    .iter()
-                    .any(|o| gone.contains(o.uid.as_str()))
-                {
-                    victims.push(k.clone());
-                }
-            }
-        }
-        for k in victims {
-            let _ = self.delete(&k);
-        }
     }
 }

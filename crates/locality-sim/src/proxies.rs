@@ -139,6 +139,7 @@ impl Engine {
         }
         self.node_count += 1;
         let proxy = self.new_proxy(name);
+        self.node_set.insert(name.to_string());
         self.nodes.insert(
             name.to_string(),
             NodeRuntime {

@@ -11,6 +11,7 @@ use locality_model::objects::{Node, Pod, PodPhase};
 use crate::engine::Engine;
 use crate::fit::{host_ports, node_fits, pinned_node};
 use crate::objects::{Kind, Object, ObjectKey};
+use crate::scheduler_cache::SchedulerCache;
 use crate::store::EventType;
 
 impl Engine {
@@ -23,8 +24,13 @@ impl Engine {
             .iter()
             .filter(|e| e.key.kind == Kind::Pod)
             .map(|e| {
-                let created = self.store.get(&e.key).map_or(0, |s| s.created);
                 let live = (e.event_type != EventType::Deleted).then(|| e.object.clone());
+                // Only a pod waiting for a node is filed by its creation.
+                let created = if SchedulerCache::waits(live.as_deref().and_then(Object::as_pod)) {
+                    self.store.get(&e.key).map_or(0, |s| s.created)
+                } else {
+                    0
+                };
                 (e.key.clone(), created, live)
             })
             .collect();

@@ -18,13 +18,17 @@ pub(crate) struct SchedulerCache {
 }
 
 impl SchedulerCache {
+    /// True for a pod waiting to be bound: not bound and not being deleted (`None`: deleted).
+    pub(crate) fn waits(pod: Option<&SimPod>) -> bool {
+        pod.is_some_and(|p| p.pod.spec.node_name.is_empty() && p.pod.meta.deletion_timestamp.is_none())
+    }
+
     /// Records a pod's current state (`None`: deleted).
     pub(crate) fn observe(&mut self, key: &ObjectKey, created: u64, pod: Option<&SimPod>) {
         let node = pod
             .map(|p| p.pod.spec.node_name.as_str())
             .filter(|n| !n.is_empty());
-        let waiting =
-            pod.is_some_and(|p| p.pod.spec.node_name.is_empty() && p.pod.meta.deletion_timestamp.is_none());
+        let waiting = Self::waits(pod);
         if let Some(c) = self.pending_since.remove(key) {
             self.pending.remove(&(c, key.clone()));
         }
