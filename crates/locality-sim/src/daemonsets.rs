@@ -9,14 +9,13 @@
 //! and Node events update only the nodes they touch, so a sync costs the nodes it acts on,
 //! not every node of the cluster.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::controllers::{
-    LABEL_CONTROLLER_REVISION_HASH, add_daemon_tolerations, affinity_node, node_fits, scaled, template_hash,
-    with,
-};
 use crate::engine::Engine;
+use crate::fasthash::FastMap;
+use crate::fit::{add_daemon_tolerations, affinity_node, node_fits};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
+use crate::workloads::{LABEL_CONTROLLER_REVISION_HASH, scaled, template_hash, with};
 
 /// One daemon pod as the controller sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,10 +100,10 @@ pub(crate) struct DaemonState {
     hash: String,
     nodes: BTreeMap<String, NodeState>,
     /// The node each pod is filed under.
-    pod_node: HashMap<String, String>,
+    pod_node: FastMap<String, String>,
     /// Nodes by slot, in name order.
     slots: BTreeMap<Slot, BTreeSet<String>>,
-    filed: HashMap<String, Slot>,
+    filed: FastMap<String, Slot>,
 }
 
 impl DaemonState {

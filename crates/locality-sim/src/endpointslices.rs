@@ -10,7 +10,7 @@
 //! (a Service or Node change resyncs the whole Service), so a rollout costs what it changes,
 //! not Services × pods.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use locality_model::endpointslice::{
     MAX_ENDPOINTS_PER_SLICE, NodeLookup, SliceInfo, TopologyCache, address_type_for, endpoint_ports,
@@ -24,6 +24,7 @@ use locality_model::objects::{
 use locality_model::selector::service_selects;
 
 use crate::engine::Engine;
+use crate::fasthash::FastMap;
 use crate::objects::{Kind, Object, ObjectKey};
 use crate::store::Store;
 
@@ -49,7 +50,7 @@ impl SliceSync {
 /// slice name. Rebuilt from the store on a full sync.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SliceTracker {
-    placed: HashMap<(ObjectKey, AddressType), HashMap<String, String>>,
+    placed: FastMap<(ObjectKey, AddressType), FastMap<String, String>>,
 }
 
 impl SliceTracker {
@@ -232,7 +233,7 @@ struct AddressTypeSync<'a> {
     work: BTreeMap<String, EndpointSlice>,
     dirty: BTreeSet<String>,
     created: BTreeSet<String>,
-    placed: &'a mut HashMap<String, String>,
+    placed: &'a mut FastMap<String, String>,
 }
 
 impl AddressTypeSync<'_> {

@@ -1,22 +1,22 @@
 //! The simulated cluster's discrete-event engine: a virtual clock, a task queue, the store, and
 //! the simulated controllers, kubelets and kube-proxies that act through the store.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use locality_model::objects::{IpFamily, ServiceType};
 use locality_model::version::KubeVersion;
 
+use crate::fasthash::{FastMap, FastSet};
 use crate::informer::ProxyInformer;
 use crate::kubeproxy::{DataPlaneProfile, SimKubeProxy};
-use crate::objects::{Kind, Object, ObjectKey};
+use crate::objects::{Object, ObjectKey};
 use crate::rng::SplitMix64;
 use crate::store::{Store, StoreError, WatchEvent};
 use crate::time::Millis;
 
 /// The shared informer forgets versions no kube-proxy reads after every this many events.
-const PRUNE_EVERY: usize = 4096;
+pub(crate) const PRUNE_EVERY: usize = 4096;
 
 /// Parameters of a simulated run.
 #[derive(Debug, Clone)]
@@ -166,14 +166,19 @@ pub struct Engine {
     /// Informer length at the last pruning.
     pub(crate) pruned: usize,
     pub(crate) nodes: BTreeMap<String, NodeRuntime>,
+    /// The names of `nodes`, for the lookups of every pod event (`kubelet_running`).
+    pub(crate) node_set: FastSet<String>,
     pub(crate) node_count: u32,
-    pub(crate) pods: HashMap<ObjectKey, PodRuntime>,
-    pub(crate) pod_by_ip: HashMap<IpAddr, ObjectKey>,
+    pub(crate) pods: FastMap<ObjectKey, PodRuntime>,
+    pub(crate) pod_by_ip: FastMap<IpAddr, ObjectKey>,
     /// Pod addresses whose pod is gone (a what-if's rules may still send to them).
-    pub(crate) retired_ips: std::collections::HashSet<IpAddr>,
+    pub(crate) retired_ips: FastSet<IpAddr>,
     /// Bumped whenever what `ip_serving` answers may change (a pod runtime added or removed,
     /// a process started or stopped): a what-if re-checks its routes only then.
     pub(crate) serving_generation: u64,
+    /// While a what-if runs: the pod addresses whose `ip_serving` answer may have changed
+    /// since the what-if last looked (taken by it at every step; `None`: not kept).
+    pub(crate) serving_log: Option<Vec<IpAddr>>,
     pub(crate) next_cluster_ip: u32,
     pub(crate) next_node_port: u16,
     pub(crate) profiles: BTreeMap<String, DataPlaneProfile>,
@@ -185,7 +190,9 @@ pub struct Engine {
     /// The simulated DaemonSet controller's per-node view of each DaemonSet.
     pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::DaemonState>,
     /// The simulated scheduler's cache.
-    pub(crate) scheduler: crate::controllers::SchedulerCache,
+    pub(crate) scheduler: crate::scheduler_cache::SchedulerCache,
+    /// Active pods per controller owner (the ReplicaSet controller's count).
+    pub(crate) owners: crate::owners::OwnerIndex,
     /// The simulated node lifecycle, taint-eviction and pod GC controllers' state, and each
     /// node's simulated kubelet state.
     pub(crate) lifecycle: crate::nodelifecycle::NodeLifecycle,
@@ -213,11 +220,13 @@ impl Engine {
             idle_proxies: BTreeSet::new(),
             pruned: 0,
             nodes: BTreeMap::new(),
+            node_set: Default::default(),
             node_count: 0,
-            pods: HashMap::new(),
-            pod_by_ip: HashMap::new(),
+            pods: Default::default(),
+            pod_by_ip: Default::default(),
             retired_ips: Default::default(),
             serving_generation: 0,
+            serving_log: None,
             next_cluster_ip: 10,
             next_node_port: 30000,
             profiles: BTreeMap::new(),
@@ -227,6 +236,7 @@ impl Engine {
             slice_tracker: Default::default(),
             daemon_states: BTreeMap::new(),
             scheduler: Default::default(),
+            owners: Default::default(),
             lifecycle: Default::default(),
             cloud_lb: Default::default(),
             drains: BTreeMap::new(),
@@ -237,6 +247,7 @@ impl Engine {
         e.controller_cursor = e.store.resource_version();
         e.proxy_cursor = e.store.resource_version();
         e.lifecycle.cursor = e.store.resource_version();
+        e.owners.cursor = e.store.resource_version();
         e
     }
 
@@ -260,42 +271,6 @@ impl Engine {
         self.store.get(key).map(|s| &*s.object)
     }
 
-    /// Sets the data-plane profile of a node's simulated kube-proxy (before or after the node
-    /// exists; an existing kube-proxy restarts with an empty table and resyncs).
-    pub fn set_profile(&mut self, node: &str, profile: DataPlaneProfile) {
-        self.profiles.insert(node.to_string(), profile);
-        if self.nodes.contains_key(node) {
-            self.restart_proxy(node);
-        }
-    }
-
-    /// Sets the version of a node's simulated kube-proxy (restarts it).
-    pub fn set_proxy_version(&mut self, node: &str, version: KubeVersion) {
-        self.proxy_versions.insert(node.to_string(), version);
-        if self.nodes.contains_key(node) {
-            self.restart_proxy(node);
-        }
-    }
-
-    /// A node's simulated kube-proxy.
-    pub fn kube_proxy(&self, node: &str) -> Option<&SimKubeProxy> {
-        self.nodes.get(node).map(|n| &n.proxy)
-    }
-
-    /// The EndpointSlice changes a node's simulated kube-proxy has received but not yet
-    /// programmed: `kubeproxy_sync_proxy_rules_endpoint_changes_pending`. Its informer holds
-    /// every event up to now; its rules hold those up to the position its last sync applied
-    /// (the sync delay, plus the `stale-rules` lag, behind). Before its first sync after a
-    /// start, the slices its initial list delivered. `None` for an unknown node.
-    pub fn endpoint_changes_pending(&self, node: &str) -> Option<usize> {
-        let proxy = &self.nodes.get(node)?.proxy;
-        let received = self.informer.len();
-        Some(match proxy.applied_position() {
-            Some(applied) => self.informer.slice_changes(applied, received),
-            None => self.informer.slices_at(received),
-        })
-    }
-
     /// Why a pending pod is not scheduled, if the simulated scheduler gave up on it.
     pub fn unschedulable_reason(&self, key: &ObjectKey) -> Option<&str> {
         self.unschedulable.get(key).map(String::as_str)
@@ -304,97 +279,6 @@ impl Engine {
     /// Names of the simulated nodes with a kubelet and kube-proxy.
     pub fn node_names(&self) -> impl Iterator<Item = &str> {
         self.nodes.keys().map(String::as_str)
-    }
-
-    // ----- simulated API (what an API server would call) -----
-
-    /// Creates an object, with the API server's admission: Services get cluster IPs (and
-    /// NodePorts) allocated, Pods their default tolerations of the not-ready and unreachable
-    /// taints ([`crate::nodelifecycle::admit_default_toleration_seconds`]), Nodes get a kubelet
-    /// and a kube-proxy.
-    pub fn create(&mut self, mut object: Object) -> Result<u64, SimError> {
-        if let Some(key) = object.key()
-            && !key.kind.cluster_scoped()
-        {
-            let ns = ObjectKey::new(Kind::Namespace, "", key.namespace.as_str());
-            if key.namespace.is_empty() {
-                return Err(StoreError::Invalid(format!("{key}: a namespace is required")).into());
-            }
-            match self.store.get(&ns) {
-                None => return Err(StoreError::NotFound(ns).into()),
-                Some(s) if s.deletion.is_some() => {
-                    return Err(StoreError::NamespaceTerminating(key.namespace.clone()).into());
-                }
-                Some(_) => {}
-            }
-        }
-        match &mut object {
-            Object::Service(svc) => self.allocate_service(svc),
-            Object::Pod(p) => crate::nodelifecycle::admit_default_toleration_seconds(&mut p.pod.spec),
-            _ => {}
-        }
-        let node_name = object.as_node().map(|n| n.meta.name.clone());
-        let rv = self.store.create(object, self.now)?;
-        if let Some(name) = node_name {
-            self.add_node_runtime(&name);
-        }
-        self.kick();
-        Ok(rv)
-    }
-
-    /// Replaces an object (spec and status); `precondition` is the resourceVersion read. The
-    /// admission of [`Engine::create`] runs again (Services, Pods).
-    pub fn update(&mut self, mut object: Object, precondition: Option<u64>) -> Result<u64, SimError> {
-        match &mut object {
-            Object::Service(svc) => self.allocate_service(svc),
-            Object::Pod(p) => crate::nodelifecycle::admit_default_toleration_seconds(&mut p.pod.spec),
-            _ => {}
-        }
-        let rv = self.store.update(object, self.now, precondition)?;
-        self.kick();
-        Ok(rv)
-    }
-
-    /// Deletes an object: Pods gracefully (deletionTimestamp, the kubelet finishes the
-    /// deletion), everything else at once, with the garbage collector removing dependents.
-    /// Same as [`Engine::delete_with`] with no grace period given.
-    pub fn delete(&mut self, key: &ObjectKey) -> Result<(), SimError> {
-        self.delete_with(key, None)
-    }
-
-    /// Deletes an object as a DELETE request with `DeleteOptions.gracePeriodSeconds` does
-    /// (k8s.io/kubernetes `pkg/registry/core/pod/strategy.go` `CheckGracefulDelete`): for a
-    /// Pod, `Some(0)` removes it from the store at once (a force delete: the kubelet forgets it
-    /// and frees its IPs), `Some(n)` starts a graceful deletion whose process is killed at
-    /// most `n` s after SIGTERM (a later, shorter grace period shortens a pending one), `None`
-    /// uses the pod's `terminationGracePeriodSeconds`. A Namespace takes everything in it
-    /// along (`crate::namespaces`). Other kinds ignore the grace period.
-    pub fn delete_with(
-        &mut self,
-        key: &ObjectKey,
-        grace_period_seconds: Option<u64>,
-    ) -> Result<(), SimError> {
-        if key.kind == Kind::Pod && grace_period_seconds == Some(0) {
-            self.store.remove(key, self.now)?;
-            self.forget_pod(key);
-        } else if key.kind == Kind::Namespace {
-            self.delete_namespace(key)?;
-        } else if key.kind == Kind::Pod {
-            self.store.mark_deleting(key, self.now)?;
-            if let Some(grace) = grace_period_seconds {
-                self.terminate_within(key, grace);
-            }
-        } else {
-            self.store.remove(key, self.now)?;
-            if key.kind == Kind::Node {
-                self.nodes.remove(&key.name);
-                self.idle_proxies.remove(&key.name);
-                // Its kubelet goes with it (a Node created again later starts Ready).
-                self.lifecycle.forget_kubelet(&key.name);
-            }
-        }
-        self.kick();
-        Ok(())
     }
 
     // ----- driver -----
@@ -459,50 +343,13 @@ impl Engine {
             self.proxy_cursor = rv;
             self.compact_events();
         } else if rv > self.proxy_cursor {
-            let new: Vec<WatchEvent> = self
-                .store
-                .events_since(self.proxy_cursor)
-                .map(|e| e.to_vec())
-                .unwrap_or_default();
-            self.proxy_cursor = rv;
-            for ev in new {
-                if !self.informer.push(&ev) {
-                    continue;
-                }
-                // Every kube-proxy watches Services and EndpointSlices; only its own Node.
-                let woken: Vec<String> = if ev.key.kind == Kind::Node {
-                    let own = self
-                        .nodes
-                        .get(&ev.key.name)
-                        .is_some_and(|n| n.proxy.identity == ev.key.name);
-                    own.then(|| self.idle_proxies.take(&ev.key.name))
-                        .flatten()
-                        .into_iter()
-                        .collect()
-                } else {
-                    std::mem::take(&mut self.idle_proxies).into_iter().collect()
-                };
-                for name in woken {
-                    self.wake_proxy(&name, ev.time);
-                }
-            }
-            self.compact_events();
-            if self.informer.len() / PRUNE_EVERY > self.pruned / PRUNE_EVERY {
-                self.pruned = self.informer.len();
-                let floor = self
-                    .nodes
-                    .values()
-                    .map(|n| n.proxy.floor)
-                    .min()
-                    .unwrap_or(self.pruned);
-                self.informer.prune(floor);
-            }
+            self.feed_proxies(rv);
         }
     }
 
     /// Cuts the store's event log back to the newest `event_history` events once it holds
     /// twice as many, never past what the simulated controllers have read.
-    fn compact_events(&mut self) {
+    pub(crate) fn compact_events(&mut self) {
         let history = self.config.event_history;
         if history == 0 || self.store.events().len() <= 2 * history {
             return;
@@ -514,146 +361,6 @@ impl Engine {
             .min(self.scheduler.cursor)
             .min(self.lifecycle.cursor);
         self.store.compact(newest_dropped.min(read));
-    }
-
-    /// Schedules the sync of an idle kube-proxy for an event at `time`: one lag later, but not
-    /// before its minimum sync period has passed.
-    fn wake_proxy(&mut self, name: &str, time: Millis) {
-        let min_sync = self.config.proxy_min_sync_period_ms;
-        let Some(n) = self.nodes.get_mut(name) else { return };
-        let proxy = &mut n.proxy;
-        if proxy.next_sync.is_some() {
-            return;
-        }
-        let earliest = proxy.last_sync().map_or(0, |t| t + min_sync);
-        let at = (time + proxy.lag_ms).max(earliest).max(self.now);
-        proxy.next_sync = Some(at);
-        self.seq += 1;
-        self.tasks
-            .insert((at, self.seq), Task::ProxySync(name.to_string()));
-    }
-
-    fn proxy_sync(&mut self, node: &str) {
-        let now = self.now;
-        let Some(n) = self.nodes.get_mut(node) else { return };
-        n.proxy.next_sync = None;
-        let position = self.informer.position_at(now.saturating_sub(n.proxy.lag_ms));
-        n.proxy
-            .sync(now, position, &self.informer, &mut self.endpoint_cache);
-        // Events not yet due: sync again when the first one it watches is.
-        match self.informer.next_relevant(position, &n.proxy.identity) {
-            Some(i) => {
-                let due = self.informer.time_of(i).unwrap_or(now);
-                let at = (due + n.proxy.lag_ms).max(now + self.config.proxy_min_sync_period_ms);
-                n.proxy.next_sync = Some(at);
-                self.seq += 1;
-                self.tasks
-                    .insert((at, self.seq), Task::ProxySync(node.to_string()));
-            }
-            None => {
-                self.idle_proxies.insert(node.to_string());
-            }
-        }
-    }
-
-    fn add_node_runtime(&mut self, name: &str) {
-        if self.nodes.contains_key(name) {
-            return;
-        }
-        self.node_count += 1;
-        let proxy = self.new_proxy(name);
-        self.nodes.insert(
-            name.to_string(),
-            NodeRuntime {
-                index: self.node_count,
-                next_host: 2,
-                used: BTreeSet::new(),
-                proxy,
-            },
-        );
-        // Its kube-proxy starts by listing everything it watches.
-        self.schedule_proxy_replay(name);
-    }
-
-    fn new_proxy(&self, name: &str) -> SimKubeProxy {
-        SimKubeProxy::new(
-            name,
-            self.profiles.get(name).cloned().unwrap_or_default(),
-            self.proxy_versions
-                .get(name)
-                .copied()
-                .unwrap_or(self.config.kube_proxy_version),
-            self.config.proxy_sync_delay_ms,
-        )
-    }
-
-    fn restart_proxy(&mut self, name: &str) {
-        let proxy = self.new_proxy(name);
-        if let Some(n) = self.nodes.get_mut(name) {
-            n.proxy = proxy;
-        }
-        self.schedule_proxy_replay(name);
-    }
-
-    fn schedule_proxy_replay(&mut self, name: &str) {
-        // The feed holds every relevant event since the start, so a fresh kube-proxy replays it
-        // (a list then watch) and programs its table one sync delay from now.
-        let at = self.now + self.config.proxy_sync_delay_ms;
-        self.idle_proxies.remove(name);
-        if !self.config.kube_proxies {
-            return;
-        }
-        if let Some(n) = self.nodes.get_mut(name) {
-            n.proxy.applied = None;
-            n.proxy.floor = self.informer.position_at(at.saturating_sub(n.proxy.lag_ms));
-            n.proxy.next_sync = Some(at);
-        }
-        self.schedule(at, Task::ProxySync(name.to_string()));
-    }
-
-    /// API-server admission for Services: cluster IPs per family and NodePorts.
-    fn allocate_service(&mut self, svc: &mut locality_model::objects::Service) {
-        if svc.type_ == ServiceType::ExternalName || svc.headless {
-            return;
-        }
-        if svc.ip_families.is_empty() {
-            svc.ip_families = svc.families();
-        }
-        for fam in svc.ip_families.clone() {
-            if svc.cluster_ips.iter().any(|ip| IpFamily::of(ip) == fam) {
-                continue;
-            }
-            let n = self.next_cluster_ip;
-            self.next_cluster_ip += 1;
-            let ip = match fam {
-                IpFamily::IPv4 => IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 96, 0, 0)) + n)),
-                IpFamily::IPv6 => IpAddr::V6(Ipv6Addr::from(
-                    u128::from(Ipv6Addr::new(0xfd00, 0x10, 0x96, 0, 0, 0, 0, 0)) + u128::from(n),
-                )),
-            };
-            svc.cluster_ips.push(ip);
-        }
-        if matches!(svc.type_, ServiceType::NodePort | ServiceType::LoadBalancer) {
-            let taken: BTreeSet<u16> = self
-                .store
-                .list(Kind::Service)
-                .filter_map(|(_, s)| s.object.as_service())
-                .flat_map(|s| s.ports.iter().map(|p| p.node_port))
-                .chain(svc.ports.iter().map(|p| p.node_port))
-                .collect();
-            for p in &mut svc.ports {
-                if p.node_port == 0 {
-                    while taken.contains(&self.next_node_port) {
-                        self.next_node_port += 1;
-                    }
-                    p.node_port = self.next_node_port;
-                    self.next_node_port += 1;
-                    if self.next_node_port > 32767 {
-                        self.next_node_port = 30000;
-                    }
-                }
-            }
-        }
     }
 
     /// Renders the store's event log, one line per event (`rv time TYPE kind/ns/name`), for

@@ -6,8 +6,10 @@
 //! `foregroundDeletion` finalizer) and stays while its dependents are deleted, themselves in
 //! the foreground (a Deployment's ReplicaSets wait for their pods, which terminate gracefully
 //! through their kubelet); an owner whose last dependent is gone is removed. Background
-//! deletion (the owner removed at once, its dependents after it) is the garbage collector of
-//! `crate::controllers`.
+//! deletion (the owner removed at once, its dependents after it) is [`Engine::garbage_collect`]
+//! below, run by every pass of the controllers (`crate::controllers`).
+
+use std::collections::BTreeSet;
 
 use crate::engine::{Engine, SimError};
 use crate::objects::{Kind, ObjectKey};
@@ -96,6 +98,32 @@ impl Engine {
             for k in done {
                 let _ = self.store.remove(&k, self.now);
             }
+        }
+    }
+}
+
+impl Engine {
+    /// Deletes objects whose controller owner was deleted (foreground GC is not simulated).
+    pub(crate) fn garbage_collect(&mut self, deleted: &[String]) {
+        if deleted.is_empty() {
+            return;
+        }
+        let gone: BTreeSet<&str> = deleted.iter().map(String::as_str).collect();
+        let mut victims = Vec::new();
+        for kind in [Kind::ReplicaSet, Kind::Pod, Kind::EndpointSlice] {
+            for (k, s) in self.store.list(kind) {
+                if s.object
+                    .meta()
+                    .owner_references
+                    .iter()
+                    .any(|o| gone.contains(o.uid.as_str()))
+                {
+                    victims.push(k.clone());
+                }
+            }
+        }
+        for k in victims {
+            let _ = self.delete(&k);
         }
     }
 }

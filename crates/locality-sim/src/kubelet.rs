@@ -103,7 +103,7 @@ impl Engine {
                 self.pod_by_ip.insert(*ip, key.clone());
             }
         }
-        self.serving_generation += 1;
+        self.serving_changed(&ips);
         let ready = pod.behaviour.readiness.is_none();
         let first_probe = pod
             .behaviour
@@ -206,11 +206,13 @@ impl Engine {
             return;
         }
         let mut pod = pod.clone();
+        let mut exited = Vec::new();
         if let Some(rt) = self.pods.get_mut(key) {
             rt.running = false;
             rt.ready = false;
+            exited = rt.ips.clone();
         }
-        self.serving_generation += 1;
+        self.serving_changed(&exited);
         // The process exits on its own; a stopped kubelet neither reports it nor finishes the
         // deletion (it does both when it is back).
         if !self.kubelet_running(&pod.pod.spec.node_name) {
@@ -280,7 +282,7 @@ impl Engine {
             return;
         }
         if let Some(rt) = self.pods.remove(key) {
-            self.serving_generation += 1;
+            self.serving_changed(&rt.ips);
             for ip in &rt.ips {
                 if self.pod_by_ip.get(ip) != Some(key) {
                     continue; // a hostNetwork pod's node address
@@ -291,6 +293,74 @@ impl Engine {
                     n.used.remove(&u32::from(v4.octets()[3]));
                 }
             }
+        }
+    }
+}
+
+impl Engine {
+    /// Kubelet reaction to a pod change on its node (admission, SIGTERM, cleanup).
+    pub(crate) fn kubelet_sync(&mut self, key: &ObjectKey) {
+        let Some((pod, _)) = self.stored_pod(key) else {
+            self.forget_pod(key);
+            return;
+        };
+        let uid = pod.pod.meta.uid.clone();
+        let node = pod.pod.spec.node_name.clone();
+        let deleting = pod.pod.meta.deletion_timestamp.is_some();
+        let start_delay_ms = pod.behaviour.start_delay_ms;
+        let exit_after_s = pod
+            .behaviour
+            .shutdown_delay_seconds
+            .min(pod.behaviour.termination_grace_period_seconds);
+        if node.is_empty() {
+            // An unscheduled pod is deleted at once (upstream `CheckGracefulDelete`).
+            if deleting {
+                self.schedule(self.now, Task::RemovePod(key.clone(), uid));
+            }
+            return;
+        }
+        if !self.kubelet_running(&node) {
+            // A stopped kubelet acts on nothing until it is back (it then resyncs its pods);
+            // the pods of a deleted node are left to the simulated pod GC.
+            return;
+        }
+        // What the kubelet knows of this pod: whether its container started, and whether it
+        // sent SIGTERM.
+        let known = self
+            .pods
+            .get(key)
+            .filter(|r| r.uid == uid)
+            .map(|r| (r.started, r.sigterm.is_some()));
+        match known {
+            None if !deleting => {
+                let replaced = self.pods.insert(
+                    key.clone(),
+                    crate::engine::PodRuntime {
+                        uid: uid.clone(),
+                        node,
+                        ..Default::default()
+                    },
+                );
+                self.serving_changed(&replaced.map(|rt| rt.ips).unwrap_or_default());
+                let jitter = self.rng.below(self.config.start_jitter_ms + 1);
+                let at = self.now + start_delay_ms + jitter;
+                self.schedule(at, Task::ContainerStarted(key.clone(), uid));
+            }
+            None => self.schedule(self.now, Task::RemovePod(key.clone(), uid)),
+            Some((started, false)) if deleting => {
+                if !started {
+                    self.schedule(self.now, Task::RemovePod(key.clone(), uid));
+                    return;
+                }
+                if let Some(r) = self.pods.get_mut(key) {
+                    r.sigterm = Some(self.now);
+                }
+                self.schedule(
+                    self.now + exit_after_s * 1000,
+                    Task::ProcessExit(key.clone(), uid),
+                );
+            }
+            Some(_) => {}
         }
     }
 }

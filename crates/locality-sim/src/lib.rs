@@ -4,18 +4,22 @@
 //! - a store of objects keyed by (kind, namespace, name), with resourceVersions and a
 //!   replayable event log ([`store`]), through which every simulated controller acts, so that
 //!   an API server can sit on top;
-//! - simulated controllers (`controllers`): garbage collector, Deployment/ReplicaSet and
-//!   DaemonSet with RollingUpdate, a scheduler, and the EndpointSlice controller, which is the
-//!   model's `endpointslice::derive_endpoint_slices`;
+//! - simulated controllers, run by one pass over the store's new events (`controllers`):
+//!   garbage collector (`gc`), Deployment/ReplicaSet (`workloads`) and DaemonSet
+//!   (`daemonsets`) with RollingUpdate, a scheduler (`scheduler`, its cache and the filters of
+//!   `fit`), and the EndpointSlice controller (`endpointslices`), which is the model's
+//!   `endpointslice::derive_endpoint_slices`; the simulated API's writes with admission
+//!   (`api`);
 //! - a simulated kubelet per node (`kubelet`): pod IPs, container start, readiness probes,
 //!   graceful termination with a shutdown delay; it can report NotReady or stop reporting
 //!   ([`Engine::set_kubelet_state`]);
-//! - the node lifecycle, taint-eviction and pod GC controllers ([`nodelifecycle`]): Ready
+//! - the node lifecycle, taint-eviction and pod GC controllers ([`nodelifecycle`], run by
+//!   `nodemonitor` and `tainteviction`): Ready
 //!   Unknown after the grace period, not-ready / unreachable NoExecute taints, pods marked not
 //!   ready and evicted, pods of deleted Nodes force-deleted;
 //! - a simulated cloud load balancer ([`cloudlb`]): ingress IPs for LoadBalancer Services from
 //!   TEST-NET-3, and outside connections to them sent to a (health-checked) node;
-//! - a simulated kube-proxy per node ([`kubeproxy`]), an implementation **independent of the
+//! - a simulated kube-proxy per node ([`kubeproxy`], run by `proxies`), an implementation **independent of the
 //!   model's `proxy` module**, so that comparing the two is a real cross-check;
 //! - simulated traffic ([`traffic`]): [`Engine::connect`] resolves a connection by traversing
 //!   the rule table of the node that first processes it (the client's, a NodePort's, or the one
@@ -29,6 +33,7 @@
 //!
 //! Everything here is simulated and says so; same seed, same run.
 
+mod api;
 pub mod builders;
 pub mod cloudlb;
 mod controllers;
@@ -36,21 +41,30 @@ mod daemonsets;
 pub mod disruption;
 mod endpointslices;
 mod engine;
+mod fasthash;
+mod fit;
 mod gc;
 mod informer;
 mod kubelet;
 pub mod kubeproxy;
 mod namespaces;
 pub mod nodelifecycle;
+mod nodemonitor;
 pub mod objects;
+mod owners;
+mod proxies;
 pub mod rng;
+mod scheduler;
+mod scheduler_cache;
 pub mod seed;
 mod snapshot;
 pub mod store;
+mod tainteviction;
 pub mod time;
 pub mod topology;
 pub mod traffic;
 pub mod whatif;
+mod workloads;
 
 pub use engine::{Engine, SimConfig, SimError};
 pub use kubeproxy::{DataPlaneProfile, Fault, PlaneProfile, ProxyMode};

@@ -276,10 +276,12 @@ impl Engine {
     /// Every container on `node` stops (the node lost power): its pods' processes no longer
     /// serve, though the store still shows them until the control plane notices.
     pub(crate) fn stop_containers(&mut self, node: &str) {
+        let mut stopped = Vec::new();
         for rt in self.pods.values_mut().filter(|rt| rt.node == node) {
             rt.running = false;
+            stopped.extend(rt.ips.iter().copied());
         }
-        self.serving_generation += 1;
+        self.serving_changed(&stopped);
     }
 }
 
@@ -330,6 +332,8 @@ pub fn run(
     }
     let mut settled_at: Option<Millis> = None;
     let mut last_rv = 0;
+    // The addresses whose processes started or stopped between two looks.
+    engine.serving_log = Some(Vec::new());
     let mut done = false;
     // After settling, long enough for every node's rules to catch up.
     let after = options
@@ -349,7 +353,12 @@ pub fn run(
             node_events_pending = settle.node_events_pending(engine, changes);
             last_rv = rv;
         }
-        tracker.observe(engine, now);
+        let changed = engine
+            .serving_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        tracker.observe(engine, now, &changed);
         // A drain notices its pods are gone without a write of its own.
         let unfinished = unfinished_drains(engine, changes);
         if unfinished != last_unfinished {
@@ -367,6 +376,7 @@ pub fn run(
         progress(now);
         engine.run_for(step_ms);
     }
+    engine.serving_log = None;
     let end = engine.now() - start;
     let mut r = tracker.finish(end, settled_at.is_some(), step_ms);
     if !r.settled {

@@ -12,11 +12,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use locality_model::matrix::{Matrix, MatrixConfig};
-use locality_model::objects::{ClusterState, LABEL_SERVICE_NAME};
+use locality_model::objects::{ClusterState, EndpointSlice, LABEL_SERVICE_NAME};
 use locality_model::proxy::VerdictKind;
 
 use crate::engine::Engine;
-use crate::objects::{Kind, Object};
+use crate::objects::{Kind, Object, ObjectKey};
 use crate::time::Millis;
 
 /// (`namespace/name`, `name:port/PROTOCOL`, family).
@@ -38,13 +38,34 @@ pub(crate) enum Route {
     Other,
 }
 
+impl Route {
+    /// The same route as `other`: the same verdict, as many local targets, and the same
+    /// targets (the same interned list, or equal short lists).
+    pub(crate) fn same_as(&self, other: &Route) -> bool {
+        match (self, other) {
+            (Route::Drop, Route::Drop) | (Route::Other, Route::Other) => true,
+            (
+                Route::Deliver {
+                    targets: a,
+                    local: la,
+                },
+                Route::Deliver {
+                    targets: b,
+                    local: lb,
+                },
+            ) => la == lb && (Arc::ptr_eq(a, b) || (a.len() <= 8 && a == b)),
+            _ => false,
+        }
+    }
+}
+
 /// The routes of every node for every Service port in scope, at one instant.
 #[derive(Debug)]
 pub(crate) struct Snapshot {
     /// Virtual ms since the change.
     pub at: Millis,
-    /// Per port, per node name.
-    pub ports: BTreeMap<PortKey, BTreeMap<String, Route>>,
+    /// Per port, per node: (node name, route), sorted by node name.
+    pub ports: BTreeMap<PortKey, Vec<(String, Route)>>,
 }
 
 /// Which Services a what-if watches (`None`: all).
@@ -57,12 +78,18 @@ fn in_scope(scope: &Scope, ns: &str, name: &str) -> bool {
 }
 
 /// The Nodes the model was last given, kept while no Node changed: cloning every Node at
-/// every snapshot cost more than the model's routes on a 5,000-node cluster.
+/// every snapshot cost more than the model's routes on a 5,000-node cluster. The same for the
+/// EndpointSlices, each kept while its resourceVersion is the same.
 #[derive(Debug, Default)]
 pub(crate) struct NodeCache {
     /// The resourceVersions of the Nodes cloned, in store order (each write has its own).
     versions: Vec<u64>,
     nodes: Vec<locality_model::objects::Node>,
+    /// The EndpointSlices the model was last given, by key, with their resourceVersion: a
+    /// step changes a few of them, so the others are not cloned again.
+    slices: HashMap<ObjectKey, (u64, EndpointSlice)>,
+    /// The keys and resourceVersions of the state's slices, in its order.
+    slice_keys: Vec<(ObjectKey, u64)>,
 }
 
 /// The model's input for the Services in scope: every Node, those Services and their
@@ -92,7 +119,8 @@ fn scoped_state(engine: &Engine, scope: &Scope, cache: &mut NodeCache) -> Cluste
             state.services.push(svc.clone());
         }
     }
-    for (_, s) in engine.store().list(Kind::EndpointSlice) {
+    cache.slice_keys.clear();
+    for (k, s) in engine.store().list(Kind::EndpointSlice) {
         if let Object::EndpointSlice(es) = &*s.object
             && es
                 .meta
@@ -100,9 +128,16 @@ fn scoped_state(engine: &Engine, scope: &Scope, cache: &mut NodeCache) -> Cluste
                 .get(LABEL_SERVICE_NAME)
                 .is_some_and(|svc| in_scope(scope, &es.meta.namespace, svc))
         {
-            state.endpoint_slices.push(es.clone());
+            let es = match cache.slices.remove(k) {
+                Some((rv, kept)) if rv == s.resource_version => kept,
+                _ => es.clone(),
+            };
+            state.endpoint_slices.push(es);
+            cache.slice_keys.push((k.clone(), s.resource_version));
         }
     }
+    // Slices gone or out of scope.
+    cache.slices.clear();
     state
 }
 
@@ -110,6 +145,13 @@ impl NodeCache {
     /// Takes the Nodes back from a state [`scoped_state`] made.
     fn keep(&mut self, state: &mut ClusterState) {
         self.nodes = std::mem::take(&mut state.nodes);
+        for ((k, rv), es) in self
+            .slice_keys
+            .drain(..)
+            .zip(std::mem::take(&mut state.endpoint_slices))
+        {
+            self.slices.insert(k, (rv, es));
+        }
     }
 }
 
@@ -168,8 +210,9 @@ pub(crate) fn snapshot(
     let mut ports = BTreeMap::new();
     for (i, p) in matrix.ports.iter().enumerate() {
         let mut interned: HashMap<Vec<usize>, Arc<[IpAddr]>> = HashMap::new();
-        let mut nodes = BTreeMap::new();
-        for (ni, r) in matrix.port_routes(i, None) {
+        let routes = matrix.port_routes(i, None);
+        let mut nodes = Vec::with_capacity(routes.len());
+        for (ni, r) in routes {
             let name = matrix.nodes[ni].name().to_string();
             // The first route is a pod's connection to the cluster IP (with an unknown proxy
             // mode whose modes disagree, the iptables route).
@@ -178,16 +221,25 @@ pub(crate) fn snapshot(
                 Some(m) if m.verdict == VerdictKind::Deliver => {
                     let idx = &m.endpoints;
                     let local = idx.iter().filter(|&&e| p.endpoints[e].is_local(&name)).count();
-                    let targets = interned
-                        .entry(idx.clone())
-                        .or_insert_with(|| idx.iter().map(|&e| p.endpoints[e].ip).collect())
-                        .clone();
+                    let targets = match interned.get(idx) {
+                        Some(t) => t.clone(),
+                        // A single target is not worth a lookup.
+                        None if idx.len() <= 1 => idx.iter().map(|&e| p.endpoints[e].ip).collect(),
+                        None => {
+                            let t: Arc<[IpAddr]> = idx.iter().map(|&e| p.endpoints[e].ip).collect();
+                            interned.insert(idx.clone(), t.clone());
+                            t
+                        }
+                    };
                     Route::Deliver { targets, local }
                 }
                 _ => Route::Other,
             };
-            nodes.insert(name, route);
+            nodes.push((name, route));
         }
+        // By name (the matrix's own order already; the tracker relies on it). Node names are
+        // unique in the store.
+        nodes.sort_by(|a, b| a.0.cmp(&b.0));
         ports.insert(port_key(p), nodes);
     }
     drop(matrix);
@@ -233,6 +285,16 @@ impl History {
 }
 
 impl Engine {
+    /// Records that what [`Engine::ip_serving`] answers for `ips` may have changed (a process
+    /// started or stopped, a pod runtime added or removed): bumps the serving generation and,
+    /// while a what-if keeps it, logs the addresses.
+    pub(crate) fn serving_changed(&mut self, ips: &[IpAddr]) {
+        self.serving_generation += 1;
+        if let Some(log) = &mut self.serving_log {
+            log.extend_from_slice(ips);
+        }
+    }
+
     /// True unless `ip` is a pod address whose process is not running (exited, not started,
     /// or the pod is gone): addresses the simulation never gave a pod (hostNetwork pods,
     /// selector-less endpoints) are taken as serving.

@@ -2,11 +2,13 @@
 //! opened (with their cause), client-weighted blind time, and the share of connections that
 //! left their node.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use super::observe::{History, PortKey, Scope, Seen, Snapshot, seen};
+use super::observe::{History, PortKey, Route, Scope, Seen, Snapshot, seen};
 use crate::engine::Engine;
+use crate::fasthash::FastMap;
 use crate::objects::Kind;
 use crate::time::Millis;
 
@@ -115,9 +117,11 @@ struct PortAcc {
     open: BTreeMap<String, (Millis, Cause)>,
     nodes: BTreeMap<String, NodeTimeline>,
     /// The nodes of `last` delivered elsewhere (a share above 0), with that share.
-    leaving: Vec<(String, f64)>,
-    /// Every node `last` saw delivered has its timeline in `nodes`.
+    leaving: BTreeMap<String, f64>,
+    /// Every node `last` saw delivered has its timeline in `nodes`, but those in `pending`.
     entries_made: bool,
+    /// Nodes seen delivered since the last `accumulate` (their timeline made there).
+    pending: Vec<String>,
 }
 
 impl PortAcc {
@@ -131,12 +135,100 @@ impl PortAcc {
                 }
             }
             self.entries_made = true;
+            self.pending.clear();
+        }
+        for n in std::mem::take(&mut self.pending) {
+            if self.last.get(&n).is_some_and(|s| matches!(s, Seen::Delivered(_)))
+                && !self.nodes.contains_key(&n)
+            {
+                self.nodes.insert(n, NodeTimeline::default());
+            }
         }
         for (n, left) in &self.leaving {
             if let Some(t) = self.nodes.get_mut(n) {
                 t.left_ms += dt * left;
             }
         }
+    }
+}
+
+impl PortAcc {
+    /// Records what node `n` (one of `last`'s) sees at `now`: the change flag, a window
+    /// opened or closed, its share leaving the node.
+    fn look(&mut self, n: &String, s: Seen, now: Millis) {
+        if self.before.get(n).is_none_or(|b| !same(*b, s)) {
+            self.changed = true;
+        }
+        match (s.blind(), self.open.contains_key(n)) {
+            (true, false) => {
+                let cause = if s == Seen::EndpointGone {
+                    Cause::EndpointGone
+                } else {
+                    Cause::NoEndpoint
+                };
+                self.open.insert(n.clone(), (now, cause));
+            }
+            (false, true) => {
+                if let Some((start, cause)) = self.open.remove(n) {
+                    close(&mut self.nodes, n, start, now, cause);
+                }
+            }
+            _ => {}
+        }
+        match s {
+            Seen::Delivered(left) if left != 0.0 => {
+                self.leaving.insert(n.clone(), left);
+            }
+            _ => {
+                self.leaving.remove(n);
+            }
+        }
+        if matches!(s, Seen::Delivered(_)) && self.entries_made {
+            self.pending.push(n.clone());
+        }
+        if let Some(slot) = self.last.get_mut(n) {
+            *slot = s;
+        }
+    }
+}
+
+/// The nodes of a programmed snapshot grouped by the endpoint addresses their routes send to
+/// (the interned target lists), and the groups each address belongs to: which nodes to look
+/// at again when some processes started or stopped.
+struct ServingIndex {
+    /// Per port (in the snapshot's order), per group: node positions.
+    groups: Vec<Vec<Vec<usize>>>,
+    /// Per address: (port, group).
+    by_ip: FastMap<IpAddr, Vec<(usize, usize)>>,
+}
+
+impl ServingIndex {
+    fn new(snapshot: &Snapshot) -> Self {
+        let mut groups = Vec::new();
+        let mut by_ip: FastMap<IpAddr, Vec<(usize, usize)>> = FastMap::default();
+        for (port, nodes) in snapshot.ports.values().enumerate() {
+            let mut of: FastMap<*const IpAddr, usize> = FastMap::default();
+            let mut port_groups: Vec<Vec<usize>> = Vec::new();
+            for (i, (_, r)) in nodes.iter().enumerate() {
+                let Route::Deliver { targets, .. } = r else {
+                    continue;
+                };
+                if targets.is_empty() {
+                    continue;
+                }
+                let g = *of.entry(targets.as_ptr()).or_insert_with(|| {
+                    port_groups.push(Vec::new());
+                    let g = port_groups.len() - 1;
+                    for ip in targets.iter() {
+                        by_ip.entry(*ip).or_default().push((port, g));
+                    }
+                    g
+                });
+                port_groups[g].push(i);
+            }
+            groups.push(port_groups);
+        }
+        ServingIndex { groups, by_ip }
     }
 }
 
@@ -148,8 +240,11 @@ pub(crate) struct Tracker {
     sync: Millis,
     steps: usize,
     last_at: Option<Millis>,
-    /// The programmed snapshot and the engine's serving generation of the last full look.
+    /// The programmed snapshot and the engine's serving generation of the last look.
     seen_at: Option<(Arc<Snapshot>, u64)>,
+    /// The programmed snapshot's nodes by the addresses they send to (made at the first look
+    /// that needs it).
+    index: Option<ServingIndex>,
 }
 
 impl Tracker {
@@ -177,6 +272,7 @@ impl Tracker {
             steps: 0,
             last_at: None,
             seen_at: None,
+            index: None,
         };
         let first = t.history.latest().clone();
         for (key, nodes) in &first.ports {
@@ -193,38 +289,41 @@ impl Tracker {
         self.history.push(s);
     }
 
-    /// Observes every node at `now` through the rules as programmed.
+    /// Observes every node at `now` through the rules as programmed; `changed` are the pod
+    /// addresses whose serving may have changed since the last step (the engine's
+    /// `serving_log`).
     ///
-    /// What a node sees depends only on the programmed snapshot and on which pod processes
-    /// run ([`Engine::ip_serving`]); when neither changed since the last step, every node sees
-    /// what it saw then, and only the time delivered to other nodes accumulates.
-    pub fn observe(&mut self, engine: &Engine, now: Millis) {
+    /// What a node sees depends only on its programmed route and on whether the processes
+    /// behind that route's addresses run ([`Engine::ip_serving`]). So a node is looked at
+    /// again only when its route differs from the one it was last looked at with (the
+    /// programmed snapshot moved on), or when its route sends to one of `changed`; every other
+    /// node sees what it saw then, and only the time delivered to other nodes accumulates.
+    /// Every node is looked at when the nodes of a port differ from the last look's.
+    pub fn observe(&mut self, engine: &Engine, now: Millis, changed: &[IpAddr]) {
         self.steps += 1;
         let dt = self.last_at.map_or(0, |l| now - l) as f64;
         self.last_at = Some(now);
         let programmed = self.history.programmed(now);
         let generation = engine.serving_generation;
-        let unchanged = self
-            .seen_at
+        let previous = self.seen_at.replace((programmed.clone(), generation));
+        let same_snapshot = previous
             .as_ref()
-            .is_some_and(|(p, g)| Arc::ptr_eq(p, &programmed) && *g == generation);
-        if unchanged {
-            for key in programmed.ports.keys() {
-                if let Some(acc) = self.ports.get_mut(key) {
-                    acc.accumulate(dt);
-                }
-            }
-            #[cfg(debug_assertions)]
-            for (key, nodes) in &programmed.ports {
-                let acc = &self.ports[key];
-                for (n, r) in nodes {
-                    debug_assert!(acc.last.get(n).is_some_and(|s| same(*s, seen(engine, r))));
-                }
-            }
-            return;
+            .is_some_and(|(p, _)| Arc::ptr_eq(p, &programmed));
+        let unchanged = same_snapshot && previous.as_ref().is_some_and(|(_, g)| *g == generation);
+        if !same_snapshot {
+            self.index = None;
         }
-        self.seen_at = Some((programmed.clone(), generation));
-        for (key, nodes) in &programmed.ports {
+        // The nodes (port, position) whose route sends to an address whose process changed.
+        let mut hit: BTreeSet<(usize, usize)> = BTreeSet::new();
+        if !unchanged && !changed.is_empty() {
+            let index = self.index.get_or_insert_with(|| ServingIndex::new(&programmed));
+            for ip in changed {
+                for &(port, group) in index.by_ip.get(ip).into_iter().flatten() {
+                    hit.extend(index.groups[port][group].iter().map(|&n| (port, n)));
+                }
+            }
+        }
+        for (pi, (key, nodes)) in programmed.ports.iter().enumerate() {
             if !self.ports.contains_key(key) {
                 self.ports.insert(key.clone(), PortAcc::default());
             }
@@ -233,55 +332,68 @@ impl Tracker {
             };
             // Accumulate the interval since the last step with what was seen then.
             acc.accumulate(dt);
-            let same_nodes = acc.last.len() == nodes.len() && acc.last.keys().eq(nodes.keys());
-            if !same_nodes {
-                acc.last = nodes.keys().map(|n| (n.clone(), Seen::Other)).collect();
+            if unchanged {
+                continue;
             }
-            let PortAcc {
-                changed,
-                before,
-                last,
-                open,
-                nodes: timelines,
-                leaving,
-                entries_made,
-            } = acc;
-            *entries_made = false;
-            leaving.clear();
-            for ((n, r), slot) in nodes.iter().zip(last.values_mut()) {
-                let s = seen(engine, r);
-                if before.get(n).is_none_or(|b| !same(*b, s)) {
-                    *changed = true;
+            // The routes of the last look, when they were for the same nodes.
+            let old = previous
+                .as_ref()
+                .and_then(|(p, _)| p.ports.get(key))
+                .filter(|old| {
+                    old.len() == nodes.len()
+                        && acc.last.len() == nodes.len()
+                        && old.iter().zip(nodes).all(|(a, b)| a.0 == b.0)
+                });
+            if let Some(old) = old {
+                let mut look: Vec<usize> = if same_snapshot {
+                    Vec::new()
+                } else {
+                    (0..nodes.len())
+                        .filter(|&i| !nodes[i].1.same_as(&old[i].1))
+                        .collect()
+                };
+                look.extend(hit.range((pi, 0)..(pi + 1, 0)).map(|&(_, i)| i));
+                look.sort_unstable();
+                look.dedup();
+                for i in look {
+                    let (n, r) = &nodes[i];
+                    acc.look(n, seen(engine, r), now);
                 }
-                match (s.blind(), open.contains_key(n)) {
-                    (true, false) => {
-                        let cause = if s == Seen::EndpointGone {
-                            Cause::EndpointGone
-                        } else {
-                            Cause::NoEndpoint
-                        };
-                        open.insert(n.clone(), (now, cause));
-                    }
-                    (false, true) => {
-                        if let Some((start, cause)) = open.remove(n) {
-                            close(timelines, n, start, now, cause);
-                        }
-                    }
-                    _ => {}
-                }
-                if let Seen::Delivered(left) = s
-                    && left != 0.0
-                {
-                    leaving.push((n.clone(), left));
-                }
-                *slot = s;
+                continue;
+            }
+            let same_nodes =
+                acc.last.len() == nodes.len() && acc.last.keys().eq(nodes.iter().map(|(n, _)| n));
+            if !same_nodes {
+                acc.last = nodes.iter().map(|(n, _)| (n.clone(), Seen::Other)).collect();
+            }
+            acc.entries_made = false;
+            acc.leaving.clear();
+            for (n, r) in nodes {
+                acc.look(n, seen(engine, r), now);
             }
             // Nodes that left the matrix (deleted) close their windows.
-            let gone: Vec<String> = open.keys().filter(|n| !nodes.contains_key(*n)).cloned().collect();
+            let gone: Vec<String> = acc
+                .open
+                .keys()
+                .filter(|n| {
+                    nodes
+                        .binary_search_by(|(m, _)| m.as_str().cmp(n.as_str()))
+                        .is_err()
+                })
+                .cloned()
+                .collect();
             for n in gone {
-                if let Some((start, cause)) = open.remove(&n) {
-                    close(timelines, &n, start, now, cause);
+                if let Some((start, cause)) = acc.open.remove(&n) {
+                    close(&mut acc.nodes, &n, start, now, cause);
                 }
+            }
+        }
+        // Every node not looked at sees what it saw at its last look.
+        #[cfg(debug_assertions)]
+        for (key, nodes) in &programmed.ports {
+            let acc = &self.ports[key];
+            for (n, r) in nodes {
+                debug_assert!(acc.last.get(n).is_some_and(|s| same(*s, seen(engine, r))));
             }
         }
     }
