@@ -47,7 +47,8 @@ use locality_model::objects::ClusterState;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::object::{Ctx, ItemDefault, Sink, items_seed};
+use crate::ctx::{Ctx, ItemDefault, Sink};
+use crate::object::items_seed;
 
 /// Inputs smaller than this are parsed sequentially.
 pub(crate) const MIN_SPLIT_BYTES: usize = 8 << 20;
@@ -211,7 +212,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
         for _ in 0..cfg.threads.max(1) {
             let worker = std::thread::Builder::new()
                 .name("locality-ingest".into())
-                .stack_size(crate::PARSE_STACK)
+                .stack_size(crate::stack::PARSE_STACK)
                 .spawn_scoped(scope, || {
                     loop {
                         let job = rx.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
