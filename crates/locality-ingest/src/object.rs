@@ -6,7 +6,7 @@
 //! the lean wire type of that kind. Keys that arrive before `kind` are buffered ([`Buffer`]): for JSON as a
 //! borrowed `&RawValue` (a scan, no allocation; kubectl sorts keys, so an EndpointSlice's
 //! `endpoints` precede its `kind`), for YAML as a `serde_json::Value`. Items of a `List`
-//! go straight into the [`Sink`] as they are read: nothing is materialised twice.
+//! go straight into the [`Sink`](crate::ctx::Sink) as they are read: nothing is materialised twice.
 
 use std::borrow::Cow;
 use std::fmt;
