@@ -246,3 +246,41 @@ pub fn write_summary(
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use locality_model::matrix::MatrixConfig;
+    use locality_model::objects::{ClusterState, Node, Service, ServicePort, TargetPort};
+
+    use super::*;
+
+    #[test]
+    fn summaries_on_several_cores_come_in_port_order() {
+        let mut state = ClusterState::default();
+        for i in 0..3 {
+            let mut n = Node::default();
+            n.meta.name = format!("n{i}");
+            state.nodes.push(n);
+        }
+        for i in 0..300u16 {
+            let mut s = Service::default();
+            s.meta.namespace = "ns".into();
+            s.meta.name = format!("s{i:03}");
+            s.ports.push(ServicePort {
+                port: 80 + i,
+                target_port: TargetPort::Number(80 + i),
+                ..ServicePort::default()
+            });
+            state.services.push(s);
+        }
+        let m = Matrix::new(&state, MatrixConfig::default());
+        let ports: Vec<usize> = (0..m.ports.len()).collect();
+        assert!(ports.len() >= 300, "the parallel path needs many ports");
+        let one_by_one: Vec<String> = ports
+            .iter()
+            .map(|&p| format!("{:?}", m.summary(p, BLIND_LIST_LIMIT)))
+            .collect();
+        let parallel: Vec<String> = summaries(&m, &ports).iter().map(|s| format!("{s:?}")).collect();
+        assert_eq!(parallel, one_by_one);
+    }
+}
