@@ -5,8 +5,9 @@ use locality_model::objects::Origin;
 use serde::de::DeserializeSeed;
 use serde_json::value::RawValue;
 
+use crate::ctx::Ctx;
 use crate::error::{ErrorKind, IngestError, json_message};
-use crate::object::{Ctx, DocSeed};
+use crate::object::DocSeed;
 
 /// Reads the JSON value in `bytes` (BOM already stripped) into `ctx`.
 pub(crate) fn load(ctx: &Ctx<'_>, bytes: &[u8]) -> Result<(), IngestError> {
@@ -37,7 +38,7 @@ fn error(ctx: &Ctx<'_>, bytes: &[u8], e: &serde_json::Error) -> IngestError {
         .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
     let path = crate::error::format_path(&track.path());
     let item = ctx.failure.borrow().item;
-    let start = crate::locate(
+    let start = crate::locate::locate(
         bytes,
         &Origin {
             item,
@@ -46,5 +47,5 @@ fn error(ctx: &Ctx<'_>, bytes: &[u8], e: &serde_json::Error) -> IngestError {
     )
     .map(|(l, c)| (u64::from(l), u64::from(c)));
     let pos = (e.line() as u64, e.column() as u64);
-    crate::compose(ctx, kind, pos, json_message(e), Some(path), None, start)
+    crate::compose::compose(ctx, kind, pos, json_message(e), Some(path), None, start)
 }

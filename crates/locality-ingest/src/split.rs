@@ -47,7 +47,8 @@ use locality_model::objects::ClusterState;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::object::{Ctx, ItemDefault, Sink, items_seed};
+use crate::ctx::{Ctx, ItemDefault, Sink};
+use crate::object::items_seed;
 
 /// Inputs smaller than this are parsed sequentially.
 pub(crate) const MIN_SPLIT_BYTES: usize = 8 << 20;
@@ -57,7 +58,10 @@ pub(crate) const MIN_SPLIT_BYTES: usize = 8 << 20;
 const MAX_FRAME: usize = 1 << 20;
 
 /// Bytes read at a time; a chunk ends at the first boundary after this many bytes.
-pub(crate) const BLOCK_BYTES: usize = 8 << 20;
+/// Measured on a 420 MB compact dump (bench/README.md): 1 MiB chunks take no more time
+/// than 8 MiB ones and hold 30 MiB less at the peak (the reader's, the channel's and the
+/// workers' buffers), and a chunk is still parsed while its bytes are in the cache.
+pub(crate) const BLOCK_BYTES: usize = 1 << 20;
 
 /// Bytes read at a time while looking for the next cut (at most a block).
 const READ_STEP: usize = 1 << 20;
@@ -200,7 +204,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
     drop(first);
     let finder = memchr::memmem::Finder::new(&boundary.pattern);
     let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<(usize, Sink, u32)>> = Mutex::new(Vec::new());
+    let results: Mutex<Merger> = Mutex::new(Merger::default());
     let (tx, rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(cfg.threads.max(1));
     let rx = Mutex::new(rx);
     // Chunk buffers go back to the reader once parsed: fresh 16 MiB buffers would be
@@ -211,7 +215,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
         for _ in 0..cfg.threads.max(1) {
             let worker = std::thread::Builder::new()
                 .name("locality-ingest".into())
-                .stack_size(crate::PARSE_STACK)
+                .stack_size(crate::stack::PARSE_STACK)
                 .spawn_scoped(scope, || {
                     loop {
                         let job = rx.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
@@ -230,8 +234,9 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                         }
                         match parsed.ok().flatten() {
                             Some((sink, n)) => {
-                                if let Ok(mut r) = results.lock() {
-                                    r.push((i, sink, n));
+                                let added = results.lock().is_ok_and(|mut r| r.add(i, sink, n));
+                                if !added {
+                                    failed.store(true, Ordering::Relaxed);
                                 }
                             }
                             None => failed.store(true, Ordering::Relaxed),
@@ -310,12 +315,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
     if failed.load(Ordering::Relaxed) {
         return Ok(Streamed::Declined);
     }
-    let mut chunks = results.into_inner().unwrap_or_default();
-    if chunks.len() != sent {
-        return Ok(Streamed::Declined);
-    }
-    chunks.sort_by_key(|c| c.0);
-    match merge(chunks.into_iter().map(|(_, s, n)| (s, n)).collect()) {
+    match results.into_inner().ok().and_then(|m| m.finish(sent)) {
         Some(sink) => Ok(Streamed::Parsed(Box::new(sink), total)),
         None => Ok(Streamed::Declined),
     }
@@ -422,28 +422,43 @@ impl<'de> Visitor<'de> for OuterSeed<'_, '_> {
     }
 }
 
-/// Merges chunk results in order, shifting item indices by the items before each. Each
-/// kind's vector is allocated once at its final length: growing it chunk by chunk would copy
-/// it again at every doubling and hold two copies at the peak.
-fn merge(chunks: Vec<(Sink, u32)>) -> Option<Sink> {
-    let mut out = Sink::default();
-    let total = |len: fn(&ClusterState) -> usize| chunks.iter().map(|(s, _)| len(&s.state)).sum::<usize>();
-    let o = &mut out.state;
-    o.nodes.reserve_exact(total(|s| s.nodes.len()));
-    o.pods.reserve_exact(total(|s| s.pods.len()));
-    o.services.reserve_exact(total(|s| s.services.len()));
-    o.endpoint_slices
-        .reserve_exact(total(|s| s.endpoint_slices.len()));
-    o.endpoints.reserve_exact(total(|s| s.endpoints.len()));
-    o.workloads.reserve_exact(total(|s| s.workloads.len()));
-    o.namespaces.reserve_exact(total(|s| s.namespaces.len()));
-    let mut offset: u32 = 0;
-    for (mut sink, n) in chunks {
-        shift_items(&mut sink.state, offset);
-        append(&mut out, sink);
-        offset = offset.checked_add(n)?;
+/// Merges chunk results in order as they arrive, shifting item indices by the items
+/// before each. A chunk is appended as soon as all chunks before it are, and its own
+/// vectors freed: the parsed state is then held about once, not twice (all chunks, then
+/// their merged copy) at the end of the read.
+#[derive(Default)]
+struct Merger {
+    /// The merged chunks `0..next`.
+    out: Sink,
+    /// The index of the next chunk to append.
+    next: usize,
+    /// Items in the merged chunks.
+    offset: u32,
+    /// Chunks parsed before one that precedes them.
+    waiting: std::collections::BTreeMap<usize, (Sink, u32)>,
+}
+
+impl Merger {
+    /// Adds chunk `i` of `n` items and appends every chunk now in order; false when the
+    /// item count overflows.
+    fn add(&mut self, i: usize, sink: Sink, n: u32) -> bool {
+        self.waiting.insert(i, (sink, n));
+        while let Some((mut sink, n)) = self.waiting.remove(&self.next) {
+            shift_items(&mut sink.state, self.offset);
+            append(&mut self.out, sink);
+            let Some(offset) = self.offset.checked_add(n) else {
+                return false;
+            };
+            self.offset = offset;
+            self.next += 1;
+        }
+        true
     }
-    Some(out)
+
+    /// The merged state once all `sent` chunks are in.
+    fn finish(self, sent: usize) -> Option<Sink> {
+        (self.next == sent && self.waiting.is_empty()).then_some(self.out)
+    }
 }
 
 fn shift_items(s: &mut ClusterState, by: u32) {

@@ -74,7 +74,7 @@ pub(crate) fn read(mut r: impl Read, name: &str, limit: u64) -> Result<Vec<u8>, 
             .read_to_end(&mut buf)
             .map_err(io)?;
         if buf.len() as u64 > limit {
-            return Err(crate::too_large(name, limit));
+            return Err(crate::files::too_large(name, limit));
         }
         if buf.len() == before {
             return Ok(buf);

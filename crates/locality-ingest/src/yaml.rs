@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use serde_saphyr::Spanned;
 
-use crate::YamlLimits;
+use crate::ctx::Ctx;
 use crate::error::{ErrorKind, IngestError};
-use crate::object::{Ctx, DocSeed};
+use crate::object::DocSeed;
+use crate::options::YamlLimits;
 
 /// One document of a stream.
 #[derive(Debug, Clone, Copy)]
@@ -180,7 +181,7 @@ fn error(
         },
     );
     let doc_label = many.then(|| format!("document {doc}"));
-    crate::compose(ctx, kind, (line, column), msg, path, doc_label, start)
+    crate::compose::compose(ctx, kind, (line, column), msg, path, doc_label, start)
 }
 
 fn classify(e: &serde_saphyr::Error, msg: &str) -> ErrorKind {

@@ -26,6 +26,41 @@ struct Row {
     blind: String,
 }
 
+/// The summaries of `ports`, in order, computed on the available cores: each port's is
+/// independent of the others', and a large dump has thousands. Workers take batches of
+/// ports in turn, so one costly port does not hold up a whole share.
+fn summaries(m: &Matrix<'_>, ports: &[usize]) -> Vec<PortSummary> {
+    const BATCH: usize = 32;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    if threads < 2 || ports.len() < 2 * BATCH {
+        return ports.iter().map(|&p| m.summary(p, BLIND_LIST_LIMIT)).collect();
+    }
+    let batches: Vec<&[usize]> = ports.chunks(BATCH).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Vec<PortSummary>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(batch) = batches.get(b) else {
+                            return mine;
+                        };
+                        mine.push((b, batch.iter().map(|&p| m.summary(p, BLIND_LIST_LIMIT)).collect()));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(b, _)| *b);
+    done.into_iter().flat_map(|(_, s)| s).collect()
+}
+
 fn policy_text(m: &Matrix<'_>, port: usize) -> String {
     let e = &m.ports[port];
     let svc = e.service;
@@ -119,8 +154,7 @@ pub fn write_summary(
 ) -> io::Result<()> {
     crate::header::write_text(header, paint, out)?;
     let mut rows = Vec::new();
-    for port in sel.port_indices(m) {
-        let s = m.summary(port, BLIND_LIST_LIMIT);
+    for s in summaries(m, &sel.port_indices(m)) {
         rows.extend(rows_for(m, &s));
     }
     let mode_dependent = rows.iter().any(|r| r.counts.mode_dependent > 0);
@@ -211,4 +245,42 @@ pub fn write_summary(
         m.config.kube_version
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use locality_model::matrix::MatrixConfig;
+    use locality_model::objects::{ClusterState, Node, Service, ServicePort, TargetPort};
+
+    use super::*;
+
+    #[test]
+    fn summaries_on_several_cores_come_in_port_order() {
+        let mut state = ClusterState::default();
+        for i in 0..3 {
+            let mut n = Node::default();
+            n.meta.name = format!("n{i}");
+            state.nodes.push(n);
+        }
+        for i in 0..300u16 {
+            let mut s = Service::default();
+            s.meta.namespace = "ns".into();
+            s.meta.name = format!("s{i:03}");
+            s.ports.push(ServicePort {
+                port: 80 + i,
+                target_port: TargetPort::Number(80 + i),
+                ..ServicePort::default()
+            });
+            state.services.push(s);
+        }
+        let m = Matrix::new(&state, MatrixConfig::default());
+        let ports: Vec<usize> = (0..m.ports.len()).collect();
+        assert!(ports.len() >= 300, "the parallel path needs many ports");
+        let one_by_one: Vec<String> = ports
+            .iter()
+            .map(|&p| format!("{:?}", m.summary(p, BLIND_LIST_LIMIT)))
+            .collect();
+        let parallel: Vec<String> = summaries(&m, &ports).iter().map(|s| format!("{s:?}")).collect();
+        assert_eq!(parallel, one_by_one);
+    }
 }

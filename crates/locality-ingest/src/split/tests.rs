@@ -415,3 +415,48 @@ proptest::proptest! {
         }
     }
 }
+
+/// A sink of `n` pods named `{tag}{i}`, at items `0..n`, as a chunk's parse gives it.
+fn chunk_sink(tag: &str, n: u32) -> Sink {
+    let mut sink = Sink::default();
+    for i in 0..n {
+        let mut pod = locality_model::objects::Pod::default();
+        pod.meta.name = format!("{tag}{i}");
+        pod.meta.origin.item = Some(i);
+        sink.state.pods.push(pod);
+    }
+    sink
+}
+
+#[test]
+fn merger_appends_chunks_in_order_whatever_order_they_finish_in() {
+    let mut m = Merger::default();
+    assert!(m.add(2, chunk_sink("c", 1), 1));
+    assert!(m.add(1, chunk_sink("b", 3), 3));
+    // Nothing is appended before chunk 0 is in.
+    assert!(m.out.state.pods.is_empty());
+    assert!(m.add(0, chunk_sink("a", 2), 2));
+    let merged = m.finish(3).expect("all chunks in");
+    let got: Vec<(String, Option<u32>)> = merged
+        .state
+        .pods
+        .iter()
+        .map(|p| (p.meta.name.clone(), p.meta.origin.item))
+        .collect();
+    let want: Vec<(String, Option<u32>)> = [("a0", 0), ("a1", 1), ("b0", 2), ("b1", 3), ("b2", 4), ("c0", 5)]
+        .iter()
+        .map(|(n, i)| (n.to_string(), Some(*i)))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn merger_without_every_chunk_declines() {
+    let mut m = Merger::default();
+    assert!(m.add(0, chunk_sink("a", 1), 1));
+    assert!(m.add(2, chunk_sink("c", 1), 1));
+    assert!(m.finish(3).is_none());
+    let mut m = Merger::default();
+    assert!(m.add(0, chunk_sink("a", 1), 1));
+    assert!(m.finish(2).is_none());
+}

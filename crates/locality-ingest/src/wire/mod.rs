@@ -15,7 +15,8 @@ use locality_model::objects as m;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::KEPT_ANNOTATIONS;
+use locality_model::endpointslice::mirroring::ANNOTATION_LEADER_ELECTION;
+use locality_model::objects::{ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE};
 
 mod endpoints;
 mod meta;
@@ -34,6 +35,18 @@ pub(crate) use pod::*;
 pub(crate) use service::*;
 pub(crate) use slice::*;
 pub(crate) use workload::*;
+
+/// The annotations ingest keeps (all others are skipped unread to save memory): the
+/// `Auto` topology mode and its deprecated predecessor, which the model reads, the
+/// leader-election record, which keeps an Endpoints object from being mirrored, and the
+/// audit's suppressions (`locality.dev/ignore` and its reason).
+pub const KEPT_ANNOTATIONS: &[&str] = &[
+    ANNOTATION_TOPOLOGY_MODE,
+    ANNOTATION_TOPOLOGY_AWARE_HINTS,
+    ANNOTATION_LEADER_ELECTION,
+    locality_model::objects::ANNOTATION_LOCALITY_IGNORE,
+    locality_model::objects::ANNOTATION_LOCALITY_IGNORE_REASON,
+];
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
