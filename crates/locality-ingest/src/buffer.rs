@@ -39,7 +39,7 @@ impl<'de> Buffer<'de> for &'de RawValue {
         let raw_start = text.as_ptr() as usize;
         let offset =
             (raw_start >= base_start && raw_start + text.len() <= base_start + ctx.base.len()).then(|| {
-                raw_start - base_start + crate::locate::offset_of(text.as_bytes(), err.line(), err.column())
+                raw_start - base_start + crate::position::offset_of(text.as_bytes(), err.line(), err.column())
             });
         Err(Inner {
             offset,

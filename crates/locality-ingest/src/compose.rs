@@ -2,7 +2,6 @@
 
 use crate::ctx::Ctx;
 use crate::error::{self, ErrorKind, IngestError};
-use crate::locate;
 
 /// Builds an [`IngestError`] from a parser error and what the visitors noted.
 pub(crate) fn compose(
@@ -21,7 +20,7 @@ pub(crate) fn compose(
         kind = ErrorKind::Invalid;
         message = inner.message;
         if let Some(off) = inner.offset {
-            pos = locate::line_col(ctx.base, off);
+            pos = crate::position::line_col(ctx.base, off);
         } else if inner.at_start
             && let Some(start) = start
         {

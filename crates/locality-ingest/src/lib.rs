@@ -82,6 +82,7 @@ mod loader;
 mod locate;
 mod object;
 mod options;
+mod position;
 pub mod quantity;
 mod split;
 mod stack;

@@ -9,7 +9,7 @@ use crate::dedup::Dedup;
 use crate::error::{ErrorKind, IngestError};
 use crate::files::{check_size, io_error, read_file, too_large};
 use crate::stack::on_big_stack;
-use crate::{LoadOptions, Loaded, json, locate, split, stream, yaml};
+use crate::{LoadOptions, Loaded, json, split, stream, yaml};
 
 /// Accumulates inputs and checks for duplicates as it goes.
 pub(crate) struct Loader<'o> {
@@ -121,7 +121,7 @@ fn parse_input(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Resu
             "UTF-16 input is not supported; convert it to UTF-8",
         ));
     }
-    let text = locate::strip_bom(bytes);
+    let text = crate::position::strip_bom(bytes);
     let Some(first) = text.iter().position(|b| !b.is_ascii_whitespace()) else {
         let what = if name == "-" {
             "empty input on stdin"
@@ -140,7 +140,7 @@ fn parse_input(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Resu
         Ok(ctx.sink.into_inner())
     } else {
         let s = std::str::from_utf8(text).map_err(|e| {
-            let (l, c) = locate::line_col(text, e.valid_up_to());
+            let (l, c) = crate::position::line_col(text, e.valid_up_to());
             IngestError::file(ErrorKind::Encoding, name, "not UTF-8 text (binary data?)").at(l, c)
         })?;
         let ctx = Ctx::with_sink(name, text, true, sink);

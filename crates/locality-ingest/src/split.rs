@@ -178,7 +178,7 @@ pub(crate) enum Streamed {
 pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::io::Result<Streamed> {
     let mut first = Vec::new();
     let mut total = fill(src, &mut first, cfg.block.max(MAX_FRAME + 4096))? as u64;
-    let bom = first.len() - crate::locate::strip_bom(&first).len();
+    let bom = first.len() - crate::position::strip_bom(&first).len();
     let text = &first[bom..];
     let Some(open) = crate::locate::top_level_items(text, MAX_FRAME) else {
         return Ok(Streamed::Declined);

@@ -35,7 +35,7 @@ pub(crate) fn read(mut r: impl Read, name: &str, limit: u64) -> Result<Vec<u8>, 
             format!("binary data (a NUL byte at offset {at}), not JSON or YAML"),
         ));
     }
-    let text = crate::locate::strip_bom(&buf);
+    let text = crate::position::strip_bom(&buf);
     let bom = buf.len() - text.len();
     let mut yaml = YamlKeys::default();
     let mut json = match text.iter().find(|b| !b.is_ascii_whitespace()) {
