@@ -474,7 +474,8 @@ fn shift_items(s: &mut ClusterState, by: u32) {
         .chain(s.endpoint_slices.iter_mut().map(|o| &mut o.meta))
         .chain(s.endpoints.iter_mut().map(|o| &mut o.meta))
         .chain(s.workloads.iter_mut().map(|o| &mut o.meta))
-        .chain(s.namespaces.iter_mut().map(|o| &mut o.meta));
+        .chain(s.namespaces.iter_mut().map(|o| &mut o.meta))
+        .chain(s.pod_disruption_budgets.iter_mut().map(|o| &mut o.meta));
     for m in metas {
         if let Some(i) = &mut m.origin.item {
             *i = i.saturating_add(by);
@@ -492,6 +493,7 @@ pub(crate) fn append(to: &mut Sink, from: Sink) {
     extend(&mut t.endpoints, f.endpoints);
     extend(&mut t.workloads, f.workloads);
     extend(&mut t.namespaces, f.namespaces);
+    extend(&mut t.pod_disruption_budgets, f.pod_disruption_budgets);
     for (k, v) in from.skipped {
         *to.skipped.entry(k).or_insert(0) += v;
     }

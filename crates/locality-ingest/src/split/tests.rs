@@ -69,6 +69,9 @@ fn split_load(text: &str, block: usize) -> Result<Loaded, crate::IngestError> {
         Some(sink) => sink,
         None => return load_bytes("list.json", text.as_bytes(), &LoadOptions::default()),
     };
+    // Duplicates are found after the merge, as the loader does (a mutation may make two
+    // names equal).
+    crate::dedup::Dedup::default().check(&sink.state, "list.json", Some(text.as_bytes()))?;
     Ok(Loaded {
         state: sink.state,
         skipped_kinds: sink.skipped,
@@ -459,4 +462,24 @@ fn merger_without_every_chunk_declines() {
     let mut m = Merger::default();
     assert!(m.add(0, chunk_sink("a", 1), 1));
     assert!(m.finish(2).is_none());
+}
+
+/// Every kind survives the parallel reader's merge, PodDisruptionBudgets included (they were
+/// once dropped there), with its item index shifted like the others.
+#[test]
+fn a_pod_disruption_budget_survives_the_parallel_merge() {
+    let mut v: serde_json::Value = serde_json::from_str(&list(40)).unwrap();
+    v["items"].as_array_mut().unwrap().push(serde_json::json!({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "ns"},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}
+    }));
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    let sink = stream(&text, 512).expect("read in parallel");
+    let seq = load_bytes("list.json", text.as_bytes(), &LoadOptions::default()).unwrap();
+    assert_eq!(sink.state.pod_disruption_budgets.len(), 1);
+    assert_eq!(
+        sink.state.pod_disruption_budgets[0].meta.origin,
+        seq.state.pod_disruption_budgets[0].meta.origin
+    );
 }
