@@ -7,11 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use locality_model::features::ControlPlaneFeatures;
 use locality_model::selector::service_selects;
 
-use crate::endpointslices::SliceSync;
+use crate::endpointslices::{SliceSync, Write};
 use crate::engine::Engine;
-use crate::objects::{Kind, ObjectKey};
+use crate::objects::{Kind, Object, ObjectKey};
 use crate::store::EventType;
 
 #[derive(Default)]
@@ -184,5 +185,21 @@ impl Engine {
             .iter()
             .find(|r| r.controller && r.kind == owner_kind)
             .map(|r| ObjectKey::new(kind, &key.namespace, &r.name))
+    }
+}
+
+impl Engine {
+    /// The simulated EndpointSlice controller (`endpointslices::reconcile`): syncs the
+    /// EndpointSlices of each Service in `syncs` and writes the result through the store.
+    pub(crate) fn sync_endpoint_slices(&mut self, syncs: BTreeMap<ObjectKey, SliceSync>) {
+        let features = ControlPlaneFeatures::at(self.config.kube_version);
+        let writes = crate::endpointslices::reconcile(&self.store, &mut self.slice_tracker, &features, syncs);
+        for w in writes {
+            let _ = match w {
+                Write::Create(s) => self.create(Object::EndpointSlice(s)).map(drop),
+                Write::Update(s) => self.update(Object::EndpointSlice(s), None).map(drop),
+                Write::Delete(k) => self.delete(&k),
+            };
+        }
     }
 }

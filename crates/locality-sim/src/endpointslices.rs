@@ -23,9 +23,8 @@ use locality_model::objects::{
 };
 use locality_model::selector::service_selects;
 
-use crate::engine::Engine;
 use crate::fasthash::FastMap;
-use crate::objects::{Kind, Object, ObjectKey};
+use crate::objects::{Kind, ObjectKey};
 use crate::store::Store;
 
 /// What the next sync of one Service must look at.
@@ -76,39 +75,26 @@ impl NodeLookup for StoreNodes<'_> {
 }
 
 /// A write the controller decided on.
-enum Write {
+pub(crate) enum Write {
     Create(EndpointSlice),
     Update(EndpointSlice),
     Delete(ObjectKey),
 }
 
-impl Engine {
-    /// Syncs the EndpointSlices of each Service in `syncs` and writes the result.
-    pub(crate) fn sync_endpoint_slices(&mut self, syncs: BTreeMap<ObjectKey, SliceSync>) {
-        let features = ControlPlaneFeatures::at(self.config.kube_version);
-        let mut tracker = std::mem::take(&mut self.slice_tracker);
-        let mut topology: Option<TopologyCache> = None;
-        let mut writes = Vec::new();
-        for (key, sync) in syncs {
-            sync_service(
-                &self.store,
-                &mut tracker,
-                &mut topology,
-                &features,
-                &key,
-                &sync,
-                &mut writes,
-            );
-        }
-        self.slice_tracker = tracker;
-        for w in writes {
-            let _ = match w {
-                Write::Create(s) => self.create(Object::EndpointSlice(s)).map(drop),
-                Write::Update(s) => self.update(Object::EndpointSlice(s), None).map(drop),
-                Write::Delete(k) => self.delete(&k),
-            };
-        }
+/// Syncs the EndpointSlices of each Service in `syncs` against the store, updating where
+/// `tracker` places each endpoint: the writes to make, in order.
+pub(crate) fn reconcile(
+    store: &Store,
+    tracker: &mut SliceTracker,
+    features: &ControlPlaneFeatures,
+    syncs: BTreeMap<ObjectKey, SliceSync>,
+) -> Vec<Write> {
+    let mut topology: Option<TopologyCache> = None;
+    let mut writes = Vec::new();
+    for (key, sync) in syncs {
+        sync_service(store, tracker, &mut topology, features, &key, &sync, &mut writes);
     }
+    writes
 }
 
 /// The pod an endpoint stands for (`targetRef` of kind Pod).

@@ -112,7 +112,7 @@ pub(crate) enum Task {
     TaintEviction(ObjectKey, String, u64),
     /// The simulated pod GC force-deletes the pods of a node that no longer exists.
     PodGcOrphans(String),
-    /// A pass of the drain of a node (`crate::disruption`).
+    /// A pass of the drain of a node (`disruption`).
     Drain(String),
 }
 
@@ -188,7 +188,7 @@ pub struct Engine {
     /// The simulated EndpointSlice controller's placement of endpoints in slices.
     pub(crate) slice_tracker: crate::endpointslices::SliceTracker,
     /// The simulated DaemonSet controller's per-node view of each DaemonSet.
-    pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::DaemonState>,
+    pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::state::DaemonState>,
     /// The simulated scheduler's cache.
     pub(crate) scheduler: crate::scheduler_cache::SchedulerCache,
     /// Active pods per controller owner (the ReplicaSet controller's count).
@@ -197,9 +197,9 @@ pub struct Engine {
     /// node's simulated kubelet state.
     pub(crate) lifecycle: crate::nodelifecycle::NodeLifecycle,
     /// The simulated cloud load-balancer controller's allocations.
-    pub(crate) cloud_lb: crate::cloudlb::CloudLoadBalancers,
-    /// The drains started, by node (`crate::disruption`).
-    pub(crate) drains: BTreeMap<String, crate::disruption::Drain>,
+    pub(crate) cloud_lb: crate::cloudlb::pool::CloudLoadBalancers,
+    /// The drains started, by node (`disruption`).
+    pub(crate) drains: BTreeMap<String, crate::disruption::drain::Drain>,
 }
 
 impl Engine {

@@ -60,6 +60,7 @@ pub mod seed;
 mod snapshot;
 pub mod store;
 mod tainteviction;
+mod templates;
 pub mod time;
 pub mod topology;
 pub mod traffic;

@@ -22,8 +22,8 @@ use crate::engine::{Engine, SimConfig, SimError};
 use crate::objects::{
     Kind, Object, ObjectKey, PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload,
 };
+use crate::templates::{LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_TEMPLATE_HASH, template_hash, with};
 use crate::time::Millis;
-use crate::workloads::{LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_TEMPLATE_HASH, template_hash, with};
 
 /// What the input does not state, chosen by the caller (flags of `locality simulate`).
 #[derive(Debug, Clone, PartialEq, Eq)]

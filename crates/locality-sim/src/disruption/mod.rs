@@ -36,6 +36,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use locality_model::objects::{LabelSelector, PodDisruptionBudget, PodPhase, SelectorRequirement};
 use serde_json::{Map, Value};
 
+pub(crate) mod drain;
+
+pub use self::drain::Drain;
 use crate::engine::{Engine, SimError, Task};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, StoredObject};
 use crate::time::Millis;
@@ -85,20 +88,6 @@ pub enum EvictionRefused {
         "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
     )]
     MultipleBudgets,
-}
-
-/// One `kubectl drain` of a node.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Drain {
-    /// When it started.
-    pub started_at: Millis,
-    /// When every pod it evicts was gone, once it was.
-    pub finished_at: Option<Millis>,
-    /// Each eviction that went through: when, and the pod.
-    pub evicted: Vec<(Millis, ObjectKey)>,
-    /// The pods whose last eviction was refused, with the refusal and when it is retried
-    /// (`None`: never, the refusal was not a 429).
-    pub refused: BTreeMap<ObjectKey, (String, Option<Millis>)>,
 }
 
 /// The model's selector as the API writes it.

@@ -25,78 +25,15 @@
 //!   load balancer forwards to the node's NodePort instead. No node passes: the connection times
 //!   out. `loadBalancerSourceRanges` are not simulated.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use locality_model::objects::{IpFamily, LoadBalancerIngress, ServiceType, TrafficPolicy};
 
+pub(crate) mod pool;
+
+pub use self::pool::{LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS, LB_POOL_V4, LB_POOL_V6};
 use crate::engine::Engine;
 use crate::objects::{Kind, Object, ObjectKey};
-
-/// The simulated IPv4 pool of load-balancer addresses: TEST-NET-3 (RFC 5737), hosts .1–.254.
-pub const LB_POOL_V4: &str = "203.0.113.0/24";
-/// The simulated IPv6 pool of load-balancer addresses (documentation prefix, RFC 3849), hosts
-/// `::1`–`::fe`.
-pub const LB_POOL_V6: &str = "2001:db8:203:113::/64";
-/// The label that keeps a node out of every load balancer's node set (upstream
-/// `v1.LabelNodeExcludeBalancers`).
-pub const LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS: &str =
-    "node.kubernetes.io/exclude-from-external-load-balancers";
-
-fn pool_address(family: IpFamily, host: u8) -> IpAddr {
-    match family {
-        IpFamily::IPv4 => IpAddr::V4(Ipv4Addr::new(203, 0, 113, host)),
-        IpFamily::IPv6 => IpAddr::V6(Ipv6Addr::new(
-            0x2001,
-            0xdb8,
-            0x203,
-            0x113,
-            0,
-            0,
-            0,
-            u16::from(host),
-        )),
-    }
-}
-
-/// The simulated cloud load-balancer controller's state.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct CloudLoadBalancers {
-    /// Addresses this controller gave each Service.
-    assigned: BTreeMap<ObjectKey, Vec<IpAddr>>,
-    /// Every address in use by it.
-    used: BTreeSet<IpAddr>,
-    /// Every ingress IP in the store (whoever wrote it), with its Service and `ipMode`.
-    vips: HashMap<IpAddr, (ObjectKey, bool)>,
-    /// The ingress IPs indexed for each Service.
-    by_service: HashMap<ObjectKey, Vec<IpAddr>>,
-}
-
-impl CloudLoadBalancers {
-    fn allocate(&mut self, family: IpFamily) -> Option<IpAddr> {
-        let ip = (1..=254u8)
-            .map(|h| pool_address(family, h))
-            .find(|ip| !self.used.contains(ip) && !self.vips.contains_key(ip))?;
-        self.used.insert(ip);
-        Some(ip)
-    }
-
-    fn release(&mut self, key: &ObjectKey) -> Vec<IpAddr> {
-        let ips = self.assigned.remove(key).unwrap_or_default();
-        for ip in &ips {
-            self.used.remove(ip);
-        }
-        ips
-    }
-
-    fn unindex(&mut self, key: &ObjectKey) {
-        for ip in self.by_service.remove(key).unwrap_or_default() {
-            if self.vips.get(&ip).is_some_and(|(k, _)| k == key) {
-                self.vips.remove(&ip);
-            }
-        }
-    }
-}
 
 impl Engine {
     /// The simulated cloud load-balancer controller's sync of one Service (after any change).
