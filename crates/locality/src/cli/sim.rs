@@ -36,8 +36,8 @@ pub struct SimClusterArgs {
     pub seed: u64,
     /// Data-plane profile of a node (NODE=PROFILE, e.g. node-c=kube-proxy:nftables,
     /// node-a=ignores-local-policy); repeatable.
-    #[arg(long, value_name = "NODE=PROFILE")]
-    pub profile: Vec<String>,
+    #[arg(long, value_name = "NODE=PROFILE", value_parser = parse_node_profile)]
+    pub profile: Vec<NodeProfile>,
     /// Workloads to create: `playbook` (the acceptance playbook's ITP Local Service with
     /// backends on node-a and node-b and a client on every node), `none`, or `auto`
     /// (`playbook` on topologies that describe nodes only).
@@ -240,4 +240,26 @@ pub enum FixtureArg {
     Playbook,
     /// Only what the topology declares.
     None,
+}
+
+/// One `--profile NODE=PROFILE`: a simulated node and the data-plane profile its simulated
+/// kube-proxy runs. Whether the node exists is checked once the cluster is built.
+#[derive(Debug, Clone)]
+pub struct NodeProfile {
+    /// The node's name.
+    pub node: String,
+    /// Its data-plane profile.
+    pub profile: locality_sim::DataPlaneProfile,
+}
+
+/// clap's value parser of `--profile`.
+pub(crate) fn parse_node_profile(s: &str) -> Result<NodeProfile, String> {
+    let (node, profile) = s
+        .split_once('=')
+        .filter(|(node, _)| !node.is_empty())
+        .ok_or_else(|| "expected NODE=PROFILE (e.g. node-c=kube-proxy:nftables)".to_string())?;
+    Ok(NodeProfile {
+        node: node.to_string(),
+        profile: profile.parse().map_err(|e| format!("{e}"))?,
+    })
 }

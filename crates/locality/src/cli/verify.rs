@@ -23,8 +23,8 @@ pub struct VerifyArgs {
     pub topology: String,
     /// Data-plane profile of a simulated node (NODE=PROFILE, e.g. node-c=ignores-local-policy);
     /// repeatable.
-    #[arg(long, value_name = "NODE=PROFILE", conflicts_with_all = ["live", "kubeconfig", "context"])]
-    pub profile: Vec<String>,
+    #[arg(long, value_name = "NODE=PROFILE", value_parser = super::sim::parse_node_profile, conflicts_with_all = ["live", "kubeconfig", "context"])]
+    pub profile: Vec<super::sim::NodeProfile>,
     /// Virtual seconds per wall second of the simulated cluster.
     #[arg(long, default_value_t = 50.0, conflicts_with_all = ["live", "kubeconfig", "context"])]
     pub speed: f64,

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use locality_apiserver::ServeOptions;
-use locality_sim::{DataPlaneProfile, Engine, SimConfig, Topology, builders};
+use locality_sim::{Engine, SimConfig, Topology, builders};
 
 use crate::cli::{FixtureArg, SimClusterArgs, SimRulesArgs, SimServeArgs};
 use crate::error::CliError;
@@ -36,14 +36,8 @@ pub(crate) fn build_engine(args: &SimClusterArgs) -> Result<Engine, CliError> {
     let mut engine = Engine::from_topology(&topology, config).map_err(|e| CliError::usage(e.to_string()))?;
     let nodes: Vec<String> = engine.node_names().map(str::to_string).collect();
     for p in &args.profile {
-        let Some((node, profile)) = p.split_once('=') else {
-            return Err(CliError::usage(format!("--profile {p:?}: expected NODE=PROFILE")));
-        };
-        check_node(&nodes, node)?;
-        let profile: DataPlaneProfile = profile
-            .parse()
-            .map_err(|e| CliError::usage(format!("--profile {p:?}: {e}")))?;
-        engine.set_profile(node, profile);
+        check_node(&nodes, &p.node)?;
+        engine.set_profile(&p.node, p.profile.clone());
     }
     let with_fixture = match args.fixture {
         FixtureArg::Playbook => true,

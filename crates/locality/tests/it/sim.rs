@@ -51,7 +51,18 @@ fn unknown_names_are_usage_errors() {
         .unwrap()
         .args(["sim", "rules", "node-a", "--profile", "node-a=bogus"])
         .assert()
-        .code(2);
+        .code(2)
+        .stderr(predicate::str::contains("'--profile <NODE=PROFILE>'"))
+        .stderr(predicate::str::contains(
+            "unknown simulated data-plane profile \"bogus\"",
+        ));
+    // Parsed by clap: the flag is named and no cluster is built first.
+    Command::cargo_bin("locality")
+        .unwrap()
+        .args(["sim", "rules", "node-a", "--profile", "=ipvs"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("expected NODE=PROFILE"));
 }
 
 /// `sim serve` in a child process, then `matrix` and `audit` read it live over the
