@@ -117,15 +117,7 @@ pub struct Loaded {
 impl Loaded {
     /// True when no object of a kind the model reads was found.
     pub fn is_empty(&self) -> bool {
-        let s = &self.state;
-        s.nodes.is_empty()
-            && s.pods.is_empty()
-            && s.services.is_empty()
-            && s.endpoint_slices.is_empty()
-            && s.workloads.is_empty()
-            && s.namespaces.is_empty()
-            && s.endpoints.is_empty()
-            && s.pod_disruption_budgets.is_empty()
+        self.state.is_empty()
     }
 }
 

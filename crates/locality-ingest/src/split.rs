@@ -465,18 +465,7 @@ fn shift_items(s: &mut ClusterState, by: u32) {
     if by == 0 {
         return;
     }
-    let metas = s
-        .nodes
-        .iter_mut()
-        .map(|o| &mut o.meta)
-        .chain(s.pods.iter_mut().map(|o| &mut o.meta))
-        .chain(s.services.iter_mut().map(|o| &mut o.meta))
-        .chain(s.endpoint_slices.iter_mut().map(|o| &mut o.meta))
-        .chain(s.endpoints.iter_mut().map(|o| &mut o.meta))
-        .chain(s.workloads.iter_mut().map(|o| &mut o.meta))
-        .chain(s.namespaces.iter_mut().map(|o| &mut o.meta))
-        .chain(s.pod_disruption_budgets.iter_mut().map(|o| &mut o.meta));
-    for m in metas {
+    for m in s.metas_mut() {
         if let Some(i) = &mut m.origin.item {
             *i = i.saturating_add(by);
         }
@@ -485,27 +474,11 @@ fn shift_items(s: &mut ClusterState, by: u32) {
 
 /// Appends `from` to `to` (objects, skipped counts and warnings, in order).
 pub(crate) fn append(to: &mut Sink, from: Sink) {
-    let (t, f) = (&mut to.state, from.state);
-    extend(&mut t.nodes, f.nodes);
-    extend(&mut t.pods, f.pods);
-    extend(&mut t.services, f.services);
-    extend(&mut t.endpoint_slices, f.endpoint_slices);
-    extend(&mut t.endpoints, f.endpoints);
-    extend(&mut t.workloads, f.workloads);
-    extend(&mut t.namespaces, f.namespaces);
-    extend(&mut t.pod_disruption_budgets, f.pod_disruption_budgets);
+    to.state.append(from.state);
     for (k, v) in from.skipped {
         *to.skipped.entry(k).or_insert(0) += v;
     }
     to.warnings.extend(from.warnings);
-}
-
-fn extend<T>(to: &mut Vec<T>, from: Vec<T>) {
-    if to.is_empty() && to.capacity() < from.len() {
-        *to = from;
-    } else {
-        to.extend(from);
-    }
 }
 
 #[cfg(test)]

@@ -263,7 +263,7 @@ impl Listed {
     fn absorb(&mut self, loaded: Loaded) {
         let mut state = loaded.state;
         clear_origins(&mut state);
-        merge(&mut self.state, state);
+        self.state.append(state);
         self.warnings.extend(loaded.warnings);
     }
 }
@@ -284,44 +284,10 @@ impl Count for ClusterState {
     }
 }
 
-/// Appends `from` to `into` (every field: the destructuring fails to compile when a kind is
-/// added to [`ClusterState`] and not here).
-pub(crate) fn merge(into: &mut ClusterState, from: ClusterState) {
-    let ClusterState {
-        nodes,
-        pods,
-        services,
-        endpoint_slices,
-        endpoints,
-        workloads,
-        namespaces,
-        pod_disruption_budgets,
-    } = from;
-    into.nodes.extend(nodes);
-    into.pods.extend(pods);
-    into.services.extend(services);
-    into.endpoint_slices.extend(endpoint_slices);
-    into.endpoints.extend(endpoints);
-    into.workloads.extend(workloads);
-    into.namespaces.extend(namespaces);
-    into.pod_disruption_budgets.extend(pod_disruption_budgets);
-}
-
 /// Live objects have no file: an empty [`Origin`] tells reports to locate them logically
 /// (`namespace/kind/name`) rather than by file and line.
 pub(crate) fn clear_origins(state: &mut ClusterState) {
-    let metas = state
-        .nodes
-        .iter_mut()
-        .map(|o| &mut o.meta)
-        .chain(state.pods.iter_mut().map(|o| &mut o.meta))
-        .chain(state.services.iter_mut().map(|o| &mut o.meta))
-        .chain(state.endpoint_slices.iter_mut().map(|o| &mut o.meta))
-        .chain(state.workloads.iter_mut().map(|o| &mut o.meta))
-        .chain(state.namespaces.iter_mut().map(|o| &mut o.meta))
-        .chain(state.endpoints.iter_mut().map(|o| &mut o.meta))
-        .chain(state.pod_disruption_budgets.iter_mut().map(|o| &mut o.meta));
-    for meta in metas {
+    for meta in state.metas_mut() {
         meta.origin = Origin::default();
     }
 }

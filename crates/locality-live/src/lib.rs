@@ -320,7 +320,7 @@ pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
                 pages += listed.pages;
                 bytes_read += listed.bytes;
                 warnings.extend(listed.warnings);
-                fetch::merge(&mut state, listed.state);
+                state.append(listed.state);
             }
             Err(f) if f.code == 403 => {
                 let where_ = if spec.namespaced {

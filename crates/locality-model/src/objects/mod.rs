@@ -258,9 +258,157 @@ pub struct ClusterState {
     pub pod_disruption_budgets: Vec<PodDisruptionBudget>,
 }
 
+impl ClusterState {
+    /// Appends every object of `other`, kind by kind, keeping both orders (a kind this state
+    /// has none of takes `other`'s vector as it is). Every caller that merges states goes
+    /// through here, so a kind added to `ClusterState` cannot be dropped by one of them.
+    pub fn append(&mut self, other: ClusterState) {
+        fn extend<T>(to: &mut Vec<T>, from: Vec<T>) {
+            if to.is_empty() && to.capacity() < from.len() {
+                *to = from;
+            } else {
+                to.extend(from);
+            }
+        }
+        let ClusterState {
+            nodes,
+            pods,
+            services,
+            endpoint_slices,
+            endpoints,
+            workloads,
+            namespaces,
+            pod_disruption_budgets,
+        } = other;
+        extend(&mut self.nodes, nodes);
+        extend(&mut self.pods, pods);
+        extend(&mut self.services, services);
+        extend(&mut self.endpoint_slices, endpoint_slices);
+        extend(&mut self.endpoints, endpoints);
+        extend(&mut self.workloads, workloads);
+        extend(&mut self.namespaces, namespaces);
+        extend(&mut self.pod_disruption_budgets, pod_disruption_budgets);
+    }
+
+    /// The metadata of every object, kind by kind.
+    pub fn metas_mut(&mut self) -> impl Iterator<Item = &mut ObjectMeta> {
+        let ClusterState {
+            nodes,
+            pods,
+            services,
+            endpoint_slices,
+            endpoints,
+            workloads,
+            namespaces,
+            pod_disruption_budgets,
+        } = self;
+        let metas = nodes.iter_mut().map(|o| &mut o.meta);
+        let metas = metas.chain(pods.iter_mut().map(|o| &mut o.meta));
+        let metas = metas.chain(services.iter_mut().map(|o| &mut o.meta));
+        let metas = metas.chain(endpoint_slices.iter_mut().map(|o| &mut o.meta));
+        let metas = metas.chain(endpoints.iter_mut().map(|o| &mut o.meta));
+        let metas = metas.chain(workloads.iter_mut().map(|o| &mut o.meta));
+        let metas = metas.chain(namespaces.iter_mut().map(|o| &mut o.meta));
+        metas.chain(pod_disruption_budgets.iter_mut().map(|o| &mut o.meta))
+    }
+
+    /// True when it holds no object of any kind.
+    pub fn is_empty(&self) -> bool {
+        let ClusterState {
+            nodes,
+            pods,
+            services,
+            endpoint_slices,
+            endpoints,
+            workloads,
+            namespaces,
+            pod_disruption_budgets,
+        } = self;
+        nodes.is_empty()
+            && pods.is_empty()
+            && services.is_empty()
+            && endpoint_slices.is_empty()
+            && endpoints.is_empty()
+            && workloads.is_empty()
+            && namespaces.is_empty()
+            && pod_disruption_budgets.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One object of every kind, each named `name`.
+    fn one_of_each(name: &str) -> ClusterState {
+        let meta = ObjectMeta {
+            name: name.to_string(),
+            ..ObjectMeta::default()
+        };
+        ClusterState {
+            nodes: vec![Node {
+                meta: meta.clone(),
+                ..Node::default()
+            }],
+            pods: vec![Pod {
+                meta: meta.clone(),
+                ..Pod::default()
+            }],
+            services: vec![Service {
+                meta: meta.clone(),
+                ..Service::default()
+            }],
+            endpoint_slices: vec![EndpointSlice {
+                meta: meta.clone(),
+                address_type: AddressType::IPv4,
+                endpoints: Vec::new(),
+                ports: Vec::new(),
+            }],
+            endpoints: vec![Endpoints {
+                meta: meta.clone(),
+                ..Endpoints::default()
+            }],
+            workloads: vec![Workload {
+                kind: WorkloadKind::DaemonSet,
+                meta: meta.clone(),
+                selector: LabelSelector::default(),
+                template_labels: Labels::new(),
+                template: PodSpec::default(),
+                replicas: None,
+                max_surge: None,
+                max_unavailable: None,
+                update_strategy: None,
+                containers: Vec::new(),
+            }],
+            namespaces: vec![Namespace { meta: meta.clone() }],
+            pod_disruption_budgets: vec![PodDisruptionBudget {
+                meta,
+                ..PodDisruptionBudget::default()
+            }],
+        }
+    }
+
+    /// `append` keeps every kind of both states, in order, and `metas_mut` visits every
+    /// object: the live reader and the parallel file reader merge through them, and each lost
+    /// PodDisruptionBudgets once when they listed the kinds by hand.
+    #[test]
+    fn append_and_metas_cover_every_kind() {
+        let mut state = ClusterState::default();
+        assert!(state.is_empty());
+        state.append(one_of_each("a"));
+        state.append(one_of_each("b"));
+        assert!(!state.is_empty());
+        let names: Vec<String> = state.metas_mut().map(|m| m.name.clone()).collect();
+        assert_eq!(
+            names,
+            "ab".repeat(8).chars().map(String::from).collect::<Vec<_>>()
+        );
+        for meta in state.metas_mut() {
+            meta.name.push('!');
+        }
+        assert_eq!(state.pod_disruption_budgets[1].meta.name, "b!");
+        assert_eq!(state.namespaces[0].meta.name, "a!");
+    }
 
     /// kube-proxy's informer label selectors (`cmd/kube-proxy/app/server.go`): both labels
     /// exclude both kinds before 1.36; per kind from 1.36 (upstream PR #134623).
