@@ -478,5 +478,8 @@ pub fn mirror(service: &Service, endpoints: &Endpoints, max_endpoints_per_subset
 }
 
 #[cfg(test)]
+#[path = "mirroring_controller_tests.rs"]
+mod controller_tests;
+#[cfg(test)]
 #[path = "mirroring_tests.rs"]
 mod tests;
