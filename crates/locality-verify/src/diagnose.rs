@@ -18,7 +18,7 @@ use locality_model::dataplane::catalogue::{self, Divergence, Resolution};
 use crate::decision::{CORE, Findings, KnownBug, Lag, Repair, RepairKind};
 use crate::judge::Status;
 use crate::record::{CaseRecord, INTERRUPTED};
-pub use crate::record::{Hypothesis, NodeDataPlane, NodeJudgement};
+pub use crate::record::{NodeDataPlane, NodeJudgement};
 
 /// The cases that use node hints (PreferSameNode).
 const NODE_HINT_CASES: &[&str] = &["H1", "H4", "H3"];
@@ -271,18 +271,13 @@ fn short(s: &str) -> String {
     }
 }
 
-/// Whether a record is a rollout case (judged per phase).
-pub fn is_rollout(r: &CaseRecord) -> bool {
-    r.declared == Declared::Rollout
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cases::case;
     use crate::decision::{Decision, decide};
     use crate::expect::Expected;
-    use crate::record::record;
+    use crate::record::{Hypothesis, record};
 
     fn rec(id: &str, status: Status, node: &str, hyp: &[(RepairKind, bool)]) -> CaseRecord {
         let mut r = record(case(id).unwrap(), Some(node));

@@ -105,29 +105,6 @@ pub fn for_route(state: &ClusterState, config: MatrixConfig, q: Query<'_>) -> (E
     (expected, reason)
 }
 
-/// The model's verdict for a pod on `node` dialling `namespace/service` port `http` (IPv4)
-/// at its cluster IP, with the reason code.
-pub fn for_cluster_ip(
-    state: &ClusterState,
-    config: MatrixConfig,
-    namespace: &str,
-    service: &str,
-    node: &str,
-) -> (Expected, String) {
-    for_route(
-        state,
-        config,
-        Query {
-            namespace,
-            service,
-            port: "http",
-            node,
-            source: Source::Pod,
-            destination: Destination::ClusterIp,
-        },
-    )
-}
-
 /// The model's verdict for `q` if the kube-proxy on `q.node` did not know its node by the
 /// Node's name (`--hostname-override` unset or wrong): asked for a node of another name that
 /// carries no label, so no endpoint is local and no zone is known to it.

@@ -7,36 +7,36 @@
 //! 2. creates one labelled namespace, client pods pinned to the role nodes and, per case, its
 //!    own Service and backends pinned with `matchFields: metadata.name` affinity
 //!    ([`fixture`], [`cluster`]);
-//! 3. reads the state back and asks the model what each case must observe ([`expect`]);
+//! 3. reads the state back and asks the model what each case must observe (`expect`);
 //! 4. probes through the API server's `pods/proxy` to the clients' agnhost `netexec /dial`,
-//!    one try per call ([`probe`]), and judges the tries against the expectation ([`judge`]);
+//!    one try per call (`probe`), and judges the tries against the expectation (`judge`);
 //!    Rollout cases (`E-a`, `E-b`, `H3`) probe continuously over the `logs` channel instead
 //!    (probe-loop pods read through `pods/log`, [`logs`]) and are judged per phase of the
 //!    rollout (`rollout`); `M` reads N3's kube-proxy metrics with one-shot hostNetwork curl
 //!    pods ([`metrics`]);
-//! 5. decides ACCEPT / REPAIR / RERUN / HOLD ([`decision`]) and writes the evidence ledger
-//!    ([`ledger`], with the self-contained `report.html` of `html`); the namespace is
+//! 5. decides ACCEPT / REPAIR / RERUN / HOLD (`decision`) and writes the evidence ledger
+//!    (`ledger`, with the self-contained `report.html` of `html`); the namespace is
 //!    deleted at the end, on failure and on interruption.
 
 pub mod cases;
 pub mod cluster;
-pub mod decision;
-pub mod diagnose;
+mod decision;
+mod diagnose;
 mod each_node;
 mod env;
 mod error;
-pub mod expect;
+mod expect;
 pub mod fixture;
 mod html;
-pub mod judge;
+mod judge;
 mod known_planes;
 mod lag;
-pub mod ledger;
+mod ledger;
 pub mod logs;
 pub mod metrics;
 mod options;
 mod plan;
-pub mod probe;
+mod probe;
 mod probing;
 mod record;
 mod repeat;
@@ -44,7 +44,7 @@ mod restarts;
 mod retry;
 mod roles;
 mod rollout;
-pub mod run;
+mod run;
 mod run_id;
 mod scrape;
 mod setup;
@@ -52,6 +52,12 @@ mod source_ip;
 mod survey;
 
 pub use cases::{CATALOGUE, CaseId};
-pub use decision::Decision;
+pub use decision::{Decision, RepairKind};
+pub use expect::Expected;
 pub use judge::Status;
-pub use run::{VerifyError, VerifyOptions, VerifyOutcome, verify};
+pub use ledger::declared_text;
+pub use probe::{Seen, Try};
+pub use run::{
+    CUT_SHORT, CaseRecord, DEFAULT_MAX_NODES, INTERRUPTED, VerifyError, VerifyOptions, VerifyOutcome,
+    describe, dry_run, new_run_id, verify, verify_until, verify_watching,
+};

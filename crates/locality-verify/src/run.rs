@@ -22,9 +22,8 @@ use crate::setup::{create_clients, create_group, not_executable};
 
 pub use crate::error::VerifyError;
 pub use crate::options::{DEFAULT_MAX_NODES, VerifyOptions};
-pub use crate::probing::CONFIRM_ROUNDS;
 pub(crate) use crate::record::record;
-pub use crate::record::{CUT_SHORT, CaseRecord, INTERRUPTED, LagOverLimit, VerifyOutcome, describe};
+pub use crate::record::{CUT_SHORT, CaseRecord, INTERRUPTED, VerifyOutcome, describe};
 pub use crate::run_id::new_run_id;
 
 /// The cases `opts.only` selects (all when empty), in catalogue order.

@@ -110,8 +110,8 @@ pub const EXIT_INTERRUPTED: u8 = ExitKind::Interrupted.code();
 pub const EXIT_TERMINATED: u8 = ExitKind::Terminated.code();
 
 /// The exit-code kind of a `verify` decision.
-pub fn decision_exit(decision: locality_verify::decision::Decision) -> ExitKind {
-    use locality_verify::decision::Decision;
+pub fn decision_exit(decision: locality_verify::Decision) -> ExitKind {
+    use locality_verify::Decision;
     match decision {
         Decision::Accept => ExitKind::Success,
         Decision::Repair => ExitKind::Findings,
@@ -240,7 +240,7 @@ impl From<std::io::Error> for CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use locality_verify::decision::Decision;
+    use locality_verify::Decision;
 
     #[test]
     fn a_closed_pipe_is_told_by_its_io_kind_not_by_its_message() {

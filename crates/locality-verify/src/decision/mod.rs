@@ -12,8 +12,6 @@
 //! - What could not be observed is never a PASS: INCOMPLETE cases, an interrupted run and a
 //!   run the API cut short are RERUN.
 
-use crate::judge::Status;
-
 /// The decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -206,61 +204,59 @@ pub struct Row {
     pub when: Condition,
     /// The decision.
     pub decision: Decision,
-    /// What it means for the reviewer.
-    pub meaning: &'static str,
 }
 
 /// The decision table, by precedence: the first row whose condition holds decides.
 pub const TABLE: &[Row] = &[
+    // a control failed: the pod network or Service basics are broken, no verdict on locality is possible
     Row {
         when: Condition::ControlFailed,
         decision: Decision::Hold,
-        meaning: "a control failed: the pod network or Service basics are broken, no verdict on locality is possible",
     },
+    // a confirmed violation with no known bounded repair
     Row {
         when: Condition::UnexplainedViolation,
         decision: Decision::Hold,
-        meaning: "a confirmed violation with no known bounded repair",
     },
+    // a confirmed violation explained by an open upstream bug of the node's data plane (docs/dataplanes.md)
     Row {
         when: Condition::KnownOpenBug,
         decision: Decision::Hold,
-        meaning: "a confirmed violation explained by an open upstream bug of the node's data plane (docs/dataplanes.md)",
     },
+    // kube-proxy programs changes later than --max-proxy-lag on a node: no verdict until it keeps up
     Row {
         when: Condition::LagOverLimit,
         decision: Decision::Hold,
-        meaning: "kube-proxy programs changes later than --max-proxy-lag on a node: no verdict until it keeps up",
     },
+    // the cluster cannot host a control or a core case
     Row {
         when: Condition::EnvironmentGap,
         decision: Decision::Hold,
-        meaning: "the cluster cannot host a control or a core case",
     },
+    // a control did not conclude
     Row {
         when: Condition::ControlIncomplete,
         decision: Decision::Rerun,
-        meaning: "a control did not conclude",
     },
+    // every violation is explained by a bounded repair
     Row {
         when: Condition::Repairable,
         decision: Decision::Repair,
-        meaning: "every violation is explained by a bounded repair",
     },
+    // the run did not finish every case
     Row {
         when: Condition::Unfinished,
         decision: Decision::Rerun,
-        meaning: "the run did not finish every case",
     },
+    // some evidence is missing
     Row {
         when: Condition::Incomplete,
         decision: Decision::Rerun,
-        meaning: "some evidence is missing",
     },
+    // the controls and every core case passed, nothing failed
     Row {
         when: Condition::Otherwise,
         decision: Decision::Accept,
-        meaning: "the controls and every core case passed, nothing failed",
     },
 ];
 
@@ -415,9 +411,10 @@ pub fn decision_line(
     s
 }
 
-/// The findings a status list alone gives (no diagnosis: every FAIL unexplained). For tests
-/// and for callers without a diagnosis.
-pub fn findings_of(statuses: &[(&str, bool, Status)]) -> Findings {
+/// The findings a status list alone gives (no diagnosis: every FAIL unexplained).
+#[cfg(test)]
+pub fn findings_of(statuses: &[(&str, bool, crate::judge::Status)]) -> Findings {
+    use crate::judge::Status;
     let mut f = Findings::default();
     for (id, control, s) in statuses {
         match (s, control) {

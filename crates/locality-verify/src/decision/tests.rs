@@ -1,5 +1,6 @@
 //! Unit tests of the decision table.
 use super::*;
+use crate::judge::Status;
 
 fn repair() -> Repair {
     Repair {

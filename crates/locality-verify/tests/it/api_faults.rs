@@ -17,7 +17,7 @@ use locality_apiserver::{Faults, ServeOptions, Verb};
 use locality_sim::{Kind, SimConfig, Topology};
 use locality_testkit::files::TempDir;
 use locality_verify::fixture::RUN_LABEL;
-use locality_verify::run::{CUT_SHORT, VerifyOptions, verify};
+use locality_verify::{CUT_SHORT, VerifyOptions, verify};
 use locality_verify::{Decision, Status};
 
 /// The run's objects still in the store, as `Kind namespace/name`: the namespace `ns` itself

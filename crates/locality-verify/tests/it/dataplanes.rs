@@ -10,9 +10,9 @@ use crate::support;
 use locality_apiserver::ServeOptions;
 use locality_sim::{DataPlaneProfile, SimConfig, Topology};
 use locality_testkit::files::TempDir;
-use locality_verify::decision::RepairKind;
-use locality_verify::run::{VerifyOutcome, verify};
+use locality_verify::RepairKind;
 use locality_verify::{Decision, Status};
+use locality_verify::{VerifyOutcome, verify};
 
 /// Runs `verify --only ONLY` with `profile` on `node` of the four-node topology.
 fn run(name: &str, node: &str, profile: &str, only: &[&str]) -> VerifyOutcome {
@@ -25,7 +25,7 @@ fn run(name: &str, node: &str, profile: &str, only: &[&str]) -> VerifyOutcome {
     serve.speed = 50.0;
     serve.kubeconfig_out = Some(dir.join("kubeconfig"));
     let running = locality_apiserver::serve(serve).unwrap();
-    let opts = locality_verify::run::VerifyOptions {
+    let opts = locality_verify::VerifyOptions {
         only: only.iter().map(|s| s.to_string()).collect(),
         ..support::options(running.kubeconfig_path(), dir.join("evidence"))
     };
@@ -293,7 +293,7 @@ fn kube_proxy_nftables_dropping_a_host_clients_lb_ip_connection_under_etp_local_
     assert_eq!(c.status, Status::Pass, "{}", explain(&o));
     assert_eq!(
         c.expected,
-        Some(locality_verify::expect::Expected::Drop),
+        Some(locality_verify::Expected::Drop),
         "{}",
         explain(&o)
     );

@@ -10,8 +10,8 @@ use std::time::Duration;
 use locality_apiserver::ServeOptions;
 use locality_sim::{SimConfig, Topology};
 use locality_testkit::files::TempDir;
-use locality_verify::run::{INTERRUPTED, VerifyOptions, verify_until};
 use locality_verify::{Decision, Status};
+use locality_verify::{INTERRUPTED, VerifyOptions, verify_until};
 
 /// `GET path` on the simulated API server (plain HTTP on loopback, no credentials):
 /// (status code, body).

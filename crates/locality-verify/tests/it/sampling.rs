@@ -9,7 +9,7 @@ use locality_apiserver::ServeOptions;
 use locality_sim::{SimConfig, Topology};
 use locality_testkit::files::TempDir;
 use locality_verify::Status;
-use locality_verify::run::{VerifyOptions, verify};
+use locality_verify::{VerifyOptions, verify};
 
 /// Six nodes in three zones: node-e's kube-proxy in ipvs mode (its own DaemonSet), node-f's
 /// at 1.33 (the cluster's is 1.35). Roles take node-a..node-d; one node per zone is

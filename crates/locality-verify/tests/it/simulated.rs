@@ -14,10 +14,10 @@ use std::time::Duration;
 use locality_apiserver::ServeOptions;
 use locality_sim::{DataPlaneProfile, SimConfig, Topology};
 use locality_testkit::files::TempDir;
-use locality_verify::expect::Expected;
-use locality_verify::probe::Seen;
-use locality_verify::run::{VerifyOptions, VerifyOutcome, verify};
+use locality_verify::Expected;
+use locality_verify::Seen;
 use locality_verify::{Decision, Status};
+use locality_verify::{VerifyOptions, VerifyOutcome, verify};
 
 fn scratch(name: &str) -> TempDir {
     TempDir::new(&format!("verify-test-{name}"))
@@ -68,7 +68,7 @@ impl Default for Sim {
             seed: 1,
             speed: 50.0,
             api_latency: Duration::ZERO,
-            max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+            max_nodes: Some(locality_verify::DEFAULT_MAX_NODES),
             restart_on_log_read: None,
         }
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use locality_live::LiveOptions;
 use locality_model::proxy::ProxyMode;
-use locality_verify::run::{CaseRecord, VerifyOptions, new_run_id, verify_watching};
+use locality_verify::{CaseRecord, VerifyOptions, new_run_id, verify_watching};
 
 use crate::cli::{FixtureArg, ProxyModeArg, SimClusterArgs, VerifyArgs, VerifyOutput};
 use crate::error::{CliError, EXIT_INTERRUPTED, EXIT_TERMINATED};
@@ -185,7 +185,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
     };
     if args.dry_run {
         let plan = rt
-            .block_on(locality_verify::run::dry_run(&opts))
+            .block_on(locality_verify::dry_run(&opts))
             .map_err(|e| CliError::runtime(format!("verify --dry-run: {e}")))?;
         out.write_all(plan.as_bytes())
             .map_err(|e| CliError::runtime(e.to_string()))?;
@@ -239,9 +239,9 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
                         .expected
                         .as_ref()
                         .filter(|_| !declared_only)
-                        .map(locality_verify::run::describe)
+                        .map(locality_verify::describe)
                         .filter(|e| !e.starts_with("unknown"))
-                        .unwrap_or_else(|| locality_verify::ledger::declared_text(c));
+                        .unwrap_or_else(|| locality_verify::declared_text(c));
                     if expected.chars().count() > 48 {
                         expected = expected.chars().take(47).collect::<String>() + "…";
                     }

@@ -2,7 +2,7 @@
 //! ignored, node names and zones unknown to kube-proxy, roles without a node, the metrics case M.
 
 use super::{Sim, concurrently, run, run_on, summary};
-use locality_verify::expect::Expected;
+use locality_verify::Expected;
 use locality_verify::{Decision, Status};
 
 #[test]

@@ -2,7 +2,7 @@
 //! accepted; a late kube-proxy is held, never failed; a cluster too small for the contract is held.
 
 use super::{NODES, Sim, concurrently, on_each_node, summary};
-use locality_verify::decision::RepairKind;
+use locality_verify::RepairKind;
 use locality_verify::{Decision, Status};
 use std::time::Duration;
 

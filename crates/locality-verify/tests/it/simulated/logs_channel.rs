@@ -3,15 +3,13 @@
 use locality_apiserver::ServeOptions;
 use locality_live::LiveOptions;
 use locality_sim::{DataPlaneProfile, SimConfig, Topology};
-use locality_verify::probe::Seen;
+use locality_verify::Seen;
 use std::time::Duration;
 
 /// The `logs` channel: probe-loop pods on N1 and N3 dialling `C`'s Local Service, read through
 /// `pods/log`: ≥ 10 tries per second, N1 answered by its own backend, N3 dropped (timeouts);
 /// with a data plane on N3 ignoring the Local policy, N3's tries are answered.
-fn logs_channel(
-    profiles: &[(&str, &str)],
-) -> (Vec<locality_verify::probe::Try>, Vec<locality_verify::probe::Try>) {
+fn logs_channel(profiles: &[(&str, &str)]) -> (Vec<locality_verify::Try>, Vec<locality_verify::Try>) {
     use locality_verify::cases::{Role, case};
     use locality_verify::cluster::Cluster;
     use locality_verify::fixture;

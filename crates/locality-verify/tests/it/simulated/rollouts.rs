@@ -1,7 +1,7 @@
 //! Rollout cases: the locality contract held through DaemonSet and Deployment rollouts.
 
 use super::run;
-use locality_verify::probe::Seen;
+use locality_verify::Seen;
 use locality_verify::{Decision, Status};
 
 /// The rollout cases on a conformant data plane: ≥ 10 tries per second; E-a answered locally

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use locality_live::LiveOptions;
-use locality_verify::run::VerifyOptions;
+use locality_verify::VerifyOptions;
 
 /// Every case, a fresh run id, evidence in `evidence`, not told it is simulated (the
 /// target's version says so); callers override what their test is about.
@@ -18,7 +18,7 @@ pub fn options(kubeconfig: &Path, evidence: PathBuf) -> VerifyOptions {
         only: Vec::new(),
         evidence,
         keep: false,
-        run_id: locality_verify::run::new_run_id(),
+        run_id: locality_verify::new_run_id(),
         simulated: false,
         owner: "test".into(),
         pod_ready_timeout: Duration::from_secs(30),
@@ -26,7 +26,7 @@ pub fn options(kubeconfig: &Path, evidence: PathBuf) -> VerifyOptions {
         proxy_lag_timeout: Duration::from_secs(5),
         max_proxy_lag: Duration::from_secs(5),
         proxy_mode: None,
-        max_nodes: Some(locality_verify::run::DEFAULT_MAX_NODES),
+        max_nodes: Some(locality_verify::DEFAULT_MAX_NODES),
         request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
         external_cases: false,
         images: Default::default(),
