@@ -100,7 +100,7 @@ pub struct Finding {
     /// The IP family, for per-port rules.
     pub ip_family: Option<IpFamily>,
     /// Nodes concerned (e.g. blind nodes), the most loaded first (pods descending, then
-    /// name), at most [`AuditOptions::node_limit`].
+    /// name), at most `AuditOptions::node_limit`.
     pub nodes: Vec<NodePods>,
     /// Total number of nodes concerned (`nodes` may be truncated).
     pub node_count: usize,

@@ -52,7 +52,7 @@
 //!
 //! # Positions of objects
 //!
-//! serde_json exposes no offsets inside a value, so every object's [`Origin`] records the
+//! serde_json exposes no offsets inside a value, so every object's [`Origin`](locality_model::objects::Origin) records the
 //! file, document index and item index; its line and column are filled for top-level
 //! YAML documents and left 0 for List items and JSON. [`locate`] recomputes them from the
 //! same bytes on demand (for the few objects a finding points at).
@@ -167,7 +167,7 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P], opts: &LoadOptions) -> Result<Loa
     Ok(loader.finish())
 }
 
-/// Reads one input held in memory; `name` is used in errors and [`Origin::file`].
+/// Reads one input held in memory; `name` is used in errors and [`Origin::file`](locality_model::objects::Origin::file).
 ///
 /// `load_bytes("-", b"")` behaves as empty stdin.
 pub fn load_bytes(name: &str, bytes: &[u8], opts: &LoadOptions) -> Result<Loaded, IngestError> {

@@ -26,7 +26,7 @@ impl Default for YamlLimits {
     }
 }
 
-/// Options for [`load_paths`] and [`load_bytes`].
+/// Options for [`load_paths`](crate::load_paths) and [`load_bytes`](crate::load_bytes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LoadOptions {

@@ -2,7 +2,7 @@
 //!
 //! Mirrors `pkg/proxy/endpoint.go` (`BaseEndpointInfo`) and `pkg/proxy/serviceport.go`
 //! (`UsesClusterEndpoints`, `UsesLocalEndpoints`); which slice entries become endpoints is
-//! [`super::endpointslicecache`].
+//! `super::endpointslicecache`.
 
 use std::fmt;
 use std::net::IpAddr;

@@ -1,4 +1,4 @@
-//! `audit`: renders an [`AuditReport`](locality_audit::AuditReport) (the findings of
+//! `audit`: renders an [`locality_audit::AuditReport`] (the findings of
 //! `locality-audit` and its per-Service summary) in every output format of `locality audit`.
 //!
 //! One module per format: [`table`] (for people, grouped by severity, 80 columns),

@@ -31,7 +31,7 @@ pub struct VerifyArgs {
     /// Only these cases (comma-separated IDs, e.g. B1,C).
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub only: Vec<String>,
-    /// Evidence directory [default: ./locality-evidence/<run-id>].
+    /// Evidence directory [default: ./locality-evidence/RUN-ID].
     #[arg(long, value_name = "DIR")]
     pub evidence: Option<PathBuf>,
     /// Keep the namespace at the end (prints how to delete it).

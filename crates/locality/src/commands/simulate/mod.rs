@@ -2,8 +2,8 @@
 //!
 //! The state comes from the same place as every command's ([`crate::source::load`]: `-f`,
 //! live, or `--sim`); [`locality_sim::seed`] builds a simulated cluster from it; each
-//! alternative ([`changes`]) runs on a fresh copy with [`locality_sim::whatif::run`]; the
-//! results become one `SimulationReport` ([`document`]) that `locality_report::simulate`
+//! alternative (`changes`) runs on a fresh copy with [`locality_sim::whatif::run`]; the
+//! results become one `SimulationReport` (`document`) that `locality_report::simulate`
 //! renders.
 
 mod changes;
