@@ -192,7 +192,7 @@ impl Engine {
     /// The simulated EndpointSlice controller (`endpointslices::reconcile`): syncs the
     /// EndpointSlices of each Service in `syncs` and writes the result through the store.
     pub(crate) fn sync_endpoint_slices(&mut self, syncs: BTreeMap<ObjectKey, SliceSync>) {
-        let features = ControlPlaneFeatures::at(self.config.kube_version);
+        let features = ControlPlaneFeatures::applying(self.config.kube_version, &self.config.feature_gates);
         let writes = crate::endpointslices::reconcile(&self.store, &mut self.slice_tracker, &features, syncs);
         for w in writes {
             let _ = match w {

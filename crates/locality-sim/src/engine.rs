@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use locality_model::featuregate::FeatureGates;
 use locality_model::version::KubeVersion;
 
 use crate::fasthash::{FastMap, FastSet};
@@ -56,6 +57,25 @@ pub struct SimConfig {
     /// the model rather than the kube-proxies, turns them off: every EndpointSlice change
     /// wakes every node's kube-proxy, work nothing there reads.
     pub kube_proxies: bool,
+    /// `--feature-gates` overrides, per component, as the simulated components honour them:
+    /// the EndpointSlice controller (kube-controller-manager's gates, through
+    /// `ControlPlaneFeatures::applying`) and every simulated kube-proxy (kube-proxy's, through
+    /// `ProxyFeatures::applying`). The simulated API server keeps every field whatever its
+    /// gates (upstream `dropServiceDisabledFields` is not simulated). Check them with
+    /// [`SimConfig::check_feature_gates`] first: overrides a component would refuse have no
+    /// effect here.
+    pub feature_gates: FeatureGates,
+}
+
+impl SimConfig {
+    /// Refuses the overrides the simulated components' releases would refuse (a gate that
+    /// does not exist, is locked or was removed at `kube_version` for the control plane, at
+    /// `kube_proxy_version` for kube-proxy), as `locality matrix` does for the model.
+    pub fn check_feature_gates(&self) -> Result<(), locality_model::featuregate::GateError> {
+        locality_model::features::ControlPlaneFeatures::with_gates(self.kube_version, &self.feature_gates)?;
+        locality_model::features::ProxyFeatures::with_gates(self.kube_proxy_version, &self.feature_gates)?;
+        Ok(())
+    }
 }
 
 impl Default for SimConfig {
@@ -73,6 +93,7 @@ impl Default for SimConfig {
             event_history: 100_000,
             node_monitor_grace_period_ms: None,
             kube_proxies: true,
+            feature_gates: FeatureGates::default(),
         }
     }
 }

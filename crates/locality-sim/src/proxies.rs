@@ -161,6 +161,7 @@ impl Engine {
                 .get(name)
                 .copied()
                 .unwrap_or(self.config.kube_proxy_version),
+            &self.config.feature_gates,
             self.config.proxy_sync_delay_ms,
         )
     }

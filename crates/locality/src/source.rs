@@ -272,6 +272,7 @@ fn load_simulated(
         seed: 1,
         profile: Vec::new(),
         fixture: crate::cli::FixtureArg::Auto,
+        feature_gates: args.feature_gates.clone(),
     };
     let mut engine = crate::commands::sim::build_engine(&cluster)?;
     engine.run_until(args.sim_at.saturating_mul(1000));
@@ -292,9 +293,6 @@ fn load_simulated(
         args.sim_at
     ));
     let config = model_config(args, kube, kube_proxy, Default::default(), data_plane)?;
-    if !config.feature_gates.is_empty() {
-        ui.warn("--feature-gates applies to the model only: the simulated cluster itself runs every gate at its release's default");
-    }
     Ok(Loaded {
         state,
         config,

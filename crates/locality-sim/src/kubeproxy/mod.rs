@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use locality_model::dataplane::catalogue::Effect;
 use locality_model::endpointslice::trafficdist::{PREFER_SAME_NODE, PREFER_SAME_ZONE};
+use locality_model::featuregate::FeatureGates;
 use locality_model::features::ProxyFeatures;
 use locality_model::objects::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, IpFamily, Protocol, Service, ServiceType,
@@ -219,8 +220,15 @@ pub struct SimKubeProxy {
 }
 
 impl SimKubeProxy {
-    /// A simulated kube-proxy for `node`, with the given profile, version and sync delay.
-    pub fn new(node: &str, profile: DataPlaneProfile, version: KubeVersion, sync_delay_ms: Millis) -> Self {
+    /// A simulated kube-proxy for `node`, with the given profile, version and sync delay, and
+    /// the behaviours of that version under `gates` (kube-proxy's `--feature-gates`).
+    pub fn new(
+        node: &str,
+        profile: DataPlaneProfile,
+        version: KubeVersion,
+        gates: &FeatureGates,
+        sync_delay_ms: Millis,
+    ) -> Self {
         let identity = match profile.fault {
             Some(Fault::HostnameMismatch) => format!("{node}.simulated-hostname-mismatch.invalid"),
             _ => node.to_string(),
@@ -233,7 +241,7 @@ impl SimKubeProxy {
             node: node.to_string(),
             identity,
             profile,
-            features: ProxyFeatures::at(version),
+            features: ProxyFeatures::applying(version, gates),
             lag_ms: sync_delay_ms + late,
             applied: None,
             floor: 0,

@@ -289,3 +289,49 @@ fn the_event_log_is_compacted_and_old_watches_get_gone() {
         40
     );
 }
+
+/// `--feature-gates` reach the simulated components: with kube-controller-manager's
+/// `PreferSameTrafficDistribution` off, the EndpointSlice controller writes no node hints
+/// for a PreferSameNode Service (upstream `endpointslice_controller.go` gives the reconciler
+/// the gate); with kube-proxy's off, the simulated kube-proxies do not read them. At 1.34,
+/// where the gate is beta and can be switched off.
+#[test]
+fn feature_gates_reach_the_simulated_controllers_and_kube_proxies() {
+    let v1_34 = locality_model::version::KubeVersion::new(1, 34);
+    let node_hints = |gates: &[&str]| {
+        let config = SimConfig {
+            feature_gates: locality_model::featuregate::FeatureGates::from_flags(gates).unwrap(),
+            kube_version: v1_34,
+            kube_proxy_version: v1_34,
+            ..SimConfig::default()
+        };
+        config.check_feature_gates().unwrap();
+        let mut e = cluster(3, config);
+        web(&mut e, 6, Some("PreferSameNode"));
+        e.run_until(30_000);
+        let written = endpoints(&slices(&e, "web"))
+            .values()
+            .filter(|x| x.hints.as_ref().is_some_and(|h| !h.for_nodes.is_empty()))
+            .count();
+        let read = e.kube_proxy("w-000").unwrap().features.node_hints;
+        (written, read)
+    };
+    assert_eq!(node_hints(&[]), (6, true), "the release's defaults");
+    assert_eq!(
+        node_hints(&["kube-controller-manager:PreferSameTrafficDistribution=false"]),
+        (0, true)
+    );
+    assert_eq!(
+        node_hints(&["kube-proxy:PreferSameTrafficDistribution=false"]),
+        (6, false)
+    );
+    // Refused as the release refuses it: a gate locked on at 1.35.
+    let locked = SimConfig {
+        feature_gates: locality_model::featuregate::FeatureGates::from_flags(&[
+            "ServiceTrafficDistribution=false",
+        ])
+        .unwrap(),
+        ..SimConfig::default()
+    };
+    assert!(locked.check_feature_gates().is_err());
+}

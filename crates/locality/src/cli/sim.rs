@@ -38,6 +38,13 @@ pub struct SimClusterArgs {
     /// node-a=ignores-local-policy); repeatable.
     #[arg(long, value_name = "NODE=PROFILE", value_parser = parse_node_profile)]
     pub profile: Vec<NodeProfile>,
+    /// Feature-gate overrides of the simulated components, as for `matrix`
+    /// (`[COMPONENT:]GATE=BOOL,…`, repeatable): the simulated EndpointSlice controller honours
+    /// kube-controller-manager's, every simulated kube-proxy kube-proxy's; the simulated API
+    /// server keeps every field whatever its gates. Refused as the component's release would
+    /// refuse them.
+    #[arg(long = "feature-gates", value_name = "[COMPONENT:]GATE=BOOL,…")]
+    pub feature_gates: Vec<String>,
     /// Workloads to create: `playbook` (the acceptance playbook's ITP Local Service with
     /// backends on node-a and node-b and a client on every node), `none`, or `auto`
     /// (`playbook` on topologies that describe nodes only).

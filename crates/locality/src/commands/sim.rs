@@ -31,8 +31,13 @@ pub(crate) fn build_engine(args: &SimClusterArgs) -> Result<Engine, CliError> {
     let topology = topology(&args.topology)?;
     let config = SimConfig {
         seed: args.seed,
+        feature_gates: locality_model::featuregate::FeatureGates::from_flags(&args.feature_gates)
+            .map_err(|e| CliError::usage(e.to_string()))?,
         ..SimConfig::default()
     };
+    config
+        .check_feature_gates()
+        .map_err(|e| CliError::usage(e.to_string()))?;
     let mut engine = Engine::from_topology(&topology, config).map_err(|e| CliError::usage(e.to_string()))?;
     let nodes: Vec<String> = engine.node_names().map(str::to_string).collect();
     for p in &args.profile {

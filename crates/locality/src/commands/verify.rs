@@ -95,6 +95,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             seed: 1,
             profile: args.profile.clone(),
             fixture: FixtureArg::None,
+            feature_gates: Vec::new(),
         };
         let engine = crate::commands::sim::build_engine(&cluster)?;
         // The simulation knows its data plane: one proxy mode on every node, or none.

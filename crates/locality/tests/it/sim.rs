@@ -63,6 +63,19 @@ fn unknown_names_are_usage_errors() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("expected NODE=PROFILE"));
+    // Feature gates the simulated components' release would refuse.
+    Command::cargo_bin("locality")
+        .unwrap()
+        .args([
+            "sim",
+            "rules",
+            "node-a",
+            "--feature-gates",
+            "kube-proxy:PreferSameTrafficDistribution=false",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("locked to true since 1.35"));
 }
 
 /// `sim serve` in a child process, then `matrix` and `audit` read it live over the

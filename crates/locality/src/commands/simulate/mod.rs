@@ -120,15 +120,14 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         .collect::<Result<Vec<_>, _>>()?;
     let progress = Progress::new(true, ui);
     let loaded = crate::source::load(&args.model, None, None, ui, &progress)?;
-    if !loaded.config.feature_gates.is_empty() {
-        ui.warn("--feature-gates applies to the verdicts only: the simulated controllers and kube-proxies run every gate at its release's default");
-    }
     let sim = SimConfig {
         kube_version: loaded.config.kube_version,
         kube_proxy_version: loaded.config.kube_proxy_version,
         proxy_sync_delay_ms: ms(args.proxy_sync),
         // The verdicts are the model's: no simulated kube-proxy is asked.
         kube_proxies: false,
+        // Checked with the model's configuration when it was loaded.
+        feature_gates: loaded.config.feature_gates.clone(),
         ..SimConfig::default()
     };
     let seed_options = SeedOptions {
