@@ -1,7 +1,7 @@
 //! One pass of the simulated control plane over the store's new events: which objects each
 //! controller must look at (the informers' handlers), then the garbage collector (`gc`), the
 //! Deployment and ReplicaSet controllers (`workloads`), the DaemonSet controller
-//! (`daemonsets`), the scheduler (`scheduler`), the kubelets (`kubelet`), the EndpointSlice
+//! (`daemonsets`), the StatefulSet controller (`statefulsets`), the scheduler (`scheduler`), the kubelets (`kubelet`), the EndpointSlice
 //! controller (`endpointslices`, the model's `endpointslice::derive_endpoint_slices`) and the
 //! cloud load-balancer controller (`cloudlb`). All of them read and write only the store.
 
@@ -71,6 +71,7 @@ impl Engine {
                             let kind = match o.kind.as_str() {
                                 "ReplicaSet" => Kind::ReplicaSet,
                                 "DaemonSet" => Kind::DaemonSet,
+                                "StatefulSet" => Kind::StatefulSet,
                                 _ => continue,
                             };
                             let owner = ObjectKey::new(kind, &k.namespace, &o.name);
@@ -100,7 +101,7 @@ impl Engine {
                     d.slices.insert(k.clone(), SliceSync::Full);
                     load_balancers.push(k.clone());
                 }
-                Kind::Deployment | Kind::DaemonSet => {
+                Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => {
                     d.workloads.insert(k.clone());
                 }
                 Kind::ReplicaSet => {
@@ -134,8 +135,14 @@ impl Engine {
             let all: Vec<ObjectKey> = self.store.list(Kind::DaemonSet).map(|(k, _)| k.clone()).collect();
             d.workloads.extend(all);
         }
-        // Deployments first (they scale ReplicaSets), then ReplicaSets, then DaemonSets.
-        for kind in [Kind::Deployment, Kind::ReplicaSet, Kind::DaemonSet] {
+        // Deployments first (they scale ReplicaSets), then ReplicaSets, DaemonSets and
+        // StatefulSets.
+        for kind in [
+            Kind::Deployment,
+            Kind::ReplicaSet,
+            Kind::DaemonSet,
+            Kind::StatefulSet,
+        ] {
             for key in d
                 .workloads
                 .iter()
@@ -146,6 +153,7 @@ impl Engine {
                 match kind {
                     Kind::Deployment => self.sync_deployment(&key),
                     Kind::ReplicaSet => self.sync_replica_set(&key),
+                    Kind::StatefulSet => self.sync_stateful_set(&key),
                     _ => self.sync_daemon_set(&key),
                 }
             }

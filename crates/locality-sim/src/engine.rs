@@ -135,6 +135,9 @@ pub(crate) enum Task {
     PodGcOrphans(String),
     /// A pass of the drain of a node (`disruption`).
     Drain(String),
+    /// The simulated StatefulSet controller syncs one StatefulSet again (a pod's
+    /// `minReadySeconds` are over).
+    SyncStatefulSet(ObjectKey),
 }
 
 /// Node-local runtime state of a simulated pod (the kubelet's view, not in the store).
@@ -210,6 +213,8 @@ pub struct Engine {
     pub(crate) slice_tracker: crate::endpointslices::SliceTracker,
     /// The simulated DaemonSet controller's per-node view of each DaemonSet.
     pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::state::DaemonState>,
+    /// The simulated StatefulSet controller's view of each StatefulSet.
+    pub(crate) stateful_sets: BTreeMap<ObjectKey, crate::stateful::StatefulState>,
     /// The simulated scheduler's cache.
     pub(crate) scheduler: crate::scheduler_cache::SchedulerCache,
     /// Active pods per controller owner (the ReplicaSet controller's count).
@@ -256,6 +261,7 @@ impl Engine {
             endpoint_cache: Default::default(),
             slice_tracker: Default::default(),
             daemon_states: BTreeMap::new(),
+            stateful_sets: BTreeMap::new(),
             scheduler: Default::default(),
             owners: Default::default(),
             lifecycle: Default::default(),
@@ -350,6 +356,7 @@ impl Engine {
             Task::TaintEviction(key, uid, token) => self.taint_evict(&key, &uid, token),
             Task::PodGcOrphans(node) => self.pod_gc_orphans(&node),
             Task::Drain(node) => self.drain_pass(&node),
+            Task::SyncStatefulSet(key) => self.sync_stateful_set(&key),
         }
     }
 

@@ -17,7 +17,12 @@ use crate::store::StoreError;
 
 /// The kinds that wait for their dependents in a foreground deletion (the workloads); other
 /// kinds are deleted as by [`Engine::delete_with`].
-const FOREGROUND: [Kind; 3] = [Kind::Deployment, Kind::ReplicaSet, Kind::DaemonSet];
+const FOREGROUND: [Kind; 4] = [
+    Kind::Deployment,
+    Kind::ReplicaSet,
+    Kind::DaemonSet,
+    Kind::StatefulSet,
+];
 
 /// The kinds that can be dependents of a workload.
 const DEPENDENTS: [Kind; 2] = [Kind::ReplicaSet, Kind::Pod];

@@ -12,9 +12,10 @@ use crate::objects::{Kind, ObjectKey};
 use crate::store::StoreError;
 
 /// The namespaced kinds the simulated store holds, deleted with their Namespace.
-const NAMESPACED: [Kind; 11] = [
+const NAMESPACED: [Kind; 12] = [
     Kind::Deployment,
     Kind::DaemonSet,
+    Kind::StatefulSet,
     Kind::ReplicaSet,
     Kind::Service,
     Kind::EndpointSlice,

@@ -25,6 +25,8 @@ pub enum Kind {
     ReplicaSet,
     /// apps/v1 DaemonSet.
     DaemonSet,
+    /// apps/v1 StatefulSet.
+    StatefulSet,
     /// v1 ServiceAccount (stored, not simulated: see [`Kind::STORED`]).
     ServiceAccount,
     /// batch/v1 Job (stored, not simulated: no Job controller runs it).
@@ -54,6 +56,7 @@ impl Kind {
             Kind::Deployment => "Deployment",
             Kind::ReplicaSet => "ReplicaSet",
             Kind::DaemonSet => "DaemonSet",
+            Kind::StatefulSet => "StatefulSet",
             Kind::ServiceAccount => "ServiceAccount",
             Kind::Job => "Job",
             Kind::Role => "Role",
@@ -93,7 +96,7 @@ impl Kind {
             WorkloadKind::Deployment => Some(Kind::Deployment),
             WorkloadKind::ReplicaSet => Some(Kind::ReplicaSet),
             WorkloadKind::DaemonSet => Some(Kind::DaemonSet),
-            WorkloadKind::StatefulSet => None,
+            WorkloadKind::StatefulSet => Some(Kind::StatefulSet),
         }
     }
 }
@@ -258,14 +261,14 @@ pub enum Object {
     Service(Service),
     /// EndpointSlice.
     EndpointSlice(EndpointSlice),
-    /// Deployment, ReplicaSet or DaemonSet.
+    /// Deployment, ReplicaSet, DaemonSet or StatefulSet.
     Workload(SimWorkload),
     /// A kind stored, not simulated ([`Kind::STORED`]).
     Stored(StoredObject),
 }
 
 impl Object {
-    /// Its kind (`None` for a StatefulSet, which the simulation does not run).
+    /// Its kind (always `Some` today; kept optional for kinds the simulation cannot store).
     pub fn kind(&self) -> Option<Kind> {
         Some(match self {
             Object::Namespace(_) => Kind::Namespace,
@@ -301,7 +304,7 @@ impl Object {
             Object::Stored(o) => &mut o.meta,
         }
     }
-    /// Its store key (`None` for a StatefulSet).
+    /// Its store key (`None` when [`Object::kind`] is).
     pub fn key(&self) -> Option<ObjectKey> {
         let kind = self.kind()?;
         let m = self.meta();

@@ -1,6 +1,6 @@
 //! A simulated cluster seeded from a real cluster's state (a `kubectl get -o json` dump or a
 //! live read): its Nodes (zones, readiness, taints), Namespaces, Services, DaemonSets,
-//! Deployments and ReplicaSets with their rollout strategy, PodDisruptionBudgets, and every
+//! Deployments, ReplicaSets and StatefulSets with their rollout strategy, PodDisruptionBudgets, and every
 //! bound Pod on its node with its readiness probe, grace period and `preStop` delay. What the
 //! state does not say (how long an image pull takes, when the application answers its probe,
 //! how fast kube-proxy programs a change) comes from [`SeedOptions`], and every such choice is
@@ -9,7 +9,7 @@
 //! The pods of the seeded workloads are adopted by the simulated controllers (their owner
 //! references and template-hash labels point at the simulated objects), so a rollout replaces
 //! exactly the pods the dump has, where it has them. Pods of kinds the simulation does not run
-//! (StatefulSets, Jobs, bare pods) stay on their nodes as bare pods.
+//! (Jobs, bare pods) stay on their nodes as bare pods.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -269,7 +269,6 @@ pub fn seed(state: &ClusterState, config: SimConfig, options: &SeedOptions) -> R
         .filter(|w| !w.meta.uid.is_empty())
         .map(|w| (w.meta.uid.as_str(), w))
         .collect();
-    let mut skipped_kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
     for w in &state.workloads {
         let mut unknown = false;
         let b = behaviour(&w.template, options, &mut unknown);
@@ -376,7 +375,25 @@ pub fn seed(state: &ClusterState, config: SimConfig, options: &SeedOptions) -> R
                     );
                 }
             }
-            WorkloadKind::StatefulSet => *skipped_kinds.entry("StatefulSet").or_default() += 1,
+            WorkloadKind::StatefulSet => {
+                // Its pods keep their ordinal names; labelled with the simulated revision,
+                // the simulated StatefulSet controller owns and replaces them.
+                let sim = sim_workload(w, b);
+                e.create(Object::Workload(sim))?;
+                let key = ObjectKey::new(Kind::StatefulSet, w.meta.namespace.as_str(), w.meta.name.as_str());
+                if let Some(stored) = e.get(&key).and_then(Object::as_workload).cloned() {
+                    owners.insert(
+                        w.meta.uid.clone(),
+                        (
+                            "StatefulSet".into(),
+                            w.meta.name.clone(),
+                            stored.workload.meta.uid.clone(),
+                            LABEL_CONTROLLER_REVISION_HASH,
+                            crate::statefulsets::revision_name(&stored),
+                        ),
+                    );
+                }
+            }
         }
     }
 
@@ -439,20 +456,11 @@ pub fn seed(state: &ClusterState, config: SimConfig, options: &SeedOptions) -> R
             ),
         });
     }
-    for (kind, n) in skipped_kinds {
-        a.insert(Assumption {
-            subject: kind.into(),
-            value: "not rolled".into(),
-            reason: format!(
-                "{n} {kind}(s): the simulation keeps their pods on their nodes but runs no {kind} controller"
-            ),
-        });
-    }
     if bare > 0 {
         a.insert(Assumption {
             subject: "other owners".into(),
             value: format!("{bare} pod(s)"),
-            reason: "pods whose controller the simulation does not run (StatefulSets, Jobs, owners missing from the input) stay on their nodes and are never replaced".into(),
+            reason: "pods whose controller the simulation does not run (Jobs, owners missing from the input) stay on their nodes and are never replaced".into(),
         });
     }
     if unbound > 0 {

@@ -20,6 +20,7 @@ impl Engine {
             Kind::Deployment,
             Kind::ReplicaSet,
             Kind::DaemonSet,
+            Kind::StatefulSet,
         ] {
             for (_, stored) in self.store().list(kind) {
                 match &*stored.object {

@@ -158,9 +158,9 @@ impl Store {
 
     /// Creates an object; the store assigns uid, creationTimestamp and resourceVersion.
     pub fn create(&mut self, mut object: Object, now: Millis) -> Result<u64, StoreError> {
-        let key = object
-            .key()
-            .ok_or_else(|| StoreError::Invalid("the simulated cluster does not run StatefulSets".into()))?;
+        let key = object.key().ok_or_else(|| {
+            StoreError::Invalid("an object of a kind the simulated cluster cannot store".into())
+        })?;
         if key.name.is_empty() {
             return Err(StoreError::Invalid(format!(
                 "{} without a name",
@@ -204,9 +204,9 @@ impl Store {
         now: Millis,
         precondition: Option<u64>,
     ) -> Result<u64, StoreError> {
-        let key = object
-            .key()
-            .ok_or_else(|| StoreError::Invalid("the simulated cluster does not run StatefulSets".into()))?;
+        let key = object.key().ok_or_else(|| {
+            StoreError::Invalid("an object of a kind the simulated cluster cannot store".into())
+        })?;
         let stored = self
             .objects
             .get(&key)

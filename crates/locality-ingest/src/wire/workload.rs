@@ -17,6 +17,10 @@ pub(crate) struct WorkloadSpecW {
     pub(super) strategy: M<StrategyW>,
     #[serde(default, deserialize_with = "nullable")]
     pub(super) update_strategy: M<StrategyW>,
+    #[serde(default)]
+    pub(super) min_ready_seconds: Option<Count>,
+    #[serde(default, deserialize_with = "opt_nonempty")]
+    pub(super) pod_management_policy: Option<String>,
 }
 
 /// A `metav1.LabelSelector`.
@@ -59,6 +63,9 @@ pub(super) struct RollingW {
     pub(super) max_surge: Option<IntOrText>,
     #[serde(default)]
     pub(super) max_unavailable: Option<IntOrText>,
+    /// A StatefulSet's `partition`.
+    #[serde(default)]
+    pub(super) partition: Option<Count>,
 }
 
 pub(crate) fn build_workload(
@@ -102,5 +109,8 @@ pub(crate) fn build_workload(
         max_unavailable: rolling.max_unavailable.map(|v| v.0),
         update_strategy: strategy.type_,
         containers,
+        min_ready_seconds: spec.min_ready_seconds.map_or(0, |c| c.0),
+        partition: rolling.partition.map(|c| c.0),
+        pod_management_policy: spec.pod_management_policy,
     }
 }

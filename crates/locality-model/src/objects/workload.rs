@@ -60,6 +60,14 @@ pub struct Workload {
     /// The template's containers: name, image, literal env and command line (what
     /// [`crate::dataplane::detect`] reads of a data plane's DaemonSet).
     pub containers: Vec<ContainerFacts>,
+    /// `spec.minReadySeconds` (0 when unset): how long a new pod must be Ready before it
+    /// counts as available.
+    pub min_ready_seconds: u32,
+    /// A StatefulSet's `spec.updateStrategy.rollingUpdate.partition`, if set: ordinals below
+    /// it keep the old template.
+    pub partition: Option<u32>,
+    /// A StatefulSet's `spec.podManagementPolicy` (`OrderedReady` or `Parallel`), if set.
+    pub pod_management_policy: Option<String>,
 }
 
 /// A policy/v1 PodDisruptionBudget: how many of the pods it selects must stay available

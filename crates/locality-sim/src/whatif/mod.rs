@@ -38,10 +38,11 @@ pub const SERVICE_FIELDS: [&str; 4] = [
 /// A change to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// Roll a DaemonSet or Deployment: a new template (an annotation), optionally with another
-    /// `maxSurge` / `maxUnavailable` (validated by [`strategy::effective`]).
+    /// Roll a DaemonSet, Deployment or StatefulSet: a new template (an annotation),
+    /// optionally with another `maxSurge` / `maxUnavailable` (validated by
+    /// [`strategy::effective`], for a StatefulSet by [`strategy::stateful_max_unavailable`]).
     Rollout {
-        /// `Kind::DaemonSet` or `Kind::Deployment`, namespace, name.
+        /// `Kind::DaemonSet`, `Kind::Deployment` or `Kind::StatefulSet`, namespace, name.
         workload: ObjectKey,
         /// New `maxSurge`, if given.
         max_surge: Option<String>,
@@ -209,6 +210,24 @@ pub fn apply(engine: &mut Engine, change: &Change) -> Result<String, SimError> {
                 .and_then(Object::as_workload)
                 .cloned()
                 .ok_or_else(|| missing(workload))?;
+            if workload.kind == Kind::StatefulSet {
+                let gate = crate::stateful::max_unavailable_gate(engine.config().kube_version);
+                let unavailable = strategy::stateful_max_unavailable(
+                    &w.workload,
+                    max_surge.as_deref(),
+                    max_unavailable.as_deref(),
+                    gate,
+                )
+                .map_err(|e| SimError::Topology(format!("{workload}: {e}")))?;
+                let marker = engine.now().to_string();
+                w.template_annotations
+                    .insert(WHAT_IF_ANNOTATION.into(), marker.clone());
+                if unavailable.is_some() {
+                    w.workload.max_unavailable = unavailable;
+                }
+                engine.update(Object::Workload(w), None)?;
+                return Ok(marker);
+            }
             let (surge, unavailable) =
                 strategy::effective(&w.workload, max_surge.as_deref(), max_unavailable.as_deref())
                     .map_err(|e| SimError::Topology(format!("{workload}: {e}")))?;

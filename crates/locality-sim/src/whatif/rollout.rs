@@ -1,5 +1,6 @@
 //! Whether a what-if rollout is done: every pod of the rolled workload carries the new
-//! template (the what-if annotation) and is Ready.
+//! template (the what-if annotation) and is Ready; for a StatefulSet, every pod the update
+//! replaces (those at or above its `partition`; none under `OnDelete`).
 //!
 //! [`rolled_by_scan`] answers by listing every pod of the workload's namespace, which costs
 //! the namespace's pods at every step of a run. [`RolloutWatch`] answers the same question
@@ -66,6 +67,9 @@ pub struct RolloutWatch {
     pods: HashMap<String, bool>,
     /// How many of them are not done.
     pending: usize,
+    /// A StatefulSet's pods of ordinals below this are not replaced by its update (its
+    /// `partition`; every ordinal under `OnDelete`): done as they are.
+    exempt_below: u32,
 }
 
 impl RolloutWatch {
@@ -88,6 +92,7 @@ impl RolloutWatch {
             owners: None,
             pods: HashMap::new(),
             pending: 0,
+            exempt_below: 0,
         };
         w.relist(engine);
         w
@@ -99,6 +104,16 @@ impl RolloutWatch {
         self.owners = owners(engine, &self.workload);
         self.pods.clear();
         self.pending = 0;
+        self.exempt_below = match engine.get(&self.workload).and_then(Object::as_workload) {
+            Some(w) if self.workload.kind == Kind::StatefulSet => {
+                if w.workload.update_strategy.as_deref() == Some("OnDelete") {
+                    u32::MAX
+                } else {
+                    w.workload.partition.unwrap_or(0)
+                }
+            }
+            _ => 0,
+        };
         let Some((uid, rs_uids)) = &self.owners else {
             return;
         };
@@ -106,11 +121,18 @@ impl RolloutWatch {
             if let Some(p) = s.object.as_pod()
                 && owned(p, uid, rs_uids)
             {
-                let done = pod_done(p, &self.marker);
+                let done = self.pod_done(p);
                 self.pending += usize::from(!done);
                 self.pods.insert(k.name.clone(), done);
             }
         }
+    }
+
+    /// Whether one pod is done: made from the new template and Ready, or exempt.
+    fn pod_done(&self, p: &SimPod) -> bool {
+        pod_done(p, &self.marker)
+            || crate::stateful::ordinal(&self.workload.name, &p.pod.meta.name)
+                .is_some_and(|o| o < self.exempt_below)
     }
 
     /// Records a pod's new state (`None`: gone, or no longer the workload's).
@@ -149,7 +171,7 @@ impl RolloutWatch {
                         (Object::Pod(p), Some((uid, rs_uids)))
                             if e.event_type != EventType::Deleted && owned(p, uid, rs_uids) =>
                         {
-                            Some(pod_done(p, &self.marker))
+                            Some(self.pod_done(p))
                         }
                         _ => None,
                     };

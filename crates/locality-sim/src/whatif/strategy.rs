@@ -64,6 +64,47 @@ pub fn effective(
     }
 }
 
+/// The effective `maxUnavailable` of a StatefulSet's rollout after the overrides, as the API
+/// server takes them (k8s.io/kubernetes `pkg/apis/apps/validation/validation.go`
+/// `ValidateStatefulSetSpec` and `validateRollingUpdateStatefulSet`): a StatefulSet has no
+/// `maxSurge` (its `rollingUpdate` has no such field: strict decoding refuses it), its
+/// `maxUnavailable` is a positive integer or a percentage of at most 100% and not 0, and an
+/// `OnDelete` StatefulSet takes no `rollingUpdate` at all. With the
+/// `MaxUnavailableStatefulSet` feature gate off (`gate`), the API server drops
+/// `maxUnavailable` (`pkg/registry/apps/statefulset/strategy.go`
+/// `dropStatefulSetDisabledFields`) and the controller replaces one pod at a time: `Ok(None)`.
+///
+/// # Errors
+/// The message the API server would give, naming the field.
+pub fn stateful_max_unavailable(
+    w: &Workload,
+    max_surge: Option<&str>,
+    max_unavailable: Option<&str>,
+    gate: bool,
+) -> Result<Option<String>, String> {
+    if let Some(s) = max_surge {
+        return Err(format!(
+            "maxSurge: {s:?}: strict decoding error: unknown field \"spec.updateStrategy.rollingUpdate.maxSurge\" (a StatefulSet never surges: it deletes a pod before it creates the replacement of the same name)"
+        ));
+    }
+    if max_unavailable.is_some() && w.update_strategy.as_deref() == Some("OnDelete") {
+        return Err(
+            "spec.updateStrategy.rollingUpdate: only allowed for updateStrategy 'RollingUpdate' (the StatefulSet's updateStrategy is OnDelete)".into(),
+        );
+    }
+    if !gate {
+        return Ok(None);
+    }
+    let unavailable = max_unavailable
+        .map(str::to_string)
+        .or_else(|| w.max_unavailable.clone())
+        .unwrap_or_else(|| "1".into());
+    if check("maxUnavailable", &unavailable)? == 0 {
+        return Err(format!("maxUnavailable: {unavailable:?}: cannot be 0"));
+    }
+    Ok(Some(unavailable))
+}
+
 /// The `hostPort`s of a pod template: a surge pod asking for one cannot be scheduled next to
 /// the old pod that holds it (the scheduler's `NodePorts` filter), so the new pod waits until
 /// the old one is gone.
@@ -99,6 +140,9 @@ mod tests {
             max_unavailable: None,
             update_strategy: None,
             containers: Vec::new(),
+            min_ready_seconds: 0,
+            partition: None,
+            pod_management_policy: None,
         }
     }
 
@@ -134,6 +178,47 @@ mod tests {
             effective(&w, Some("x"), Some("0"))
                 .unwrap_err()
                 .contains("integer")
+        );
+    }
+
+    #[test]
+    fn a_stateful_set_takes_no_surge_and_a_non_zero_max_unavailable_with_the_gate() {
+        let mut w = ds();
+        w.kind = WorkloadKind::StatefulSet;
+        assert!(
+            stateful_max_unavailable(&w, Some("1"), None, true)
+                .unwrap_err()
+                .contains("unknown field")
+        );
+        assert!(stateful_max_unavailable(&w, Some("0"), None, false).is_err());
+        assert_eq!(
+            stateful_max_unavailable(&w, None, None, true).unwrap(),
+            Some("1".into())
+        );
+        assert_eq!(
+            stateful_max_unavailable(&w, None, Some("2"), true).unwrap(),
+            Some("2".into())
+        );
+        assert_eq!(
+            stateful_max_unavailable(&w, None, Some("2"), false).unwrap(),
+            None
+        );
+        assert!(
+            stateful_max_unavailable(&w, None, Some("0%"), true)
+                .unwrap_err()
+                .contains("cannot be 0")
+        );
+        assert!(stateful_max_unavailable(&w, None, Some("150%"), true).is_err());
+        assert!(stateful_max_unavailable(&w, None, Some("-1"), true).is_err());
+        w.update_strategy = Some("OnDelete".into());
+        assert!(
+            stateful_max_unavailable(&w, None, Some("1"), true)
+                .unwrap_err()
+                .contains("only allowed")
+        );
+        assert_eq!(
+            stateful_max_unavailable(&w, None, None, true).unwrap(),
+            Some("1".into())
         );
     }
 

@@ -8,6 +8,7 @@ mod node_events;
 mod nodes_and_lb;
 mod perf;
 mod scenarios;
+mod statefulsets;
 mod upstream_vectors;
 mod whatif;
 mod whatif_identity;

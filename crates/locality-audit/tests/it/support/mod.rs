@@ -91,6 +91,9 @@ pub fn workload(kind: WorkloadKind, ns: &str, name: &str, app: &str, replicas: O
         max_unavailable: None,
         update_strategy: None,
         containers: vec![],
+        min_ready_seconds: 0,
+        partition: None,
+        pod_management_policy: None,
     }
 }
 
