@@ -256,7 +256,10 @@ fn before_1_35_max_unavailable_is_dropped_and_pods_go_one_at_a_time() {
         .map(|n| first(&h, n, "deleting"))
         .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{h:?}");
-    assert!(first(&h, "db-2", "deleting") >= first(&h, "db-3", "ready"), "{h:?}");
+    assert!(
+        first(&h, "db-2", "deleting") >= first(&h, "db-3", "ready"),
+        "{h:?}"
+    );
 }
 
 #[test]

@@ -14,15 +14,16 @@ pub struct SimulateArgs {
     /// Where the cluster state comes from (-f dumps, a live context read-only, or --sim).
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Roll a workload: `daemonset/NAMESPACE/NAME` or `deployment/NAMESPACE/NAME` (a new
-    /// template, as `kubectl rollout restart`).
+    /// Roll a workload: `daemonset/NAMESPACE/NAME`, `deployment/NAMESPACE/NAME` or
+    /// `statefulset/NAMESPACE/NAME` (a new template, as `kubectl rollout restart`).
     #[arg(long, value_name = "KIND/NS/NAME")]
     pub rollout: Option<String>,
     /// The rollout's maxSurge (e.g. 0, 1, 10%), validated as the API server does (a DaemonSet
     /// takes exactly one of maxSurge and maxUnavailable non-zero) [default: the workload's].
     #[arg(long, value_name = "N|P%", requires = "rollout")]
     pub max_surge: Option<String>,
-    /// The rollout's maxUnavailable [default: the workload's].
+    /// The rollout's maxUnavailable [default: the workload's]. A StatefulSet takes no
+    /// --max-surge, and honours maxUnavailable from Kubernetes 1.35 (MaxUnavailableStatefulSet).
     #[arg(long, value_name = "N|P%", requires = "rollout")]
     pub max_unavailable: Option<String>,
     /// Change a Service: `NS/NAME:FIELD=VALUE` with FIELD internalTrafficPolicy,

@@ -14,4 +14,5 @@ mod matrix;
 mod module_cycles;
 mod sim;
 mod simulate;
+mod simulate_statefulset;
 mod verify;

@@ -23,14 +23,10 @@ fn rollout(r: &str, args: &SimulateArgs) -> Result<Change, CliError> {
     let kind = match parts.first().map(|k| k.to_ascii_lowercase()).as_deref() {
         Some("daemonset" | "daemonsets" | "ds") => Kind::DaemonSet,
         Some("deployment" | "deployments" | "deploy") => Kind::Deployment,
-        Some("statefulset" | "statefulsets" | "sts") => {
-            return Err(CliError::usage(format!(
-                "--rollout {r:?}: StatefulSet rollouts are not simulated yet (DaemonSets and Deployments are)"
-            )));
-        }
+        Some("statefulset" | "statefulsets" | "sts") => Kind::StatefulSet,
         _ => {
             return Err(CliError::usage(format!(
-                "--rollout {r:?}: expected daemonset/NAMESPACE/NAME or deployment/NAMESPACE/NAME"
+                "--rollout {r:?}: expected daemonset/NAMESPACE/NAME, deployment/NAMESPACE/NAME or statefulset/NAMESPACE/NAME"
             )));
         }
     };

@@ -38,6 +38,9 @@ pub fn change_doc(engine: &Engine, c: &Change) -> Result<ChangeDoc, String> {
                         workload.name
                     )
                 })?;
+            if workload.kind == locality_sim::Kind::StatefulSet {
+                return stateful_doc(engine, &w.workload, max_surge, max_unavailable);
+            }
             let (s, u) = strategy::effective(&w.workload, max_surge.as_deref(), max_unavailable.as_deref())
                 .map_err(|e| {
                 format!(
@@ -85,6 +88,44 @@ pub fn change_doc(engine: &Engine, c: &Change) -> Result<ChangeDoc, String> {
         }
         Change::Drain { node } => doc("drain", format!("Node {node}")),
         Change::NodeDown { node } => doc("nodeDown", format!("Node {node}")),
+    })
+}
+
+/// A StatefulSet rollout as data: no `maxSurge` (it has none), the `maxUnavailable` the
+/// controller honours (1 with the `MaxUnavailableStatefulSet` gate off), its partition.
+fn stateful_doc(
+    engine: &Engine,
+    w: &locality_model::objects::Workload,
+    max_surge: &Option<String>,
+    max_unavailable: &Option<String>,
+) -> Result<ChangeDoc, String> {
+    let target = format!("StatefulSet {}/{}", w.meta.namespace, w.meta.name);
+    let gate = locality_sim::stateful::max_unavailable_gate(engine.config().kube_version);
+    let u = strategy::stateful_max_unavailable(w, max_surge.as_deref(), max_unavailable.as_deref(), gate)
+        .map_err(|e| format!("{target}: {e}"))?;
+    let how = if w.update_strategy.as_deref() == Some("OnDelete") {
+        "updateStrategy OnDelete: no pod is replaced until deleted".to_string()
+    } else {
+        let gate_note = if gate {
+            ""
+        } else {
+            " (the MaxUnavailableStatefulSet gate is off)"
+        };
+        format!(
+            "maxUnavailable {}{gate_note}, partition {}, podManagementPolicy {}; no surge: each pod is deleted before its replacement is created",
+            u.as_deref().unwrap_or("1"),
+            w.partition.unwrap_or(0),
+            w.pod_management_policy.as_deref().unwrap_or("OrderedReady")
+        )
+    };
+    Ok(ChangeDoc {
+        type_: "rollout",
+        target: target.clone(),
+        max_surge: None,
+        max_unavailable: Some(u.unwrap_or_else(|| "1".into())),
+        field: None,
+        value: None,
+        description: format!("rollout of {target} ({how})"),
     })
 }
 
