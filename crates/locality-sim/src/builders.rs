@@ -201,7 +201,7 @@ pub fn workload(
             containers: Vec::new(),
             min_ready_seconds: 0,
             partition: None,
-            pod_management_policy: None,
+            pod_management_policy: Default::default(),
             update_strategy: Some("RollingUpdate".into()),
         },
         pod_behaviour: behaviour,

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use locality_model::objects::PodPhase;
+use locality_model::objects::{PodManagementPolicy, PodPhase};
 
 use crate::engine::{Engine, Task};
 use crate::objects::{Kind, Object, ObjectKey, SimWorkload};
@@ -30,7 +30,7 @@ fn set_spec(set: &SimWorkload, gate: bool) -> SetSpec {
     let replicas = w.replicas.unwrap_or(1);
     SetSpec {
         replicas,
-        parallel: w.pod_management_policy.as_deref() == Some("Parallel"),
+        parallel: w.pod_management_policy == PodManagementPolicy::Parallel,
         on_delete: w.update_strategy.as_deref() == Some("OnDelete"),
         partition: w.partition.unwrap_or(0),
         max_unavailable: gate.then(|| {
@@ -171,7 +171,7 @@ mod tests {
                 containers: Vec::new(),
                 min_ready_seconds: 0,
                 partition: None,
-                pod_management_policy: None,
+                pod_management_policy: Default::default(),
             },
             pod_behaviour: PodBehaviour::default(),
             template_annotations: Default::default(),

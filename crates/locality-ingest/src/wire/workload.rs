@@ -111,6 +111,10 @@ pub(crate) fn build_workload(
         containers,
         min_ready_seconds: spec.min_ready_seconds.map_or(0, |c| c.0),
         partition: rolling.partition.map(|c| c.0),
-        pod_management_policy: spec.pod_management_policy,
+        pod_management_policy: if spec.pod_management_policy.as_deref() == Some("Parallel") {
+            m::PodManagementPolicy::Parallel
+        } else {
+            m::PodManagementPolicy::OrderedReady
+        },
     }
 }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use locality_ingest::{LoadOptions, Loaded, load_bytes, load_paths, locate};
 use locality_model::objects::{
-    AddressType, IpFamily, PodPhase, Protocol, ServiceType, TargetPort, TrafficPolicy, WorkloadKind,
+    AddressType, IpFamily, PodManagementPolicy, PodPhase, Protocol, ServiceType, TargetPort, TrafficPolicy,
+    WorkloadKind,
 };
 
 fn fixture(name: &str) -> PathBuf {
@@ -498,4 +499,27 @@ fn pod_disruption_budgets() {
     )
     .expect_err("policy/v1beta1 is not served");
     assert!(e.to_string().contains("policy/v1"), "{e}");
+}
+
+#[test]
+fn stateful_set_rollout_fields() {
+    let l = load(
+        "sts.yaml",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: store}\n\
+         spec:\n  replicas: 3\n  minReadySeconds: 10\n  podManagementPolicy: Parallel\n\
+         \x20 selector: {matchLabels: {app: db}}\n  template: {metadata: {labels: {app: db}}}\n\
+         \x20 updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 2, maxUnavailable: 50%}}\n\
+         ---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: plain, namespace: store}\n\
+         spec: {selector: {matchLabels: {app: p}}}\n",
+    );
+    let db = &l.state.workloads[0];
+    assert_eq!(db.kind, WorkloadKind::StatefulSet);
+    assert_eq!(db.min_ready_seconds, 10);
+    assert_eq!(db.pod_management_policy, PodManagementPolicy::Parallel);
+    assert_eq!(db.partition, Some(2));
+    assert_eq!(db.max_unavailable.as_deref(), Some("50%"));
+    let plain = &l.state.workloads[1];
+    assert_eq!(plain.min_ready_seconds, 0);
+    assert_eq!(plain.pod_management_policy, PodManagementPolicy::OrderedReady);
+    assert_eq!(plain.partition, None);
 }

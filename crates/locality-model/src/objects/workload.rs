@@ -66,8 +66,29 @@ pub struct Workload {
     /// A StatefulSet's `spec.updateStrategy.rollingUpdate.partition`, if set: ordinals below
     /// it keep the old template.
     pub partition: Option<u32>,
-    /// A StatefulSet's `spec.podManagementPolicy` (`OrderedReady` or `Parallel`), if set.
-    pub pod_management_policy: Option<String>,
+    /// A StatefulSet's `spec.podManagementPolicy`.
+    pub pod_management_policy: PodManagementPolicy,
+}
+
+/// A StatefulSet's `spec.podManagementPolicy` (the API server's default: `OrderedReady`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PodManagementPolicy {
+    /// Pods are created in ordinal order, each once the previous is Running and Ready, and
+    /// removed in reverse order.
+    #[default]
+    OrderedReady,
+    /// Pods are created and removed without waiting for one another.
+    Parallel,
+}
+
+impl PodManagementPolicy {
+    /// Its API name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodManagementPolicy::OrderedReady => "OrderedReady",
+            PodManagementPolicy::Parallel => "Parallel",
+        }
+    }
 }
 
 /// A policy/v1 PodDisruptionBudget: how many of the pods it selects must stay available

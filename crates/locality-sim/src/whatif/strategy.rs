@@ -142,7 +142,7 @@ mod tests {
             containers: Vec::new(),
             min_ready_seconds: 0,
             partition: None,
-            pod_management_policy: None,
+            pod_management_policy: Default::default(),
         }
     }
 

@@ -5,7 +5,7 @@
 //! the pod is replaced.
 
 use locality_model::matrix::{DataPlane, MatrixConfig};
-use locality_model::objects::{PodSpec, TargetPort, WorkloadKind};
+use locality_model::objects::{PodManagementPolicy, PodSpec, TargetPort, WorkloadKind};
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
 use locality_sim::builders::{
@@ -172,7 +172,7 @@ fn ordered_ready_creates_pods_by_ordinal_each_after_the_previous_is_ready() {
 #[test]
 fn parallel_creates_every_pod_at_once() {
     let e = cluster(3, None, |w| {
-        w.workload.pod_management_policy = Some("Parallel".into())
+        w.workload.pod_management_policy = PodManagementPolicy::Parallel
     });
     let h = pod_history(&e, 0);
     assert_eq!(
@@ -222,7 +222,7 @@ fn min_ready_seconds_holds_the_next_replacement() {
 #[test]
 fn max_unavailable_replaces_several_at_once_with_the_gate() {
     let mut e = cluster(4, None, |w| {
-        w.workload.pod_management_policy = Some("Parallel".into())
+        w.workload.pod_management_policy = PodManagementPolicy::Parallel
     });
     let start = e.now();
     let r = rollout(&mut e, Some("2"));
@@ -244,7 +244,7 @@ fn before_1_35_max_unavailable_is_dropped_and_pods_go_one_at_a_time() {
     // A maxUnavailable stored on the StatefulSet (as read from a cluster where the gate was
     // on) and one asked for on the rollout are both ignored.
     let mut e = cluster_at(KubeVersion::new(1, 34), 4, None, |w| {
-        w.workload.pod_management_policy = Some("Parallel".into());
+        w.workload.pod_management_policy = PodManagementPolicy::Parallel;
         w.workload.max_unavailable = Some("2".into());
     });
     let start = e.now();

@@ -93,7 +93,7 @@ pub fn workload(kind: WorkloadKind, ns: &str, name: &str, app: &str, replicas: O
         containers: vec![],
         min_ready_seconds: 0,
         partition: None,
-        pod_management_policy: None,
+        pod_management_policy: Default::default(),
     }
 }
 

@@ -115,7 +115,7 @@ fn stateful_doc(
             "maxUnavailable {}{gate_note}, partition {}, podManagementPolicy {}; no surge: each pod is deleted before its replacement is created",
             u.as_deref().unwrap_or("1"),
             w.partition.unwrap_or(0),
-            w.pod_management_policy.as_deref().unwrap_or("OrderedReady")
+            w.pod_management_policy.as_str()
         )
     };
     Ok(ChangeDoc {
