@@ -69,7 +69,7 @@ pub struct Seeded {
     pub assumptions: Vec<Assumption>,
 }
 
-fn fresh_meta(m: &ObjectMeta) -> ObjectMeta {
+pub(crate) fn fresh_meta(m: &ObjectMeta) -> ObjectMeta {
     ObjectMeta {
         name: m.name.clone(),
         namespace: m.namespace.clone(),
@@ -88,7 +88,7 @@ fn secs(ms: Millis) -> String {
 }
 
 /// The pod behaviour the simulated kubelet runs for a pod spec's lifecycle.
-fn behaviour(
+pub(crate) fn behaviour(
     spec: &locality_model::objects::PodSpec,
     options: &SeedOptions,
     unknown_pre_stop: &mut bool,
@@ -159,14 +159,21 @@ fn behaviour(
     }
 }
 
-fn sim_workload(w: &Workload, behaviour: PodBehaviour) -> SimWorkload {
+pub(crate) fn sim_workload(w: &Workload, behaviour: PodBehaviour) -> SimWorkload {
     let mut workload = w.clone();
     workload.meta = fresh_meta(&w.meta);
+    // The containers' images, commands and environment are part of the template: a new
+    // image rolls the workload (`--apply`).
+    let digest = format!("{:?}", w.containers)
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
     SimWorkload {
         workload,
         pod_behaviour: behaviour,
         template_annotations: Default::default(),
-        template_digest: 0,
+        template_digest: if w.containers.is_empty() { 0 } else { digest },
     }
 }
 

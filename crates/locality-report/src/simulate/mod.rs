@@ -75,7 +75,7 @@ pub struct Assumption {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeDoc {
-    /// `rollout`, `set`, `drain` or `nodeDown`.
+    /// `rollout`, `set`, `drain`, `nodeDown` or `apply`.
     #[serde(rename = "type")]
     pub type_: &'static str,
     /// What it changes: `DaemonSet monitoring/node-agent`, `Service edge/gateway`, `Node worker-03`.

@@ -9,6 +9,7 @@
 //! whose process has already exited (`observe`). The simulated kube-proxies' own tables are
 //! not consulted: this is the oracle's view of the change, not a measurement.
 
+pub mod apply;
 mod observe;
 pub mod rollout;
 mod settle;
@@ -36,7 +37,7 @@ pub const SERVICE_FIELDS: [&str; 4] = [
 ];
 
 /// A change to apply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     /// Roll a DaemonSet, Deployment or StatefulSet: a new template (an annotation),
     /// optionally with another `maxSurge` / `maxUnavailable` (validated by
@@ -71,6 +72,14 @@ pub enum Change {
     NodeDown {
         /// The node.
         node: String,
+    },
+    /// `kubectl apply` of manifests: their objects ([`apply::objects_of`]) replace or create
+    /// objects; a workload whose template changes rolls ([`apply::apply_objects`]).
+    Apply {
+        /// The files they were read from (for the report).
+        files: Vec<String>,
+        /// The objects.
+        objects: Vec<Object>,
     },
 }
 
@@ -108,6 +117,14 @@ impl std::fmt::Display for Change {
             ),
             Change::Drain { node } => write!(f, "drain of node {node}"),
             Change::NodeDown { node } => write!(f, "node {node} down"),
+            Change::Apply { files, objects } => {
+                let keys: Vec<String> = objects
+                    .iter()
+                    .filter_map(Object::key)
+                    .map(|k| k.to_string())
+                    .collect();
+                write!(f, "apply of {} ({})", files.join(", "), keys.join(", "))
+            }
         }
     }
 }
@@ -146,19 +163,9 @@ fn scope(engine: &Engine, change: &Change) -> observe::Scope {
                 .and_then(Object::as_workload)
                 .map(|w| w.workload.template_labels.clone())
                 .unwrap_or_default();
-            let set: BTreeSet<(String, String)> = engine
-                .store()
-                .list_namespace(Kind::Service, &workload.namespace)
-                .filter_map(|(_, s)| s.object.as_service())
-                .filter(|s| {
-                    s.selector.as_ref().is_some_and(|sel| {
-                        !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v))
-                    })
-                })
-                .map(|s| (s.meta.namespace.clone(), s.meta.name.clone()))
-                .collect();
-            Some(set)
+            Some(apply::selecting(engine, &workload.namespace, &labels))
         }
+        Change::Apply { objects, .. } => apply::scope(engine, objects),
         Change::SetService { service, .. } => Some(BTreeSet::from([(
             service.namespace.clone(),
             service.name.clone(),
@@ -288,6 +295,10 @@ pub fn apply(engine: &mut Engine, change: &Change) -> Result<String, SimError> {
             engine.stop_containers(node);
             Ok(String::new())
         }
+        Change::Apply { objects, .. } => {
+            apply::apply_objects(engine, objects)?;
+            Ok(String::new())
+        }
     }
 }
 
@@ -340,10 +351,19 @@ pub fn run(
     let mut tracker = track::Tracker::new(engine, before, engine.config().proxy_sync_delay_ms, &scope);
     let settle = settle::Settle::new(engine, changes);
     let mut node_events_pending = Vec::new();
-    let service_changes = changes.iter().any(|c| matches!(c, Change::SetService { .. }));
+    // An applied manifest may change Services too: it settles as a Service change does.
+    let service_changes = changes
+        .iter()
+        .any(|c| matches!(c, Change::SetService { .. } | Change::Apply { .. }));
     let mut last_unfinished = usize::MAX;
     let mut rollouts = Vec::new();
     for c in changes {
+        if let Change::Apply { objects, .. } = c {
+            for (workload, marker) in apply::apply_objects(engine, objects)? {
+                rollouts.push(rollout::RolloutWatch::new(engine, &workload, &marker));
+            }
+            continue;
+        }
         let marker = apply(engine, c)?;
         if let Change::Rollout { workload, .. } = c {
             rollouts.push(rollout::RolloutWatch::new(engine, workload, &marker));

@@ -143,7 +143,7 @@ impl Settle {
                         ));
                     }
                 }
-                Change::Rollout { .. } | Change::SetService { .. } => {}
+                Change::Rollout { .. } | Change::SetService { .. } | Change::Apply { .. } => {}
             }
         }
         if pending.is_empty() {

@@ -11,5 +11,6 @@ mod scenarios;
 mod statefulsets;
 mod upstream_vectors;
 mod whatif;
+mod whatif_apply;
 mod whatif_identity;
 mod whatif_properties;

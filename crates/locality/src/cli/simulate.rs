@@ -9,7 +9,7 @@ use super::{ModelArgs, parse_timeout};
 
 /// Flags of `simulate`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["rollout", "set", "drain", "node_down"])))]
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["rollout", "set", "drain", "node_down", "apply"])))]
 pub struct SimulateArgs {
     /// Where the cluster state comes from (-f dumps, a live context read-only, or --sim).
     #[command(flatten)]
@@ -32,6 +32,13 @@ pub struct SimulateArgs {
     /// the change simulated.
     #[arg(long = "set", value_name = "NS/NAME:FIELD=VALUE")]
     pub set: Vec<String>,
+    /// Apply a manifest (YAML or JSON, one or many documents, read as -f reads them and
+    /// defaulted as the API server would), repeatable: its objects replace (or create) those
+    /// of the seeded cluster, as `kubectl apply` would; a workload whose pod template differs
+    /// from the stored one is rolled. Alone (or with --set) it is the change simulated; with
+    /// --rollout, --drain or --node-down it is applied (and settled for 30 s) first.
+    #[arg(long = "apply", value_name = "FILE")]
+    pub apply: Vec<PathBuf>,
     /// Drain a node as `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`:
     /// cordon it, then evict every pod on it but DaemonSet and mirror pods, honouring
     /// PodDisruptionBudgets (a refused eviction is retried every 5 s).

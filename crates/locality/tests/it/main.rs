@@ -14,5 +14,6 @@ mod matrix;
 mod module_cycles;
 mod sim;
 mod simulate;
+mod simulate_apply;
 mod simulate_statefulset;
 mod verify;

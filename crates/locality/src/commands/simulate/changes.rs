@@ -8,7 +8,7 @@ use crate::cli::SimulateArgs;
 use crate::error::CliError;
 
 /// One alternative: changes applied and settled first, then the changes measured.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     /// `as given`, or the `--compare` text.
     pub name: String,
@@ -64,8 +64,8 @@ pub fn set(s: &str) -> Result<Change, CliError> {
     })
 }
 
-/// The scenario the flags give.
-pub fn scenario(args: &SimulateArgs) -> Result<Scenario, CliError> {
+/// The scenario the flags give; `applied`: the `--apply` manifests' objects.
+pub fn scenario(args: &SimulateArgs, applied: Option<Change>) -> Result<Scenario, CliError> {
     let mut events = Vec::new();
     if let Some(r) = &args.rollout {
         events.push(rollout(r, args)?);
@@ -76,7 +76,12 @@ pub fn scenario(args: &SimulateArgs) -> Result<Scenario, CliError> {
     if let Some(n) = &args.node_down {
         events.push(Change::NodeDown { node: n.clone() });
     }
-    let sets = args.set.iter().map(|s| set(s)).collect::<Result<Vec<_>, _>>()?;
+    // The manifests first, then the Service fields set on top of them.
+    let sets: Vec<Change> = applied
+        .into_iter()
+        .map(Ok)
+        .chain(args.set.iter().map(|s| set(s)))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(if events.is_empty() {
         Scenario {
             name: "as given".into(),

@@ -88,6 +88,7 @@ pub fn change_doc(engine: &Engine, c: &Change) -> Result<ChangeDoc, String> {
         }
         Change::Drain { node } => doc("drain", format!("Node {node}")),
         Change::NodeDown { node } => doc("nodeDown", format!("Node {node}")),
+        Change::Apply { files, .. } => doc("apply", files.join(", ")),
     })
 }
 

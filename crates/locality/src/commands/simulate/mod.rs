@@ -110,9 +110,36 @@ fn run_scenario(
     ))
 }
 
+/// The `--apply` manifests as one change: read as `-f` reads files (errors name file:line),
+/// defaulted by the model's admission as the API server defaults what `kubectl apply` sends
+/// (objects without a namespace land in the kubeconfig context's, else `default`).
+fn applied(
+    args: &SimulateArgs,
+    options: &SeedOptions,
+    ui: &Ui,
+) -> Result<Option<locality_sim::whatif::Change>, CliError> {
+    if args.apply.is_empty() {
+        return Ok(None);
+    }
+    let mut loaded = crate::inputs::load_inputs(&args.apply, args.model.max_input_size, ui)?;
+    let namespace = locality_live::kubeconfig_namespace(&locality_live::LiveOptions::default())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "default".into());
+    locality_model::admission::admit(
+        &mut loaded.state,
+        &locality_model::admission::AdmissionOptions { namespace },
+    );
+    Ok(Some(locality_sim::whatif::Change::Apply {
+        files: loaded.files.clone(),
+        objects: locality_sim::whatif::apply::objects_of(&loaded.state, options),
+    }))
+}
+
 /// Runs `simulate`.
 pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
-    let base = changes::scenario(args)?;
+    // Flags are checked before any input is read.
+    changes::scenario(args, None)?;
     let overrides = args
         .compare
         .iter()
@@ -134,6 +161,7 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         pull_ms: ms(args.pull),
         ready_after_ms: ms(args.ready_after),
     };
+    let base = changes::scenario(args, applied(args, &seed_options, ui)?)?;
     let matrix = MatrixConfig {
         derive: false,
         ..loaded.config.clone()
