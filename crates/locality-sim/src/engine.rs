@@ -214,7 +214,7 @@ pub struct Engine {
     /// The simulated DaemonSet controller's per-node view of each DaemonSet.
     pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::state::DaemonState>,
     /// The simulated StatefulSet controller's view of each StatefulSet.
-    pub(crate) stateful_sets: BTreeMap<ObjectKey, crate::stateful::StatefulState>,
+    pub(crate) stateful_sets: BTreeMap<ObjectKey, crate::statefulsets::state::StatefulState>,
     /// The simulated scheduler's cache.
     pub(crate) scheduler: crate::scheduler_cache::SchedulerCache,
     /// Active pods per controller owner (the ReplicaSet controller's count).

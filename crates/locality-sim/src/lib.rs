@@ -6,8 +6,8 @@
 //!   an API server can sit on top;
 //! - simulated controllers, run by one pass over the store's new events (`controllers`):
 //!   garbage collector (`gc`), Deployment/ReplicaSet (`workloads`) and DaemonSet
-//!   (`daemonsets`) with RollingUpdate, StatefulSet (`statefulsets`, its decisions in
-//!   [`stateful`]) with ordered pods, partition and OnDelete, a scheduler (`scheduler`, its cache and the filters of
+//!   (`daemonsets`) with RollingUpdate, StatefulSet ([`statefulsets`], its decisions in
+//!   [`statefulsets::state`]) with ordered pods, partition and OnDelete, a scheduler (`scheduler`, its cache and the filters of
 //!   `fit`), and the EndpointSlice controller (`endpointslices`), which is the model's
 //!   `endpointslice::derive_endpoint_slices`; the simulated API's writes with admission
 //!   (`api`);
@@ -59,8 +59,7 @@ mod scheduler;
 mod scheduler_cache;
 pub mod seed;
 mod snapshot;
-pub mod stateful;
-mod statefulsets;
+pub mod statefulsets;
 pub mod store;
 mod tainteviction;
 mod templates;

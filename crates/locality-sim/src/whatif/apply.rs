@@ -10,7 +10,7 @@ use locality_model::objects::{CONTROLLER_NAME, ClusterState, LABEL_MANAGED_BY, L
 use crate::engine::{Engine, SimError};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
 use crate::seed::{SeedOptions, behaviour, fresh_meta, sim_workload};
-use crate::workloads::template_hash;
+use crate::templates::template_hash;
 
 use super::WHAT_IF_ANNOTATION;
 

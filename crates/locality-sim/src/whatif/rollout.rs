@@ -131,7 +131,7 @@ impl RolloutWatch {
     /// Whether one pod is done: made from the new template and Ready, or exempt.
     fn pod_done(&self, p: &SimPod) -> bool {
         pod_done(p, &self.marker)
-            || crate::stateful::ordinal(&self.workload.name, &p.pod.meta.name)
+            || crate::statefulsets::state::ordinal(&self.workload.name, &p.pod.meta.name)
                 .is_some_and(|o| o < self.exempt_below)
     }
 

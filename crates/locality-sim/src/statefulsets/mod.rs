@@ -1,20 +1,22 @@
 //! The simulated StatefulSet controller (k8s.io/kubernetes `pkg/controller/statefulset`):
-//! reads a StatefulSet and its pods from the store, asks `stateful::plan` what to do, and
+//! reads a StatefulSet and its pods from the store, asks [`state::plan`] what to do, and
 //! creates and deletes pods through the simulated API. Pods are named by ordinal
 //! (`NAME-0`…), labelled with their revision (`controller-revision-hash`), their name and
 //! their index, and placed by the simulated scheduler.
+
+pub mod state;
 
 use std::collections::BTreeMap;
 
 use locality_model::objects::{PodManagementPolicy, PodPhase};
 
-use crate::engine::{Engine, Task};
-use crate::objects::{Kind, Object, ObjectKey, SimWorkload};
-use crate::stateful::{
+use self::state::{
     Action, LABEL_POD_INDEX, LABEL_POD_NAME, Replica, Revision, SetSpec, StatefulState, max_unavailable_gate,
     ordinal, plan,
 };
-use crate::workloads::{LABEL_CONTROLLER_REVISION_HASH, scaled, template_hash, with};
+use crate::engine::{Engine, Task};
+use crate::objects::{Kind, Object, ObjectKey, SimWorkload};
+use crate::templates::{LABEL_CONTROLLER_REVISION_HASH, scaled, template_hash, with};
 
 /// The revision label's value of a StatefulSet's template (`NAME-HASH`, as the controller's
 /// ControllerRevision names are).
