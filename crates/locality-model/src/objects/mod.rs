@@ -379,6 +379,9 @@ mod tests {
                 max_unavailable: None,
                 update_strategy: None,
                 containers: Vec::new(),
+                min_ready_seconds: 0,
+                partition: None,
+                pod_management_policy: Default::default(),
             }],
             namespaces: vec![Namespace { meta: meta.clone() }],
             pod_disruption_budgets: vec![PodDisruptionBudget {
