@@ -333,8 +333,18 @@ fn probes_through_pods_proxy_keep_their_5xx() {
 
 #[test]
 fn no_more_requests_than_the_limit_are_in_flight() {
-    let server = Scripted::start(|_, _| {
-        std::thread::sleep(Duration::from_millis(100));
+    // Each answer waits (at most 5 s) until three requests are inside at once, so reaching
+    // the limit does not depend on how busy the machine is; a limit above 3 shows as a
+    // maximum above 3, one below as a maximum below.
+    let inside = Arc::new(AtomicUsize::new(0));
+    let server = Scripted::start(move |_, _| {
+        inside.fetch_add(1, Ordering::SeqCst);
+        let until = Instant::now() + Duration::from_secs(5);
+        while inside.load(Ordering::SeqCst) < 3 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        inside.fetch_sub(1, Ordering::SeqCst);
         answer(200, &json!({}))
     });
     rt().block_on(async {
