@@ -119,8 +119,12 @@ fn serve_one(stream: TcpStream, seen: &Mutex<Vec<Seen>>, busy: &(AtomicUsize, At
     busy.1.fetch_max(now, Ordering::SeqCst);
     let reply = script(&request, index);
     let mut stream = stream;
+    // A request stops counting as in flight before its answer is written: the client may send
+    // its next one as soon as it reads it, and must not be counted twice.
+    let leave = || busy.0.fetch_sub(1, Ordering::SeqCst);
     match reply {
         Reply::Answer(code, headers, body) => {
+            leave();
             let mut text = format!(
                 "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
                 body.len()
@@ -132,10 +136,14 @@ fn serve_one(stream: TcpStream, seen: &Mutex<Vec<Seen>>, busy: &(AtomicUsize, At
             text.push_str(&body);
             let _ = stream.write_all(text.as_bytes());
         }
-        Reply::Drop => {}
-        Reply::Hang(d) => std::thread::sleep(d),
+        Reply::Drop => {
+            leave();
+        }
+        Reply::Hang(d) => {
+            std::thread::sleep(d);
+            leave();
+        }
     }
-    busy.0.fetch_sub(1, Ordering::SeqCst);
     let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
