@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use locality_sim::whatif::{Change, SERVICE_FIELDS};
+use locality_sim::{Kind, ObjectKey};
 
 use super::{ModelArgs, parse_timeout};
 
@@ -16,8 +18,8 @@ pub struct SimulateArgs {
     pub model: ModelArgs,
     /// Roll a workload: `daemonset/NAMESPACE/NAME`, `deployment/NAMESPACE/NAME` or
     /// `statefulset/NAMESPACE/NAME` (a new template, as `kubectl rollout restart`).
-    #[arg(long, value_name = "KIND/NS/NAME")]
-    pub rollout: Option<String>,
+    #[arg(long, value_name = "KIND/NS/NAME", value_parser = parse_rollout)]
+    pub rollout: Option<ObjectKey>,
     /// The rollout's maxSurge (e.g. 0, 1, 10%), validated as the API server does (a DaemonSet
     /// takes exactly one of maxSurge and maxUnavailable non-zero) [default: the workload's].
     #[arg(long, value_name = "N|P%", requires = "rollout")]
@@ -30,8 +32,8 @@ pub struct SimulateArgs {
     /// externalTrafficPolicy, trafficDistribution or topology-mode (an empty VALUE removes
     /// it); repeatable. With --rollout, --drain or --node-down it is applied first; alone it is
     /// the change simulated.
-    #[arg(long = "set", value_name = "NS/NAME:FIELD=VALUE")]
-    pub set: Vec<String>,
+    #[arg(long = "set", value_name = "NS/NAME:FIELD=VALUE", value_parser = parse_set)]
+    pub set: Vec<ServiceSet>,
     /// Apply a manifest (YAML or JSON, one or many documents, read as -f reads them and
     /// defaulted as the API server would), repeatable: its objects replace (or create) those
     /// of the seeded cluster, as `kubectl apply` would; a workload whose pod template differs
@@ -52,8 +54,8 @@ pub struct SimulateArgs {
     /// Also run these alternatives and compare them in one table: each a comma-separated list
     /// of itp=, etp=, td=, topology-mode= (applied to the Services the change touches),
     /// maxSurge=, maxUnavailable= (the rollout's), or NS/NAME:FIELD=VALUE.
-    #[arg(long, value_name = "ALTERNATIVE", num_args = 1..)]
-    pub compare: Vec<String>,
+    #[arg(long, value_name = "ALTERNATIVE", num_args = 1.., value_parser = parse_alternative)]
+    pub compare: Vec<Alternative>,
     /// How long after a change every node's kube-proxy has programmed it (e.g. 1s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_timeout)]
     pub proxy_sync: Duration,
@@ -86,4 +88,167 @@ pub enum SimulateOutput {
     Json,
     /// Markdown for a pull request.
     Markdown,
+}
+
+/// clap's value parser of `--rollout KIND/NAMESPACE/NAME`.
+pub(crate) fn parse_rollout(r: &str) -> Result<ObjectKey, String> {
+    let parts: Vec<&str> = r.split('/').collect();
+    let kind = match parts.first().map(|k| k.to_ascii_lowercase()).as_deref() {
+        Some("daemonset" | "daemonsets" | "ds") => Kind::DaemonSet,
+        Some("deployment" | "deployments" | "deploy") => Kind::Deployment,
+        Some("statefulset" | "statefulsets" | "sts") => Kind::StatefulSet,
+        _ => {
+            return Err(
+                "expected daemonset/NAMESPACE/NAME, deployment/NAMESPACE/NAME or statefulset/NAMESPACE/NAME"
+                    .into(),
+            );
+        }
+    };
+    match parts[..] {
+        [_, ns, name] if !ns.is_empty() && !name.is_empty() => Ok(ObjectKey::new(kind, ns, name)),
+        _ => Err("expected KIND/NAMESPACE/NAME".into()),
+    }
+}
+
+/// One `--set NS/NAME:FIELD=VALUE`: a field of one Service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceSet {
+    /// The Service.
+    pub service: ObjectKey,
+    /// One of [`SERVICE_FIELDS`].
+    pub field: String,
+    /// The value (empty: remove the field).
+    pub value: String,
+}
+
+impl ServiceSet {
+    /// The what-if change it asks for.
+    pub fn into_change(self) -> Change {
+        Change::SetService {
+            service: self.service,
+            field: self.field,
+            value: self.value,
+        }
+    }
+}
+
+/// clap's value parser of `--set`.
+pub(crate) fn parse_set(s: &str) -> Result<ServiceSet, String> {
+    let bad = || {
+        format!(
+            "expected NAMESPACE/NAME:FIELD=VALUE with FIELD one of {}",
+            SERVICE_FIELDS.join(", ")
+        )
+    };
+    let (service, assignment) = s.split_once(':').ok_or_else(bad)?;
+    let (ns, name) = service.split_once('/').ok_or_else(bad)?;
+    let (field, value) = assignment.split_once('=').ok_or_else(bad)?;
+    let field = field.trim();
+    if !SERVICE_FIELDS.contains(&field) || ns.is_empty() || name.is_empty() {
+        return Err(bad());
+    }
+    Ok(ServiceSet {
+        service: ObjectKey::new(Kind::Service, ns, name),
+        field: field.to_string(),
+        value: value.trim().to_string(),
+    })
+}
+
+/// One `--compare` alternative: its text (the alternative's name) and its overrides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alternative {
+    /// As given.
+    pub text: String,
+    /// What it changes.
+    pub overrides: Vec<Override>,
+}
+
+/// One override of a `--compare` alternative.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Override {
+    /// A field of the Services in scope (or of one Service when `service` is given).
+    Service {
+        /// One Service, or every Service the changes touch.
+        service: Option<ObjectKey>,
+        /// The field.
+        field: String,
+        /// The value.
+        value: String,
+    },
+    /// The rollout's `maxSurge`.
+    MaxSurge(String),
+    /// The rollout's `maxUnavailable`.
+    MaxUnavailable(String),
+}
+
+/// clap's value parser of one `--compare` alternative: comma-separated `itp=`, `etp=`,
+/// `td=`, `topology-mode=`, `maxSurge=`, `maxUnavailable=` or `NS/NAME:FIELD=VALUE`.
+pub(crate) fn parse_alternative(alt: &str) -> Result<Alternative, String> {
+    let mut overrides = Vec::new();
+    for item in alt.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        if item.contains(':') {
+            let s = parse_set(item).map_err(|e| format!("{item:?}: {e}"))?;
+            overrides.push(Override::Service {
+                service: Some(s.service),
+                field: s.field,
+                value: s.value,
+            });
+            continue;
+        }
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| format!("{item:?} is not KEY=VALUE"))?;
+        let v = v.trim().to_string();
+        let field = match k.trim() {
+            "itp" | "internalTrafficPolicy" => "internalTrafficPolicy",
+            "etp" | "externalTrafficPolicy" => "externalTrafficPolicy",
+            "td" | "trafficDistribution" => "trafficDistribution",
+            "topology-mode" | "topologyMode" => "topology-mode",
+            "maxSurge" | "max-surge" => {
+                overrides.push(Override::MaxSurge(v));
+                continue;
+            }
+            "maxUnavailable" | "max-unavailable" => {
+                overrides.push(Override::MaxUnavailable(v));
+                continue;
+            }
+            other => {
+                return Err(format!(
+                    "unknown key {other:?} (itp, etp, td, topology-mode, maxSurge, maxUnavailable, or NS/NAME:FIELD=VALUE)"
+                ));
+            }
+        };
+        overrides.push(Override::Service {
+            service: None,
+            field: field.into(),
+            value: v,
+        });
+    }
+    Ok(Alternative {
+        text: alt.to_string(),
+        overrides,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_rollout_and_compare_parse_their_forms() {
+        assert!(parse_set("monitoring/node-agent:internalTrafficPolicy=Cluster").is_ok());
+        assert!(parse_set("monitoring/node-agent:trafficDistribution=").is_ok());
+        assert!(parse_set("node-agent:internalTrafficPolicy=Cluster").is_err());
+        assert!(parse_set("monitoring/node-agent:replicas=3").is_err());
+        assert_eq!(
+            parse_rollout("sts/store/db"),
+            Ok(ObjectKey::new(Kind::StatefulSet, "store", "db"))
+        );
+        assert!(parse_rollout("daemonset/agent").is_err());
+        assert!(parse_rollout("job/ns/x").is_err());
+        let o = parse_alternative("itp=Cluster, td=PreferSameNode,maxSurge=1").unwrap();
+        assert_eq!(o.overrides.len(), 3);
+        assert_eq!(o.overrides[2], Override::MaxSurge("1".into()));
+        assert!(parse_alternative("colour=blue").is_err());
+    }
 }

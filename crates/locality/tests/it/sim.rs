@@ -301,7 +301,25 @@ fn simulate_usage_errors() {
         "default/myservice:internalTrafficPolicy=Sometimes",
     ])
     .code(2);
-    locality(&["simulate", "--sim", "--set", "internalTrafficPolicy=Local"]).code(2);
+    // Flag syntax is clap's: checked before anything runs, the flag named.
+    locality(&["simulate", "--sim", "--set", "internalTrafficPolicy=Local"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid value 'internalTrafficPolicy=Local' for '--set",
+        ));
+    locality(&["simulate", "--sim", "--rollout", "job/default/x"])
+        .code(2)
+        .stderr(predicate::str::contains("for '--rollout <KIND/NS/NAME>'"));
+    locality(&[
+        "simulate",
+        "--sim",
+        "--rollout",
+        "ds/default/x",
+        "--compare",
+        "colour=blue",
+    ])
+    .code(2)
+    .stderr(predicate::str::contains("unknown key \"colour\""));
     // A DaemonSet takes exactly one of maxSurge and maxUnavailable non-zero, as the API
     // server validates it.
     locality(&[

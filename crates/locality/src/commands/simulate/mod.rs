@@ -21,7 +21,7 @@ use locality_sim::seed::{SeedOptions, seed};
 use locality_sim::whatif::{RunOptions, run as what_if, services_in_scope};
 use locality_sim::{Engine, Kind, ObjectKey, SimConfig};
 
-use crate::cli::{SimulateArgs, SimulateOutput};
+use crate::cli::{Override, SimulateArgs, SimulateOutput};
 use crate::error::CliError;
 use crate::progress::Progress;
 use crate::ui::Ui;
@@ -140,11 +140,11 @@ fn applied(
 pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
     // Flags are checked before any input is read.
     changes::scenario(args, None)?;
-    let overrides = args
+    let overrides: Vec<(String, Vec<Override>)> = args
         .compare
         .iter()
-        .map(|a| changes::overrides(a).map(|o| (a.clone(), o)))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|a| (a.text.clone(), a.overrides.clone()))
+        .collect();
     let progress = Progress::new(true, ui);
     let loaded = crate::source::load(&args.model, None, None, ui, &progress)?;
     let sim = SimConfig {
