@@ -20,8 +20,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use locality_apiserver::{Running, ServeOptions};
+use locality_sim::NodeSpec;
 use locality_sim::builders::{self, container_port, labels};
-use locality_sim::topology::NodeSpec;
 use locality_sim::{DataPlaneProfile, Engine, Kind, Object, ObjectKey, SimConfig, Topology};
 
 /// Wall-time cap of one synthetic run (settle + rollout).

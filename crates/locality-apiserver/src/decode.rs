@@ -6,8 +6,8 @@
 
 use locality_ingest::LoadOptions;
 use locality_model::objects::{PodPhase, WorkloadKind};
-use locality_sim::objects::{PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload};
 use locality_sim::{Kind, Object};
+use locality_sim::{PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload};
 use serde_json::Value;
 
 use crate::resources::Resource;
@@ -151,7 +151,7 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
             p.ready = false;
             p.pod_ips.clear();
             // Admission runs before validation (an update that leaves the defaults out keeps them).
-            locality_sim::nodelifecycle::admit_default_toleration_seconds(&mut p.spec);
+            locality_sim::admit_default_toleration_seconds(&mut p.spec);
             Object::Pod(SimPod {
                 behaviour: behaviour(&v["spec"]),
                 pod: p,

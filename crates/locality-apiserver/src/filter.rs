@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use locality_sim::store::{EventType, Store, WatchEvent};
+use locality_sim::{EventType, Store, WatchEvent};
 use locality_sim::{Kind, Object, ObjectKey};
 
 use crate::http::Query;

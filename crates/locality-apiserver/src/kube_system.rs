@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use locality_model::version::KubeVersion;
-use locality_sim::objects::SimPod;
+use locality_sim::SimPod;
 use locality_sim::time::{Millis, rfc3339};
 use locality_sim::{Engine, Kind, ObjectKey, ProxyMode};
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use http::Response;
 use hyper::body::Bytes;
-use locality_sim::store::EventType;
+use locality_sim::EventType;
 use locality_sim::{Object, ObjectKey};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -135,7 +135,7 @@ pub(crate) fn list(
     let mut items: Vec<(Arc<Object>, u64)> = Vec::new();
     let mut next = None;
     if let Some(kind) = store_kind(t) {
-        let iter: Box<dyn Iterator<Item = (&ObjectKey, &locality_sim::store::Stored)>> = match &f.namespace {
+        let iter: Box<dyn Iterator<Item = (&ObjectKey, &locality_sim::Stored)>> = match &f.namespace {
             Some(ns) => Box::new(store.list_namespace(kind, ns)),
             None => Box::new(store.list(kind)),
         };

@@ -3,7 +3,7 @@
 //! handlers share with [`crate::router`], which dispatches to them.
 
 use http::{HeaderMap, header};
-use locality_sim::store::StoreError;
+use locality_sim::StoreError;
 use locality_sim::{Kind, ObjectKey, SimError};
 
 use serde_json::json;

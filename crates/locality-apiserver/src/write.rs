@@ -319,7 +319,7 @@ fn write_update(
         return Err(map_sim_error(
             t,
             name,
-            locality_sim::SimError::Store(locality_sim::store::StoreError::Conflict {
+            locality_sim::SimError::Store(locality_sim::StoreError::Conflict {
                 key: key.clone(),
                 given,
                 current: cur.rv,

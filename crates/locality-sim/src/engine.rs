@@ -48,7 +48,7 @@ pub struct SimConfig {
     /// kube-controller-manager's `--node-monitor-grace-period` (ms): how long a node's kubelet
     /// may stay silent before the simulated node lifecycle controller sets its Ready condition
     /// to Unknown. `None`: the default of `kube_version` (see
-    /// [`crate::nodelifecycle::default_node_monitor_grace_period_ms`]).
+    /// [`crate::default_node_monitor_grace_period_ms`]).
     pub node_monitor_grace_period_ms: Option<Millis>,
     /// Run a simulated kube-proxy on every node (default). Off, nothing is programmed: the
     /// store, the controllers and the kubelets behave exactly as with them (kube-proxies only

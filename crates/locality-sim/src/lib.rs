@@ -2,44 +2,44 @@
 //!
 //! A deterministic discrete-event engine on a virtual clock ([`Engine`]) with:
 //! - a store of objects keyed by (kind, namespace, name), with resourceVersions and a
-//!   replayable event log ([`store`]), through which every simulated controller acts, so that
+//!   replayable event log (`store`), through which every simulated controller acts, so that
 //!   an API server can sit on top;
 //! - simulated controllers, run by one pass over the store's new events (`controllers`):
 //!   garbage collector (`gc`), Deployment/ReplicaSet (`workloads`) and DaemonSet
-//!   (`daemonsets`) with RollingUpdate, StatefulSet ([`statefulsets`], its decisions in
-//!   [`statefulsets::state`]) with ordered pods, partition and OnDelete, a scheduler (`scheduler`, its cache and the filters of
+//!   (`daemonsets`) with RollingUpdate, StatefulSet (`statefulsets`, its decisions in
+//!   `statefulsets::state`) with ordered pods, partition and OnDelete, a scheduler (`scheduler`, its cache and the filters of
 //!   `fit`), and the EndpointSlice controller (`endpointslices`), which is the model's
 //!   `endpointslice::derive_endpoint_slices`; the simulated API's writes with admission
 //!   (`api`);
 //! - a simulated kubelet per node (`kubelet`): pod IPs, container start, readiness probes,
 //!   graceful termination with a shutdown delay; it can report NotReady or stop reporting
 //!   ([`Engine::set_kubelet_state`]);
-//! - the node lifecycle, taint-eviction and pod GC controllers ([`nodelifecycle`], run by
+//! - the node lifecycle, taint-eviction and pod GC controllers (`nodelifecycle`, run by
 //!   `nodemonitor` and `tainteviction`): Ready
 //!   Unknown after the grace period, not-ready / unreachable NoExecute taints, pods marked not
 //!   ready and evicted, pods of deleted Nodes force-deleted;
-//! - a simulated cloud load balancer ([`cloudlb`]): ingress IPs for LoadBalancer Services from
+//! - a simulated cloud load balancer (`cloudlb`): ingress IPs for LoadBalancer Services from
 //!   TEST-NET-3, and outside connections to them sent to a (health-checked) node;
-//! - a simulated kube-proxy per node ([`kubeproxy`], run by `proxies`), an implementation **independent of the
+//! - a simulated kube-proxy per node (`kubeproxy`, run by `proxies`), an implementation **independent of the
 //!   model's `proxy` module**, so that comparing the two is a real cross-check;
-//! - simulated traffic ([`traffic`]): [`Engine::connect`] resolves a connection by traversing
+//! - simulated traffic (`traffic`): [`Engine::connect`] resolves a connection by traversing
 //!   the rule table of the node that first processes it (the client's, a NodePort's, or the one
 //!   the load balancer picked);
-//! - topologies ([`topology`]): `three-zones`, `four-nodes`, `telemetry`, and YAML files;
+//! - topologies (`topology`): `three-zones`, `four-nodes`, `telemetry`, and YAML files;
 //! - kinds it stores without simulating ([`Kind::STORED`]: ServiceAccounts, Jobs, the RBAC
 //!   kinds and PodDisruptionBudgets), kept as JSON ([`StoredObject`]) so an API server can
 //!   serve them: no Job controller runs a Job and no authorizer reads a Role;
-//! - voluntary disruptions ([`disruption`]): the eviction subresource honouring
+//! - voluntary disruptions (`disruption`): the eviction subresource honouring
 //!   PodDisruptionBudgets, and `kubectl drain`.
 //!
 //! Everything here is simulated and says so; same seed, same run.
 
 mod api;
 pub mod builders;
-pub mod cloudlb;
+mod cloudlb;
 mod controllers;
 mod daemonsets;
-pub mod disruption;
+mod disruption;
 mod endpointslices;
 mod engine;
 mod fasthash;
@@ -47,35 +47,51 @@ mod fit;
 mod gc;
 mod informer;
 mod kubelet;
-pub mod kubeproxy;
+mod kubeproxy;
 mod namespaces;
-pub mod nodelifecycle;
+mod nodelifecycle;
 mod nodemonitor;
-pub mod objects;
+mod objects;
 mod owners;
 mod proxies;
-pub mod rng;
+mod rng;
 mod scheduler;
 mod scheduler_cache;
-pub mod seed;
+mod seed;
 mod snapshot;
-pub mod statefulsets;
-pub mod store;
+mod statefulsets;
+mod store;
 mod tainteviction;
 mod templates;
 pub mod time;
-pub mod topology;
-pub mod traffic;
+mod topology;
+mod traffic;
 pub mod whatif;
 mod workloads;
 
+pub use cloudlb::LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS;
+pub use disruption::{
+    DELETE_POLL_MS, DisruptionStatus, Drain, EVICTION_RETRY_MS, EvictionRefused, stored_budget,
+};
 pub use engine::{Engine, SimConfig, SimError};
+pub use kubeproxy::{
+    ChainKind, ProfileError, RuleTable, RuleTarget, ServicePortRules, SimEndpoint, SimKubeProxy,
+};
 pub use kubeproxy::{DataPlaneProfile, Fault, PlaneProfile, ProxyMode};
 pub use nodelifecycle::KubeletState;
+pub use nodelifecycle::{
+    DEFAULT_TOLERATION_SECONDS, NODE_MONITOR_PERIOD_MS, ReadyConditionTimes, TAINT_NOT_READY,
+    TAINT_UNREACHABLE, admit_default_toleration_seconds, default_node_monitor_grace_period_ms,
+};
 pub use objects::{
     Kind, Object, ObjectKey, PodBehaviour, ProbeHandler, ReadinessProbe, SimPod, SimWorkload, StoredObject,
 };
+pub use rng::SplitMix64;
+pub use seed::{Assumption, SeedOptions, Seeded, seed};
+pub use statefulsets::state::max_unavailable_gate as statefulset_max_unavailable_gate;
+pub use store::{EventType, Store, StoreError, Stored, WatchEvent};
 pub use topology::Topology;
+pub use topology::{BUILTIN as BUILTIN_TOPOLOGIES, NodeSpec, TopologyError};
 pub use traffic::{Client, ConnectError, Outcome, Target};
 
 /// Renders a node's simulated kube-proxy rule table (`locality sim rules NODE`), after running

@@ -16,7 +16,7 @@ use crate::time::Millis;
 impl Engine {
     /// kube-controller-manager's `--node-monitor-grace-period` in this run (ms):
     /// [`crate::SimConfig::node_monitor_grace_period_ms`], else the default of the simulated
-    /// version ([`default_node_monitor_grace_period_ms`]).
+    /// version ([`crate::default_node_monitor_grace_period_ms`]).
     pub fn node_monitor_grace_period_ms(&self) -> Millis {
         self.config
             .node_monitor_grace_period_ms

@@ -29,7 +29,7 @@ pub enum Client {
     /// A client outside the cluster. With `via_node`, its packets arrive at that node (as if a
     /// router or load balancer had chosen it). Without, they can reach node addresses
     /// (NodePorts, host ports) directly and load-balancer ingress IPs through the simulated
-    /// cloud load balancer, which picks the node ([`crate::cloudlb`]); nothing else in the
+    /// cloud load balancer, which picks the node (`cloudlb`); nothing else in the
     /// cluster is reachable from outside.
     External {
         /// The node the packets arrive at; `None`: wherever the network sends them.

@@ -52,11 +52,13 @@ mod source_ip;
 mod survey;
 
 pub use cases::{CATALOGUE, CaseId};
-pub use decision::{Decision, RepairKind};
+pub use decision::{Decision, Lag, Repair, RepairKind, Sampled};
 pub use expect::Expected;
 pub use judge::Status;
 pub use ledger::declared_text;
 pub use probe::{Seen, Try};
+pub use record::{Hypothesis, LagOverLimit, NodeDataPlane, NodeJudgement, Transition};
+pub use roles::Roles;
 pub use run::{
     CUT_SHORT, CaseRecord, DEFAULT_MAX_NODES, INTERRUPTED, VerifyError, VerifyOptions, VerifyOutcome,
     describe, dry_run, new_run_id, verify, verify_until, verify_watching,

@@ -12,9 +12,9 @@ use locality_model::objects::{
     Endpoint, EndpointSlice, LabelSelector, Labels, Node, ObjectMeta, PodPhase, PodSpec, SelectorRequirement,
     Service, ServiceType, TargetPort, TrafficPolicy, WorkloadKind,
 };
-use locality_sim::objects::{SimPod, SimWorkload};
 use locality_sim::time::{Millis, rfc3339};
 use locality_sim::{Engine, Kind, Object, ObjectKey};
+use locality_sim::{SimPod, SimWorkload};
 use serde_json::{Map, Value, json};
 
 use crate::resources;

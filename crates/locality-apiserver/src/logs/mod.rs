@@ -74,7 +74,7 @@ use std::sync::Arc;
 use hyper::body::Bytes;
 use locality_model::objects::{PodPhase, Protocol};
 use locality_sim::time::{Millis, rfc3339_micros};
-use locality_sim::traffic::{Client, ConnectError, Outcome};
+use locality_sim::{Client, ConnectError, Outcome};
 use locality_sim::{Kind, Object, ObjectKey};
 use serde_json::Value;
 

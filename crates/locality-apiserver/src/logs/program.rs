@@ -1,8 +1,8 @@
 //! What a simulated client pod runs, read from its declared `command`/`args`/`env`: a
 //! one-shot `curl` or a probe loop (the module [`super`] describes both).
 
+use locality_sim::Target;
 use locality_sim::time::Millis;
-use locality_sim::traffic::Target;
 use serde_json::Value;
 
 use crate::limits::{MAX_PROBE_TRIES_PER_SECOND, MIN_PROBE_INTERVAL_MS};

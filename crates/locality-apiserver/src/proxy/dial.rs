@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use locality_model::objects::Protocol;
-use locality_sim::traffic::{Client, Outcome, Target};
+use locality_sim::{Client, Outcome, Target};
 use locality_sim::{Kind, Object, ObjectKey, SimPod};
 use serde_json::Value;
 

@@ -5,8 +5,8 @@
 //! - The controller mirrors k8s.io/cloud-provider `controllers/service/controller.go`
 //!   (`syncLoadBalancerIfNeeded`): a Service that wants a load balancer (`spec.type:
 //!   LoadBalancer`) and has no ingress yet gets one ingress per IP family it serves, `ipMode:
-//!   VIP`, from the simulated pools [`LB_POOL_V4`] (TEST-NET-3, RFC 5737) and [`LB_POOL_V6`]
-//!   (the documentation prefix, RFC 3849); a Service that already has ingress (written by a test,
+//!   VIP`, from the simulated pools `203.0.113.0/24` (TEST-NET-3, RFC 5737) and
+//!   `2001:db8:203:113::/64` (the documentation prefix, RFC 3849); a Service that already has ingress (written by a test,
 //!   a topology or another controller) is left alone. A Service that stops being a
 //!   LoadBalancer has the addresses this controller gave it removed from its status and
 //!   released. An ingress lost by a store update that leaves the status out is given back the
@@ -31,7 +31,7 @@ use locality_model::objects::{IpFamily, LoadBalancerIngress, ServiceType, Traffi
 
 pub(crate) mod pool;
 
-pub use self::pool::{LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS, LB_POOL_V4, LB_POOL_V6};
+pub use self::pool::LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS;
 use crate::engine::Engine;
 use crate::objects::{Kind, Object, ObjectKey};
 

@@ -8,16 +8,14 @@ use locality_model::objects::IpFamily;
 
 use crate::objects::ObjectKey;
 
-/// The simulated IPv4 pool of load-balancer addresses: TEST-NET-3 (RFC 5737), hosts .1–.254.
-pub const LB_POOL_V4: &str = "203.0.113.0/24";
-/// The simulated IPv6 pool of load-balancer addresses (documentation prefix, RFC 3849), hosts
-/// `::1`–`::fe`.
-pub const LB_POOL_V6: &str = "2001:db8:203:113::/64";
 /// The label that keeps a node out of every load balancer's node set (upstream
 /// `v1.LabelNodeExcludeBalancers`).
 pub const LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS: &str =
     "node.kubernetes.io/exclude-from-external-load-balancers";
 
+/// Host `host` (1–254) of the simulated pools of load-balancer addresses: IPv4
+/// `203.0.113.0/24` (TEST-NET-3, RFC 5737), IPv6 `2001:db8:203:113::/64` (the documentation
+/// prefix, RFC 3849).
 fn pool_address(family: IpFamily, host: u8) -> IpAddr {
     match family {
         IpFamily::IPv4 => IpAddr::V4(Ipv4Addr::new(203, 0, 113, host)),

@@ -20,7 +20,7 @@ impl SimKubeProxy {
     /// - `kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family,traffic_policy}`;
     /// - `kubernetes_build_info{build_date,compiler,git_commit,git_tree_state,git_version,
     ///   go_version,major,minor,platform} 1`, `git_version` its version with patch `.0`
-    ///   (see [`build_info_labels`]).
+    ///   (see `build_info_labels`).
     pub fn metrics_text(&self, endpoint_changes_pending: usize) -> Option<String> {
         if self.profile.replacement().is_some() {
             return None;

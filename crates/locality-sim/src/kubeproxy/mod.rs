@@ -37,7 +37,6 @@ use crate::objects::Object;
 use crate::time::Millis;
 
 pub use endpoints::{EndpointCache, EndpointIndex};
-pub use metrics::{build_info_labels, go_float};
 pub use profile::{DataPlaneProfile, Fault, PlaneProfile, ProfileError, ProxyMode};
 
 /// One endpoint of one service port, as the simulated kube-proxy read it from its slices.

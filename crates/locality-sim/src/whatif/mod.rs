@@ -61,7 +61,7 @@ pub enum Change {
     },
     /// `kubectl drain NODE`: cordon it, then evict every pod on it but DaemonSet and mirror
     /// pods through the eviction subresource, which honours PodDisruptionBudgets
-    /// ([`crate::disruption`]).
+    /// (`disruption`).
     Drain {
         /// The node.
         node: String,
@@ -334,7 +334,7 @@ fn unfinished_drains(engine: &Engine, changes: &[Change]) -> usize {
 /// the change.
 ///
 /// # Errors
-/// As [`apply`].
+/// As [`apply()`].
 pub fn run(
     engine: &mut Engine,
     changes: &[Change],

@@ -9,8 +9,8 @@ use locality_model::endpointslice::{TopologyCache, derive_endpoint_slices};
 use locality_model::features::ControlPlaneFeatures;
 use locality_model::objects::{Endpoint, EndpointSlice, Node, Pod, TargetPort, WorkloadKind};
 use locality_model::selector::service_selects;
+use locality_sim::EventType;
 use locality_sim::builders::{self, container_port, labels, netexec_behaviour};
-use locality_sim::store::EventType;
 use locality_sim::{Engine, Kind, Object, ObjectKey, SimConfig};
 
 const NS: &str = "default";

@@ -12,8 +12,8 @@ use locality_model::matrix::{DataPlane, Matrix, MatrixConfig};
 use locality_model::objects::{ClusterState, Protocol, ServiceType, TargetPort, TrafficPolicy};
 use locality_model::proxy::{Destination, ProxyMode as ModelMode, Source, VerdictKind};
 use locality_model::version::KubeVersion;
+use locality_sim::SplitMix64;
 use locality_sim::builders::{self, container_port, labels};
-use locality_sim::rng::SplitMix64;
 use locality_sim::{
     Client, DataPlaneProfile, Engine, Kind, Object, ObjectKey, Outcome, PodBehaviour, ProbeHandler,
     ProxyMode, ReadinessProbe, SimConfig, Target,

@@ -8,8 +8,8 @@ mod metrics;
 use std::net::IpAddr;
 
 use locality_model::objects::{IpFamily, Protocol, ServiceType, TargetPort, TrafficPolicy};
+use locality_sim::TopologyError;
 use locality_sim::builders::{self, container_port, labels, netexec_behaviour};
-use locality_sim::topology::TopologyError;
 use locality_sim::{
     Client, DataPlaneProfile, Engine, Kind, Object, ObjectKey, Outcome, SimConfig, Target, Topology,
 };

@@ -16,9 +16,9 @@ use locality_model::objects::{
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
 use locality_sim::builders::{container_port, labels, namespace, netexec_behaviour, workload};
-use locality_sim::disruption::{EVICTION_RETRY_MS, stored_budget};
-use locality_sim::nodelifecycle::{DEFAULT_TOLERATION_SECONDS, NODE_MONITOR_PERIOD_MS, TAINT_UNREACHABLE};
 use locality_sim::whatif::{Change, RunOptions, WhatIf, run};
+use locality_sim::{DEFAULT_TOLERATION_SECONDS, NODE_MONITOR_PERIOD_MS, TAINT_UNREACHABLE};
+use locality_sim::{EVICTION_RETRY_MS, stored_budget};
 use locality_sim::{Engine, Kind, Object, ObjectKey, SimConfig, Topology};
 
 fn config() -> MatrixConfig {

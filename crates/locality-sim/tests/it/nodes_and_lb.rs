@@ -17,11 +17,11 @@ use std::net::IpAddr;
 
 use locality_model::objects::{Protocol, TargetPort};
 use locality_sim::builders::{self, container_port, labels, netexec_behaviour};
-use locality_sim::nodelifecycle::{ReadyConditionTimes, TAINT_NOT_READY, TAINT_UNREACHABLE};
 use locality_sim::{
     Client, ConnectError, DataPlaneProfile, Engine, Kind, KubeletState, Object, ObjectKey, Outcome,
     PodBehaviour, SimConfig, Target, Topology,
 };
+use locality_sim::{ReadyConditionTimes, TAINT_NOT_READY, TAINT_UNREACHABLE};
 
 const NS: &str = "default";
 const TRIES: usize = 60;

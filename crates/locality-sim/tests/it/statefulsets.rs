@@ -8,10 +8,10 @@ use locality_model::matrix::{DataPlane, MatrixConfig};
 use locality_model::objects::{PodManagementPolicy, PodSpec, TargetPort, WorkloadKind};
 use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
+use locality_sim::EventType;
 use locality_sim::builders::{
     client_pod, container_port, itp_local, labels, netexec_behaviour, pin_to_node, pod, service, workload,
 };
-use locality_sim::store::EventType;
 use locality_sim::whatif::{Change, RunOptions, WhatIf, run};
 use locality_sim::{Engine, Kind, Object, ObjectKey, SimConfig, Topology};
 

@@ -22,7 +22,7 @@
 //! 1. the model's verdict (`Matrix::node_routes` on `test-node`, as the model's test does), and
 //!    its masquerade bit against upstream's `masq`;
 //! 2. the rule `test-node`'s simulated kube-proxy programmed for the flow (its endpoint set, or
-//!    DROP / REJECT), read from [`locality_sim::kubeproxy::RuleTable`];
+//!    DROP / REJECT), read from [`locality_sim::RuleTable`];
 //! 3. [`TRIES`] real simulated connections through `Engine::connect`: every answer comes from
 //!    one of upstream's endpoints and each of them answers (DNAT targets), or every try times
 //!    out (DROP), or every try is refused (REJECT).
@@ -57,11 +57,11 @@ use locality_model::objects::{
 use locality_model::proxy::{Destination, ProxyMode as ModelMode, Source, VerdictKind};
 use locality_model::version::KubeVersion;
 use locality_sim::builders::{self, container_port, labels};
-use locality_sim::kubeproxy::{RuleTarget, ServicePortRules};
 use locality_sim::{
     Client, DataPlaneProfile, Engine, Kind, Object, ObjectKey, Outcome, PodBehaviour, ProxyMode, SimConfig,
     Target,
 };
+use locality_sim::{RuleTarget, ServicePortRules};
 use locality_testkit::vectors::{Ep, NODE};
 
 /// Upstream's `testNodeIP`.

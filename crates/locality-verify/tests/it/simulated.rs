@@ -148,7 +148,7 @@ fn restart_when_read(running: &locality_apiserver::Running, pod: &str, done: &st
                 .map(str::to_string)
         });
         if let Some(ns) = ns {
-            let key = locality_sim::objects::ObjectKey::new(locality_sim::objects::Kind::Pod, &ns, pod);
+            let key = locality_sim::ObjectKey::new(locality_sim::Kind::Pod, &ns, pod);
             assert!(
                 running.with_engine(|e| e.restart_container(&key)),
                 "{ns}/{pod} restarts"

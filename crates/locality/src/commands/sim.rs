@@ -19,7 +19,7 @@ fn topology(name: &str) -> Result<Topology, CliError> {
     if !path.exists() {
         return Err(CliError::usage(format!(
             "no built-in simulated topology {name:?} and no such file{}",
-            did_you_mean(name, ["three-zones", "four-nodes", "telemetry"].into_iter())
+            did_you_mean(name, locality_sim::BUILTIN_TOPOLOGIES.into_iter())
         )));
     }
     let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("{name}: {e}")))?;

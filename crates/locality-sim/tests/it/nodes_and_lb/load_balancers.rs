@@ -5,8 +5,8 @@ use super::{NS, answers, cluster, endpoint_ready, node, pod, service_ip, set};
 use locality_model::objects::{
     IpFamily, LoadBalancerIngress, Protocol, ServiceType, TargetPort, TrafficPolicy,
 };
+use locality_sim::LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS;
 use locality_sim::builders::{self, container_port, labels, netexec_behaviour};
-use locality_sim::cloudlb::LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS;
 use locality_sim::{
     Client, ConnectError, Engine, Kind, Object, ObjectKey, Outcome, PodBehaviour, SimConfig, Target, Topology,
 };

@@ -4,8 +4,8 @@
 use super::{NS, cluster, has_taint, node, pod, pod_ready};
 use locality_model::objects::{PodSpec, Toleration, WorkloadKind};
 use locality_sim::builders::{self, container_port, labels, netexec_behaviour};
-use locality_sim::nodelifecycle::{TAINT_NOT_READY, TAINT_UNREACHABLE};
 use locality_sim::{Engine, Kind, KubeletState, Object, PodBehaviour};
+use locality_sim::{TAINT_NOT_READY, TAINT_UNREACHABLE};
 
 /// 300 s after the unreachable taint, the taint-eviction controller deletes the pods that only
 /// have the admission's default toleration; the stopped kubelet cannot finish the deletion, the

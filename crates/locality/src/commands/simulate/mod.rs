@@ -17,9 +17,9 @@ use locality_report::header::{Count, Summary};
 use locality_report::simulate::{
     API_VERSION, Alternative, Assumption, KIND, NOTICE, Settings, SimulationReport, json, markdown, svg, text,
 };
-use locality_sim::seed::{SeedOptions, seed};
 use locality_sim::whatif::{RunOptions, run as what_if, services_in_scope};
 use locality_sim::{Engine, Kind, ObjectKey, SimConfig};
+use locality_sim::{SeedOptions, seed};
 
 use crate::cli::{Override, SimulateArgs, SimulateOutput};
 use crate::error::CliError;
