@@ -33,6 +33,7 @@ mod summary;
 
 pub use assumptions::{Assumed, VersionSensitivity};
 use inputs::{PodIndex, destinations, mirror_endpoints};
+use routes::Detail;
 pub use summary::{PortSummary, VerdictCounts};
 
 /// Which data plane implements Services on the nodes.
@@ -475,56 +476,74 @@ impl<'s> Matrix<'s> {
         }
     }
 
-    fn routes_for(
+    /// The routes of node `node` (index into [`Matrix::nodes`]) and its categorization, from
+    /// the port's index at the node's kube-proxy features.
+    fn routes_for<'i>(
         &self,
         entry: &PortEntry<'_>,
         info: &ServicePortInfo,
-        idx: &CategorizeIndex<'_>,
+        idx: &'i CategorizeIndex<'_>,
         node: usize,
-    ) -> NodeRoutes {
+        detail: Detail,
+    ) -> (Vec<MatrixRoute>, CategorizedEndpoints<'i>) {
         let n = &self.nodes[node];
         let cat = idx.categorize(ProxyNode {
             name: n.name(),
             zone: n.zone,
         });
         let node_ip = n.ip(info.family);
-        let routes = self.routes_of(entry, info, &cat, &n.proxy, node_ip, n.node.is_windows());
-        NodeRoutes {
-            routes,
-            categorized: cat.into_owned(),
-        }
+        let routes = self.routes_of(entry, info, &cat, &n.proxy, node_ip, n.node.is_windows(), detail);
+        (routes, cat)
     }
 
     /// All routes of `node` (index into [`Matrix::nodes`]) for port `port` (index into [`Matrix::ports`]).
     pub fn node_routes(&self, port: usize, node: usize) -> NodeRoutes {
-        let entry = &self.ports[port];
-        let n = &self.nodes[node];
-        if !entry.duplicates.is_empty() {
-            let node = ProxyNode {
-                name: n.name(),
-                zone: n.zone,
-            };
-            let node_ip = n.ip(entry.info.family);
-            return self.routes_with_duplicates(entry, &n.proxy, node, node_ip, n.node.is_windows());
-        }
-        let (info, idx) = self.index_for(entry, &n.proxy);
-        self.routes_for(entry, &info, &idx, node)
+        self.each_node(port, Some(&[node]), Detail::FULL, |routes, cat| NodeRoutes {
+            routes,
+            categorized: cat.into_owned(),
+        })
+        .pop()
+        .map(|(_, r)| r)
+        .expect("one node asked, one answered")
     }
 
     /// Routes of every node (in [`Matrix::nodes`] order, restricted to `nodes` when given) for one port.
     pub fn port_routes(&self, port: usize, nodes: Option<&[usize]>) -> Vec<(usize, NodeRoutes)> {
+        self.each_node(port, nodes, Detail::FULL, |routes, cat| NodeRoutes {
+            routes,
+            categorized: cat.into_owned(),
+        })
+    }
+
+    /// The route from `source` to `destination` of every node (in [`Matrix::nodes`] order,
+    /// restricted to `nodes` when given) for one port: the route [`Matrix::port_routes`]
+    /// gives for that (source, destination), with an empty trace (no text is built), or
+    /// `None` when the port has no such destination. For callers that read only verdicts and
+    /// endpoints, over many nodes and many times (a simulation's steps).
+    pub fn port_route(
+        &self,
+        port: usize,
+        nodes: Option<&[usize]>,
+        source: Source,
+        destination: Destination,
+    ) -> Vec<(usize, Option<MatrixRoute>)> {
+        let detail = Detail {
+            explain: false,
+            only: Some((source, destination)),
+        };
+        self.each_node(port, nodes, detail, |routes, _| routes.into_iter().next())
+    }
+
+    /// `make` of the routes (as `detail` asks) and the categorization of every node (restricted
+    /// to `nodes`) for one port: one categorization index per kube-proxy behaviour met.
+    fn each_node<T>(
+        &self,
+        port: usize,
+        nodes: Option<&[usize]>,
+        detail: Detail,
+        mut make: impl FnMut(Vec<MatrixRoute>, CategorizedEndpoints<'_>) -> T,
+    ) -> Vec<(usize, T)> {
         let entry = &self.ports[port];
-        if !entry.duplicates.is_empty() {
-            let every: Vec<usize> = match nodes {
-                Some(n) => n.to_vec(),
-                None => (0..self.nodes.len()).collect(),
-            };
-            return every
-                .into_iter()
-                .map(|i| (i, self.node_routes(port, i)))
-                .collect();
-        }
-        let mut cache: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();
         let all: Vec<usize>;
         let which = match nodes {
             Some(n) => n,
@@ -534,6 +553,21 @@ impl<'s> Matrix<'s> {
             }
         };
         let mut out = Vec::with_capacity(which.len());
+        if !entry.duplicates.is_empty() {
+            for &i in which {
+                let n = &self.nodes[i];
+                let node = ProxyNode {
+                    name: n.name(),
+                    zone: n.zone,
+                };
+                let node_ip = n.ip(entry.info.family);
+                let r =
+                    self.routes_with_duplicates(entry, &n.proxy, node, node_ip, n.node.is_windows(), detail);
+                out.push((i, make(r.routes, r.categorized)));
+            }
+            return out;
+        }
+        let mut cache: Vec<(ProxyFeatures, ServicePortInfo, CategorizeIndex<'_>)> = Vec::new();
         for &i in which {
             let n = &self.nodes[i];
             let pos = match cache.iter().position(|(p, _, _)| *p == n.proxy) {
@@ -545,8 +579,8 @@ impl<'s> Matrix<'s> {
                 }
             };
             let (_, info, idx) = &cache[pos];
-            let routes = self.routes_for(entry, info, idx, i);
-            out.push((i, routes));
+            let (routes, cat) = self.routes_for(entry, info, idx, i, detail);
+            out.push((i, make(routes, cat)));
         }
         out
     }

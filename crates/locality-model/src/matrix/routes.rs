@@ -6,11 +6,43 @@ use std::net::IpAddr;
 
 use super::{Matrix, MatrixRoute, NodeRoutes, PortEntry, assumptions};
 use crate::features::ProxyFeatures;
+use crate::proxy::Destination;
 use crate::proxy::duplicates;
 use crate::proxy::{
     CategorizeIndex, CategorizedEndpoints, Confidence, ProxyEndpoint, ProxyMode, ProxyNode, Route,
-    RouteQuery, ServicePortInfo, Source, TraceStep, route,
+    RouteQuery, ServicePortInfo, Source, TraceStep,
 };
+
+/// What to work out of a node's routes: every (source, destination) with its trace (what
+/// `matrix` and `explain` print), or one of them without the trace text (what a simulation
+/// reads at every step): the same verdicts, endpoints and confidence either way, by the same
+/// code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Detail {
+    /// Write each route's trace.
+    pub explain: bool,
+    /// Only this (source, destination).
+    pub only: Option<(Source, Destination)>,
+}
+
+impl Detail {
+    /// Every route, explained.
+    pub const FULL: Detail = Detail {
+        explain: true,
+        only: None,
+    };
+}
+
+/// kube-proxy's verdict ([`crate::proxy::route`]), explained or not.
+fn route(
+    info: &ServicePortInfo,
+    cat: &CategorizedEndpoints<'_>,
+    total: usize,
+    q: RouteQuery,
+    explain: bool,
+) -> Route {
+    crate::proxy::verdict::route_with(info, cat, total, q, true, explain)
+}
 
 impl Matrix<'_> {
     /// The routes of one node of a port with duplicated addresses: the copies its kube-proxy
@@ -23,6 +55,7 @@ impl Matrix<'_> {
         node: ProxyNode<'_>,
         node_ip: Option<IpAddr>,
         windows: bool,
+        detail: Detail,
     ) -> NodeRoutes {
         let info = self.info_for(entry, proxy);
         // One map order decides every duplicated address at once: only the combinations some
@@ -39,11 +72,11 @@ impl Matrix<'_> {
         let evaluate = |endpoints: &[ProxyEndpoint]| {
             let idx = CategorizeIndex::new(endpoints, &info, proxy);
             let cat = idx.categorize(node).into_owned();
-            let routes = self.routes_of(entry, &info, &cat, proxy, node_ip, windows);
+            let routes = self.routes_of(entry, &info, &cat, proxy, node_ip, windows, detail);
             (routes, cat)
         };
         let (mut routes, categorized) = evaluate(&endpoints);
-        for d in &entry.duplicates {
+        for d in entry.duplicates.iter().filter(|_| detail.explain) {
             let note = TraceStep::new("duplicate", duplicates::describe(d, node.name, proxy));
             for r in &mut routes {
                 r.route.trace.insert(0, note.clone());
@@ -71,6 +104,9 @@ impl Matrix<'_> {
                     && a.route.topology == r.route.topology;
                 if !same {
                     r.route.confidence = Confidence::Inferred;
+                    if !detail.explain {
+                        continue;
+                    }
                     r.route.trace.push(TraceStep::new(
                         "possible-outcome",
                         format!(
@@ -97,6 +133,7 @@ impl Matrix<'_> {
         proxy: &ProxyFeatures,
         node_ip: Option<IpAddr>,
         windows: bool,
+        detail: Detail,
     ) -> Vec<MatrixRoute> {
         let modes = self.modes();
         // With an assumed mode, the modes can only disagree where a local set is in use
@@ -105,6 +142,10 @@ impl Matrix<'_> {
         let mut routes = Vec::with_capacity(Source::ALL.len() * entry.destinations.len());
         for source in Source::ALL {
             for &destination in &entry.destinations {
+                if detail.only.is_some_and(|only| only != (source, destination)) {
+                    continue;
+                }
+                let explain = detail.explain;
                 let query = |mode| RouteQuery {
                     source,
                     destination,
@@ -112,17 +153,23 @@ impl Matrix<'_> {
                     node_ip,
                 };
                 let mut r = if windows {
-                    let route = crate::proxy::winkernel::route(
+                    let route = crate::proxy::winkernel::route_with(
                         info,
                         cat,
                         entry.endpoints.len(),
                         query(ProxyMode::Iptables),
+                        explain,
                     );
                     MatrixRoute { route, by_mode: None }
                 } else {
                     let per_mode: Vec<(ProxyMode, Route)> = modes
                         .iter()
-                        .map(|&mode| (mode, route(info, cat, entry.endpoints.len(), query(mode))))
+                        .map(|&mode| {
+                            (
+                                mode,
+                                route(info, cat, entry.endpoints.len(), query(mode), explain),
+                            )
+                        })
                         .collect();
                     combine(per_mode)
                 };
@@ -131,7 +178,7 @@ impl Matrix<'_> {
                         .into_iter()
                         .filter(|m| !modes.contains(m))
                         .filter_map(|m| {
-                            let o = route(info, cat, entry.endpoints.len(), query(m));
+                            let o = route(info, cat, entry.endpoints.len(), query(m), false);
                             let same = o.verdict == r.route.verdict
                                 && o.endpoints == r.route.endpoints
                                 && o.masquerade == r.route.masquerade;
@@ -142,6 +189,8 @@ impl Matrix<'_> {
                         .collect();
                     if !others.is_empty() {
                         r.route.lacking(crate::proxy::MissingFact::ProxyMode);
+                    }
+                    if !others.is_empty() && explain {
                         r.route.trace.push(TraceStep::new(
                             "possible-outcome",
                             format!(
@@ -160,10 +209,14 @@ impl Matrix<'_> {
                     info.internal_policy_local,
                     self.assumed,
                 );
+                for fact in missing.iter() {
+                    r.route.lacking(fact);
+                }
+                if !explain {
+                    routes.push(r);
+                    continue;
+                }
                 if !missing.is_empty() {
-                    for fact in missing.iter() {
-                        r.route.lacking(fact);
-                    }
                     r.route
                         .trace
                         .push(TraceStep::new("confidence", assumptions::describe(missing)));

@@ -157,7 +157,15 @@ impl<'s> Matrix<'s> {
             let (_, info, idx) = &indexes[pos];
             let cat = idx.categorize(node);
             let (routes, blind) = memo.entry((pos, windows, cat.signature())).or_insert_with(|| {
-                let routes = self.routes_of(entry, info, &cat, &indexes[pos].0, None, windows);
+                let routes = self.routes_of(
+                    entry,
+                    info,
+                    &cat,
+                    &indexes[pos].0,
+                    None,
+                    windows,
+                    super::routes::Detail::FULL,
+                );
                 let blind = is_blind(&routes);
                 (routes, blind)
             });

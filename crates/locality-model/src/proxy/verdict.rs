@@ -57,11 +57,23 @@ pub fn not_proxied_reason(r: NotProxiedReason) -> Reason {
 
 struct Builder {
     route: Route,
+    /// Write the trace (`false`: the same route with an empty trace, for callers that read
+    /// only the verdict and endpoints).
+    explain: bool,
 }
 
 impl Builder {
     fn step(&mut self, step: &'static str, detail: impl Into<String>) -> &mut Self {
-        self.route.trace.push(TraceStep::new(step, detail));
+        if self.explain {
+            self.route.trace.push(TraceStep::new(step, detail));
+        }
+        self
+    }
+    /// [`Builder::step`] with a detail worth building only when it is written.
+    fn step_with<S: Into<String>>(&mut self, step: &'static str, detail: impl FnOnce() -> S) -> &mut Self {
+        if self.explain {
+            self.route.trace.push(TraceStep::new(step, detail()));
+        }
         self
     }
     fn finish(
@@ -97,21 +109,28 @@ pub fn route(
     endpoint_count: usize,
     q: RouteQuery,
 ) -> Route {
-    route_with(svc, cat, endpoint_count, q, true)
+    route_with(svc, cat, endpoint_count, q, true, true)
 }
 
-/// [`route`], with or without the `loadBalancerSourceRanges` firewall (winkernel has none).
+/// [`route`], with or without the `loadBalancerSourceRanges` firewall (winkernel has none),
+/// with or without the trace (`explain`: `false` gives the same route with an empty trace,
+/// without building the text nobody reads, e.g. a simulation's step over every node).
 pub(crate) fn route_with(
     svc: &ServicePortInfo,
     cat: &CategorizedEndpoints,
     endpoint_count: usize,
     q: RouteQuery,
     firewall: bool,
+    explain: bool,
 ) -> Route {
     if let Some(np) = svc.not_proxied {
-        return not_proxied(q.source, q.destination, not_proxied_reason(np));
+        let mut r = not_proxied(q.source, q.destination, not_proxied_reason(np));
+        if !explain {
+            r.trace.clear();
+        }
+        return r;
     }
-    let mut r = by_endpoints(svc, cat, endpoint_count, q);
+    let mut r = by_endpoints(svc, cat, endpoint_count, q, explain);
     if firewall && q.destination == Destination::LoadBalancer {
         super::firewall::apply(svc, q, &mut r);
     }
@@ -119,10 +138,16 @@ pub(crate) fn route_with(
         && let Some(seconds) = svc.sticky_max_age_seconds
     {
         r.session_affinity = Some(seconds);
-        r.trace.push(TraceStep::new(
-            "session-affinity",
-            super::affinity::describe(q.mode, seconds, r.endpoints.len()),
-        ));
+        if explain {
+            r.trace.push(TraceStep::new(
+                "session-affinity",
+                super::affinity::describe(q.mode, seconds, r.endpoints.len()),
+            ));
+        }
+    }
+    if !explain {
+        // What the firewall wrote.
+        r.trace.clear();
     }
     r
 }
@@ -133,8 +158,10 @@ fn by_endpoints(
     cat: &CategorizedEndpoints,
     endpoint_count: usize,
     q: RouteQuery,
+    explain: bool,
 ) -> Route {
     let mut b = Builder {
+        explain,
         route: Route {
             source: q.source,
             destination: q.destination,
@@ -153,8 +180,7 @@ fn by_endpoints(
     };
     let ipvs = q.mode == ProxyMode::Ipvs;
     let nft = q.mode == ProxyMode::Nftables;
-    let sets = describe_sets(cat);
-    b.step("categorize", sets);
+    b.step_with("categorize", || describe_sets(cat));
 
     if !cat.has_any_endpoints {
         let reason = if endpoint_count == 0 {
@@ -162,7 +188,7 @@ fn by_endpoints(
         } else {
             Reason::NoUsableEndpoints
         };
-        let rule = match q.mode {
+        let rule = || match q.mode {
             ProxyMode::Ipvs => {
                 "virtual server with no real servers; the kernel answers ICMP port unreachable".to_string()
             }
@@ -172,7 +198,7 @@ fn by_endpoints(
             "no-endpoints",
             "no endpoint is ready or serving-terminating anywhere in the cluster",
         )
-        .step("rule", rule);
+        .step_with("rule", rule);
         let conf = if ipvs {
             Confidence::SourceRead
         } else {
@@ -214,14 +240,13 @@ fn by_endpoints(
             let local = local.unwrap_or_default();
             if !local.is_empty() {
                 use_local(&mut b);
-                b.step(
-                    "rule",
+                b.step_with("rule", || {
                     format!(
                         "{} chain KUBE-SVL-… with {} local endpoint(s)",
                         q.mode.as_str(),
                         local.len()
-                    ),
-                );
+                    )
+                });
                 return b.finish(
                     VerdictKind::Deliver,
                     local,
@@ -258,7 +283,7 @@ fn by_endpoints(
                 "no-local",
                 "endpoints exist on other nodes, none usable on this node",
             )
-            .step("rule", rule_text(svc, q, "DROP", "has no local endpoints"));
+            .step_with("rule", || rule_text(svc, q, "DROP", "has no local endpoints"));
             return b.finish(
                 VerdictKind::Drop,
                 Vec::new(),
@@ -268,14 +293,13 @@ fn by_endpoints(
             );
         }
         use_cluster(&mut b);
-        b.step(
-            "rule",
+        b.step_with("rule", || {
             format!(
                 "{} chain KUBE-SVC-… with {} endpoint(s)",
                 q.mode.as_str(),
                 cluster.len()
-            ),
-        );
+            )
+        });
         return b.finish(
             VerdictKind::Deliver,
             cluster,
@@ -346,7 +370,7 @@ fn by_endpoints(
         }
         Source::External if !ipvs => {
             b.step("no-local", "no usable endpoint on this node")
-                .step("rule", rule_text(svc, q, "DROP", "has no local endpoints"));
+                .step_with("rule", || rule_text(svc, q, "DROP", "has no local endpoints"));
             b.finish(
                 VerdictKind::Drop,
                 Vec::new(),

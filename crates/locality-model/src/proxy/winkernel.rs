@@ -22,7 +22,18 @@ use super::topology::CategorizedEndpoints;
 
 /// The route on a Windows node: the Linux endpoint selection, the HNS consequence.
 pub fn route(info: &ServicePortInfo, cat: &CategorizedEndpoints<'_>, total: usize, q: RouteQuery) -> Route {
-    let mut r = super::verdict::route_with(info, cat, total, q, false);
+    route_with(info, cat, total, q, true)
+}
+
+/// [`route`], with or without the trace (`explain`, as in [`super::verdict::route_with`]).
+pub(crate) fn route_with(
+    info: &ServicePortInfo,
+    cat: &CategorizedEndpoints<'_>,
+    total: usize,
+    q: RouteQuery,
+    explain: bool,
+) -> Route {
+    let mut r = super::verdict::route_with(info, cat, total, q, false, explain);
     // The Linux rule text does not apply.
     r.trace.retain(|t| t.step != "rule");
     r.confidence = Confidence::Inferred;
@@ -54,6 +65,9 @@ pub fn route(info: &ServicePortInfo, cat: &CategorizedEndpoints<'_>, total: usiz
             "winkernel",
             "winkernel does not apply loadBalancerSourceRanges (upstream issues #107019, #120033): no source is filtered on this node",
         ));
+    }
+    if !explain {
+        r.trace.clear();
     }
     r
 }

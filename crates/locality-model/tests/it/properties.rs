@@ -4,7 +4,7 @@ use crate::support;
 
 use std::collections::BTreeMap;
 
-use locality_model::matrix::{DataPlane, Matrix, MatrixConfig, VerdictCounts};
+use locality_model::matrix::{Assumed, DataPlane, Matrix, MatrixConfig, VerdictCounts};
 use locality_model::objects::*;
 use locality_model::proxy::{Destination, ProxyMode, Source, VerdictKind};
 use proptest::prelude::*;
@@ -307,5 +307,46 @@ proptest! {
         let a = dump(&Matrix::new(&state, matrix_config(ProxyMode::Iptables)));
         let b = dump(&Matrix::new(&shuffled, matrix_config(ProxyMode::Iptables)));
         prop_assert_eq!(a, b);
+    }
+
+    /// `port_route` (one source and destination, no trace: what a simulation reads) gives
+    /// exactly the route `port_routes` gives for them, trace aside, whatever the data plane
+    /// and whatever was assumed.
+    #[test]
+    fn port_route_is_the_full_route_untraced((nodes, services) in arb_cluster(), mode in 0..4usize, assumed in any::<(bool, bool, bool)>()) {
+        let state = build(&nodes, &services);
+        let data_plane = match mode {
+            3 => DataPlane::KubeProxy(None),
+            m => DataPlane::KubeProxy(Some(ProxyMode::ALL[m])),
+        };
+        let m = Matrix::new(&state, MatrixConfig { data_plane, ..Default::default() }).assuming(Assumed {
+            kube_proxy_version: assumed.0,
+            kube_version: assumed.1,
+            proxy_mode: assumed.2,
+        });
+        let untraced = |mut r: locality_model::proxy::Route| { r.trace.clear(); r };
+        for p in 0..m.ports.len() {
+            let full = m.port_routes(p, None);
+            for source in Source::ALL {
+                for destination in Destination::ALL {
+                    let only = m.port_route(p, None, source, destination);
+                    prop_assert_eq!(only.len(), full.len());
+                    for ((n, one), (fnode, all)) in only.into_iter().zip(&full) {
+                        prop_assert_eq!(n, *fnode);
+                        let want = all.routes.iter().find(|r| r.route.source == source && r.route.destination == destination);
+                        match (one, want) {
+                            (None, None) => {}
+                            (Some(one), Some(want)) => {
+                                prop_assert!(one.route.trace.is_empty());
+                                prop_assert_eq!(&one.route, &untraced(want.route.clone()));
+                                let modes = |b: &Option<Vec<(ProxyMode, locality_model::proxy::Route)>>| b.clone().map(|v| v.into_iter().map(|(m, r)| (m, untraced(r))).collect::<Vec<_>>());
+                                prop_assert_eq!(modes(&one.by_mode), modes(&want.by_mode));
+                            }
+                            (one, want) => prop_assert!(false, "port_route {:?}, port_routes {:?}", one.map(|r| r.route), want.map(|r| &r.route)),
+                        }
+                    }
+                }
+            }
+        }
     }
 }

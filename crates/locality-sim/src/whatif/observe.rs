@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use locality_model::matrix::{Matrix, MatrixConfig};
 use locality_model::objects::{ClusterState, EndpointSlice, LABEL_SERVICE_NAME};
-use locality_model::proxy::VerdictKind;
+use locality_model::proxy::{Destination, Source, VerdictKind};
 
 use crate::engine::Engine;
 use crate::objects::{Kind, Object, ObjectKey};
@@ -210,13 +210,13 @@ pub(crate) fn snapshot(
     let mut ports = BTreeMap::new();
     for (i, p) in matrix.ports.iter().enumerate() {
         let mut interned: HashMap<Vec<usize>, Arc<[IpAddr]>> = HashMap::new();
-        let routes = matrix.port_routes(i, None);
+        // A pod's connection to the cluster IP (with an unknown proxy mode whose modes
+        // disagree, the iptables route), without the trace nobody reads here.
+        let routes = matrix.port_route(i, None, Source::Pod, Destination::ClusterIp);
         let mut nodes = Vec::with_capacity(routes.len());
         for (ni, r) in routes {
             let name = matrix.nodes[ni].name().to_string();
-            // The first route is a pod's connection to the cluster IP (with an unknown proxy
-            // mode whose modes disagree, the iptables route).
-            let route = match r.routes.first().map(|m| &m.route) {
+            let route = match r.as_ref().map(|m| &m.route) {
                 Some(m) if m.verdict == VerdictKind::Drop => Route::Drop,
                 Some(m) if m.verdict == VerdictKind::Deliver => {
                     let idx = &m.endpoints;
