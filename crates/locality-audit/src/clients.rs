@@ -62,8 +62,17 @@ pub fn clients_per_node(state: &ClusterState) -> HashMap<&str, usize> {
 
 /// Client pods of `service` per node name (nodes without one are absent), sorted by name.
 pub fn service_clients_per_node(state: &ClusterState, service: &Service) -> BTreeMap<String, usize> {
+    service_clients_per_node_among(&state.pods, service)
+}
+
+/// [`service_clients_per_node`] over `pods` (for a caller that keeps its pods elsewhere than
+/// in a [`ClusterState`], e.g. a simulation's store, without copying them).
+pub fn service_clients_per_node_among<'p>(
+    pods: impl IntoIterator<Item = &'p Pod>,
+    service: &Service,
+) -> BTreeMap<String, usize> {
     let mut out: BTreeMap<String, usize> = BTreeMap::new();
-    for pod in state.pods.iter().filter(|p| is_client_of(p, service)) {
+    for pod in pods.into_iter().filter(|p| is_client_of(p, service)) {
         *out.entry(pod.spec.node_name.clone()).or_default() += 1;
     }
     out

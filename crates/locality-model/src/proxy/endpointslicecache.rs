@@ -2,7 +2,6 @@
 //! (`pkg/proxy/endpointslicecache.go` `addEndpoints`, `endpointsMapFromEndpointInfo`), one
 //! copy per address ([`super::duplicates`]).
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 
 use super::duplicates::{DuplicateEndpoint, canonical_order};
@@ -27,10 +26,10 @@ pub fn endpoints_for_port<'a>(
     port: &ServicePort,
     family: IpFamily,
 ) -> PortEndpoints {
-    // The first copy of an address, and any further ones (allocated only for duplicates),
-    // each with the position of its slice in `names`.
-    type Copies = (ProxyEndpoint, usize, Vec<(ProxyEndpoint, usize)>);
-    let mut by_key: HashMap<(IpAddr, u16), Copies> = HashMap::new();
+    // Every copy read, in reading order, with its address and the position of its slice in
+    // `names`; sorted by address below (a stable sort: the copies of one address stay in
+    // reading order). Sorting one vector costs less than hashing every copy into a map.
+    let mut read_all: Vec<((IpAddr, u16), ProxyEndpoint, usize)> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     for slice in slices {
         if slice.address_type.family() != Some(family) {
@@ -65,21 +64,18 @@ pub fn endpoints_for_port<'a>(
                 zone: ep.zone.clone(),
                 target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
             };
-            match by_key.entry((ip, number)) {
-                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().2.push((candidate, at)),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((candidate, at, Vec::new()));
-                }
-            }
+            read_all.push(((ip, number), candidate, at));
         }
     }
-    let mut keys: Vec<(IpAddr, u16)> = by_key.keys().copied().collect();
-    keys.sort_unstable();
+    read_all.sort_by_key(|(key, _, _)| *key);
     let mut out = PortEndpoints::default();
-    for key in keys {
-        let Some((first, first_at, more)) = by_key.remove(&key) else {
-            continue;
-        };
+    let mut copies_of = read_all.into_iter().peekable();
+    while let Some((key, first, first_at)) = copies_of.next() {
+        // The further copies of the same address, in reading order.
+        let mut more: Vec<(ProxyEndpoint, usize)> = Vec::new();
+        while let Some((_, copy, at)) = copies_of.next_if(|(k, _, _)| *k == key) {
+            more.push((copy, at));
+        }
         if more.is_empty() {
             out.endpoints.push(first);
             continue;
