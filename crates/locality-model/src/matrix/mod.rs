@@ -492,7 +492,12 @@ impl<'s> Matrix<'s> {
             zone: n.zone,
         });
         let node_ip = n.ip(info.family);
-        let routes = self.routes_of(entry, info, &cat, &n.proxy, node_ip, n.node.is_windows(), detail);
+        let facts = routes::NodeFacts {
+            proxy: &n.proxy,
+            ip: node_ip,
+            windows: n.node.is_windows(),
+        };
+        let routes = self.routes_of(entry, info, &cat, facts, detail);
         (routes, cat)
     }
 

@@ -33,6 +33,18 @@ impl Detail {
     };
 }
 
+/// What the routes of a node depend on besides its categorized endpoints.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct NodeFacts<'a> {
+    /// kube-proxy's behaviour on the node.
+    pub proxy: &'a ProxyFeatures,
+    /// Its address of the port's family, which decides `loadBalancerSourceRanges` for its
+    /// own traffic.
+    pub ip: Option<IpAddr>,
+    /// A Windows node (kube-proxy winkernel).
+    pub windows: bool,
+}
+
 /// kube-proxy's verdict ([`crate::proxy::route`]), explained or not.
 fn route(
     info: &ServicePortInfo,
@@ -72,7 +84,12 @@ impl Matrix<'_> {
         let evaluate = |endpoints: &[ProxyEndpoint]| {
             let idx = CategorizeIndex::new(endpoints, &info, proxy);
             let cat = idx.categorize(node).into_owned();
-            let routes = self.routes_of(entry, &info, &cat, proxy, node_ip, windows, detail);
+            let facts = NodeFacts {
+                proxy,
+                ip: node_ip,
+                windows,
+            };
+            let routes = self.routes_of(entry, &info, &cat, facts, detail);
             (routes, cat)
         };
         let (mut routes, categorized) = evaluate(&endpoints);
@@ -122,19 +139,21 @@ impl Matrix<'_> {
         NodeRoutes { routes, categorized }
     }
 
-    /// The routes of one categorized node (`node_ip`: its address of the port's family, which
-    /// decides `loadBalancerSourceRanges` for its own traffic), with the facts each depends on
-    /// that the input does not give ([`Matrix::assuming`]).
+    /// The routes of one categorized node, with the facts each depends on that the input does
+    /// not give ([`Matrix::assuming`]).
     pub(super) fn routes_of(
         &self,
         entry: &PortEntry<'_>,
         info: &ServicePortInfo,
         cat: &CategorizedEndpoints<'_>,
-        proxy: &ProxyFeatures,
-        node_ip: Option<IpAddr>,
-        windows: bool,
+        node: NodeFacts<'_>,
         detail: Detail,
     ) -> Vec<MatrixRoute> {
+        let NodeFacts {
+            proxy,
+            ip: node_ip,
+            windows,
+        } = node;
         let modes = self.modes();
         // With an assumed mode, the modes can only disagree where a local set is in use
         // (ITP or ETP Local): only there are the other modes worth asking.

@@ -161,9 +161,11 @@ impl<'s> Matrix<'s> {
                     entry,
                     info,
                     &cat,
-                    &indexes[pos].0,
-                    None,
-                    windows,
+                    super::routes::NodeFacts {
+                        proxy: &indexes[pos].0,
+                        ip: None,
+                        windows,
+                    },
                     super::routes::Detail::FULL,
                 );
                 let blind = is_blind(&routes);
