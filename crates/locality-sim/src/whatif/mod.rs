@@ -3,7 +3,7 @@
 //! fast as possible, and at every step ask the model which nodes are blind (a pod there
 //! dialling the Service's cluster IP is dropped), for each Service port the change can touch.
 //!
-//! The verdicts are the model's (`Matrix::port_routes`) on the state the simulated controllers
+//! The verdicts are the model's (`Matrix::port_route`) on the state the simulated controllers
 //! write, **as kube-proxy has programmed it**: every node's rules follow the store
 //! `proxy_sync_delay_ms` late, so a node is also blind while its rules send only to endpoints
 //! whose process has already exited (`observe`). The simulated kube-proxies' own tables are
