@@ -267,12 +267,28 @@ fn load_simulated(
     progress: &Progress,
 ) -> Result<Loaded, CliError> {
     progress.set(format!("running the simulated cluster {topology:?}"));
+    // The simulated cluster runs its own release: gates that release refuses (the model may
+    // be asked about another one with --kube-version) are the model's only.
+    let sim_config = locality_sim::SimConfig {
+        feature_gates: feature_gates(args)?,
+        ..locality_sim::SimConfig::default()
+    };
+    let sim_gates = match sim_config.check_feature_gates() {
+        Ok(()) => args.feature_gates.clone(),
+        Err(e) => {
+            ui.warn(&format!(
+                "{e}: the simulated cluster runs every gate at {}'s default; the overrides apply to the model only",
+                sim_config.kube_version
+            ));
+            Vec::new()
+        }
+    };
     let cluster = crate::cli::SimClusterArgs {
         topology: topology.to_string(),
         seed: 1,
         profile: Vec::new(),
         fixture: crate::cli::FixtureArg::Auto,
-        feature_gates: args.feature_gates.clone(),
+        feature_gates: sim_gates,
     };
     let mut engine = crate::commands::sim::build_engine(&cluster)?;
     engine.run_until(args.sim_at.saturating_mul(1000));

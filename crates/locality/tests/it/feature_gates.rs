@@ -167,3 +167,24 @@ fn refusals_exit_2_with_the_reason() {
             .stderr(predicate::str::contains(message).and(predicate::str::contains("panicked").not()));
     }
 }
+
+/// `--sim` gives the overrides to the simulated cluster when its own release (1.35) takes
+/// them; when only the model's release does (`--kube-version 1.34`), the simulated cluster
+/// runs the defaults, a warning says so, and the model still applies them.
+#[test]
+fn sim_gives_the_gates_its_release_takes_and_warns_about_the_others() {
+    let gate = "kube-proxy:PreferSameTrafficDistribution=false";
+    locality()
+        .args(["matrix", "--sim", "-o", "summary", "--kube-version", "1.34"])
+        .args(["--kube-proxy-version", "1.34", "--feature-gates", gate])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "the simulated cluster runs every gate at 1.35's default; the overrides apply to the model only",
+        ));
+    locality()
+        .args(["matrix", "--sim", "-o", "summary", "--feature-gates", gate])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("locked to true since 1.35"));
+}
