@@ -183,12 +183,6 @@ pub fn workload(
 ) -> Object {
     Object::Workload(SimWorkload {
         workload: Workload {
-            kind,
-            meta: ObjectMeta {
-                name: name.into(),
-                namespace: ns.into(),
-                ..ObjectMeta::default()
-            },
             selector: LabelSelector {
                 match_labels: pod_labels.clone(),
                 match_expressions: Vec::new(),
@@ -196,13 +190,15 @@ pub fn workload(
             template_labels: pod_labels,
             template,
             replicas,
-            max_surge: None,
-            max_unavailable: None,
-            containers: Vec::new(),
-            min_ready_seconds: 0,
-            partition: None,
-            pod_management_policy: Default::default(),
             update_strategy: Some("RollingUpdate".into()),
+            ..Workload::new(
+                kind,
+                ObjectMeta {
+                    name: name.into(),
+                    namespace: ns.into(),
+                    ..ObjectMeta::default()
+                },
+            )
         },
         pod_behaviour: behaviour,
         template_annotations: Labels::new(),

@@ -368,21 +368,7 @@ mod tests {
                 meta: meta.clone(),
                 ..Endpoints::default()
             }],
-            workloads: vec![Workload {
-                kind: WorkloadKind::DaemonSet,
-                meta: meta.clone(),
-                selector: LabelSelector::default(),
-                template_labels: Labels::new(),
-                template: PodSpec::default(),
-                replicas: None,
-                max_surge: None,
-                max_unavailable: None,
-                update_strategy: None,
-                containers: Vec::new(),
-                min_ready_seconds: 0,
-                partition: None,
-                pod_management_policy: Default::default(),
-            }],
+            workloads: vec![Workload::new(WorkloadKind::DaemonSet, meta.clone())],
             namespaces: vec![Namespace { meta: meta.clone() }],
             pod_disruption_budgets: vec![PodDisruptionBudget {
                 meta,

@@ -91,6 +91,29 @@ impl PodManagementPolicy {
     }
 }
 
+impl Workload {
+    /// A workload of `kind` with `meta` and nothing else set: an empty selector and template,
+    /// no replicas and no strategy (what a manifest that names none of them gives before
+    /// defaulting). Builders start from it so a field added here is added once.
+    pub fn new(kind: WorkloadKind, meta: ObjectMeta) -> Self {
+        Workload {
+            kind,
+            meta,
+            selector: LabelSelector::default(),
+            template_labels: Labels::new(),
+            template: PodSpec::default(),
+            replicas: None,
+            max_surge: None,
+            max_unavailable: None,
+            update_strategy: None,
+            containers: Vec::new(),
+            min_ready_seconds: 0,
+            partition: None,
+            pod_management_policy: Default::default(),
+        }
+    }
+}
+
 /// A policy/v1 PodDisruptionBudget: how many of the pods it selects must stay available
 /// through voluntary disruptions (evictions, `kubectl drain`).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -161,19 +161,9 @@ mod tests {
     fn set(max_unavailable: Option<&str>) -> SimWorkload {
         SimWorkload {
             workload: Workload {
-                kind: WorkloadKind::StatefulSet,
-                meta: ObjectMeta::default(),
-                selector: Default::default(),
-                template_labels: Default::default(),
-                template: Default::default(),
                 replicas: Some(10),
-                max_surge: None,
                 max_unavailable: max_unavailable.map(str::to_string),
-                update_strategy: None,
-                containers: Vec::new(),
-                min_ready_seconds: 0,
-                partition: None,
-                pod_management_policy: Default::default(),
+                ..Workload::new(WorkloadKind::StatefulSet, ObjectMeta::default())
             },
             pod_behaviour: PodBehaviour::default(),
             template_annotations: Default::default(),

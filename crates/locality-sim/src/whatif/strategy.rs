@@ -129,21 +129,7 @@ mod tests {
     use super::*;
 
     fn ds() -> Workload {
-        Workload {
-            kind: WorkloadKind::DaemonSet,
-            meta: Default::default(),
-            selector: Default::default(),
-            template_labels: Default::default(),
-            template: Default::default(),
-            replicas: None,
-            max_surge: None,
-            max_unavailable: None,
-            update_strategy: None,
-            containers: Vec::new(),
-            min_ready_seconds: 0,
-            partition: None,
-            pod_management_policy: Default::default(),
-        }
+        Workload::new(WorkloadKind::DaemonSet, Default::default())
     }
 
     #[test]

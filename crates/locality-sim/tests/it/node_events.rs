@@ -9,28 +9,15 @@
 //!   after the taint, their endpoints not Ready from NotReady on and terminating once evicted;
 //!   the what-if settles only once the replacements are Ready.
 
-use locality_model::matrix::{DataPlane, MatrixConfig};
+use crate::whatif::config;
 use locality_model::objects::{
     LabelSelector, ObjectMeta, PodDisruptionBudget, PodSpec, TargetPort, WorkloadKind,
 };
-use locality_model::proxy::ProxyMode;
-use locality_model::version::KubeVersion;
 use locality_sim::builders::{container_port, labels, namespace, netexec_behaviour, workload};
 use locality_sim::whatif::{Change, RunOptions, WhatIf, run};
 use locality_sim::{DEFAULT_TOLERATION_SECONDS, NODE_MONITOR_PERIOD_MS, TAINT_UNREACHABLE};
 use locality_sim::{EVICTION_RETRY_MS, stored_budget};
 use locality_sim::{Engine, Kind, Object, ObjectKey, SimConfig, Topology};
-
-fn config() -> MatrixConfig {
-    MatrixConfig {
-        kube_version: KubeVersion::new(1, 35),
-        kube_proxy_version: KubeVersion::new(1, 35),
-        node_proxy_versions: Default::default(),
-        data_plane: DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
-        derive: false,
-        feature_gates: Default::default(),
-    }
-}
 
 fn set_unschedulable(e: &mut Engine, node: &str, unschedulable: bool) {
     let key = ObjectKey::new(Kind::Node, "", node);

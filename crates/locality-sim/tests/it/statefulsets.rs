@@ -4,9 +4,8 @@
 //! `internalTrafficPolicy: Local` Service backed by a StatefulSet pod has on its node while
 //! the pod is replaced.
 
-use locality_model::matrix::{DataPlane, MatrixConfig};
+use crate::whatif::config;
 use locality_model::objects::{PodManagementPolicy, PodSpec, TargetPort, WorkloadKind};
-use locality_model::proxy::ProxyMode;
 use locality_model::version::KubeVersion;
 use locality_sim::EventType;
 use locality_sim::builders::{
@@ -16,17 +15,6 @@ use locality_sim::whatif::{Change, RunOptions, WhatIf, run};
 use locality_sim::{Engine, Kind, Object, ObjectKey, SimConfig, Topology};
 
 const NS: &str = "default";
-
-fn config() -> MatrixConfig {
-    MatrixConfig {
-        kube_version: KubeVersion::new(1, 35),
-        kube_proxy_version: KubeVersion::new(1, 35),
-        node_proxy_versions: Default::default(),
-        data_plane: DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
-        derive: false,
-        feature_gates: Default::default(),
-    }
-}
 
 /// `three-zones` with the StatefulSet `default/db` (`replicas`, pinned to `pin` if given),
 /// changed by `edit`, and an ITP Local Service `default/db` in front of it, a client on

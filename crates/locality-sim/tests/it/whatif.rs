@@ -10,7 +10,8 @@ use locality_model::version::KubeVersion;
 use locality_sim::whatif::{Cause, Change, RunOptions, WhatIf, run};
 use locality_sim::{Engine, Kind, ObjectKey, SimConfig, Topology};
 
-fn config() -> MatrixConfig {
+/// The model configuration the what-if tests ask: 1.35 everywhere, iptables.
+pub(crate) fn config() -> MatrixConfig {
     MatrixConfig {
         kube_version: KubeVersion::new(1, 35),
         kube_proxy_version: KubeVersion::new(1, 35),

@@ -14,26 +14,13 @@
 //! 3. Growing `maxSurge` never increases the blind node-seconds (up to the step quantisation:
 //!    one step per node with a window).
 
-use locality_model::matrix::{DataPlane, MatrixConfig};
+use crate::whatif::config;
 use locality_model::objects::TrafficPolicy;
-use locality_model::proxy::ProxyMode;
-use locality_model::version::KubeVersion;
 use locality_sim::whatif::{Cause, Change, RunOptions, WhatIf, Window, run};
 use locality_sim::{Engine, Kind, Object, ObjectKey, SimConfig, Topology};
 use proptest::prelude::*;
 
 const STEP: u64 = 250;
-
-fn config() -> MatrixConfig {
-    MatrixConfig {
-        kube_version: KubeVersion::new(1, 35),
-        kube_proxy_version: KubeVersion::new(1, 35),
-        node_proxy_versions: Default::default(),
-        data_plane: DataPlane::KubeProxy(Some(ProxyMode::Iptables)),
-        derive: false,
-        feature_gates: Default::default(),
-    }
-}
 
 /// What a case draws.
 #[derive(Debug, Clone)]

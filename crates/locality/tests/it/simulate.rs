@@ -9,21 +9,26 @@ use assert_cmd::Command;
 use locality_testkit::files::TempDir;
 use serde_json::Value;
 
-fn root() -> PathBuf {
+/// The repository root.
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The binary, run from the repository root (the README's commands run there).
-fn locality(args: &[&str]) -> Vec<u8> {
-    let out = Command::cargo_bin("locality")
+/// The binary run from the repository root (the README's commands run there), with a fixed
+/// report date; the simulate tests' one runner.
+pub(crate) fn run(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("locality")
         .expect("locality binary")
         .env("SOURCE_DATE_EPOCH", "1767225600")
         .env_remove("LOCALITY_PROFILE")
         .current_dir(root())
         .args(args)
         .assert()
-        .success();
-    out.get_output().stdout.clone()
+}
+
+/// Its standard output, the run a success.
+fn locality(args: &[&str]) -> Vec<u8> {
+    run(args).success().get_output().stdout.clone()
 }
 
 fn json(args: &[&str]) -> Value {
@@ -44,7 +49,8 @@ fn gateway_workers() -> BTreeSet<String> {
         .collect()
 }
 
-fn windowed_nodes(port: &Value) -> BTreeSet<String> {
+/// The nodes of a `SimulationReport` service port that have a drop window.
+pub(crate) fn windowed_nodes(port: &Value) -> BTreeSet<String> {
     port["nodes"]
         .as_array()
         .unwrap()

@@ -6,25 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use locality_testkit::files::TempDir;
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::simulate::{root, run};
 
 const DUMP: &str = "examples/telemetry-incident.json";
-
-fn locality(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("locality")
-        .expect("locality binary")
-        .env("SOURCE_DATE_EPOCH", "1767225600")
-        .env_remove("LOCALITY_PROFILE")
-        .current_dir(root())
-        .args(args)
-        .assert()
-}
 
 const PRE_STOP: &str = r#"{"preStop": {"sleep": {"seconds": 5}}}"#;
 
@@ -77,7 +64,7 @@ fn agent_manifest(dir: &Path, max_surge: u32, max_unavailable: u32) -> PathBuf {
 }
 
 fn simulate_apply(dump: &str, manifest: &Path) -> Value {
-    let out = locality(&[
+    let out = run(&[
         "simulate",
         "-f",
         dump,
@@ -156,7 +143,7 @@ fn a_malformed_apply_file_exits_2_naming_file_and_line() {
         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: node-agent\n  namespace: monitoring\nspec:\n  updateStrategy: [unclosed\n",
     )
     .unwrap();
-    let out = locality(&["simulate", "-f", DUMP, "--apply", path.to_str().unwrap(), "-q"]).code(2);
+    let out = run(&["simulate", "-f", DUMP, "--apply", path.to_str().unwrap(), "-q"]).code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("bad.yaml:"), "{err}");
     let at = err.split("bad.yaml:").nth(1).unwrap();

@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use locality_testkit::files::TempDir;
 use serde_json::{Value, json};
+
+use crate::simulate::{run, windowed_nodes};
 
 const WORKERS: [&str; 3] = ["worker-1", "worker-2", "worker-3"];
 const STS_UID: &str = "5d2f4c1e-0000-4000-8000-000000000001";
@@ -72,31 +73,12 @@ fn dump(dir: &Path) -> PathBuf {
     path
 }
 
-fn locality(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("locality")
-        .expect("locality binary")
-        .env("SOURCE_DATE_EPOCH", "1767225600")
-        .env_remove("LOCALITY_PROFILE")
-        .args(args)
-        .assert()
-}
-
-fn windowed(port: &Value) -> Vec<String> {
-    port["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| !n["windows"].as_array().unwrap().is_empty())
-        .map(|n| n["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn a_stateful_set_rollout_opens_a_window_on_each_of_its_pods_nodes() {
     let tmp = TempDir::new("simulate-sts");
     let dump = dump(tmp.path());
     let dump = dump.to_str().unwrap();
-    let out = locality(&[
+    let out = run(&[
         "simulate",
         "-f",
         dump,
@@ -122,7 +104,7 @@ fn a_stateful_set_rollout_opens_a_window_on_each_of_its_pods_nodes() {
     let port = &alt["servicePorts"][0];
     assert_eq!(port["service"], "store/db");
     // Every worker held one of the pods, and each pod is deleted before its replacement exists.
-    assert_eq!(windowed(port), WORKERS, "{port}");
+    assert_eq!(windowed_nodes(port), WORKERS.map(String::from).into(), "{port}");
     // The seeded pods were the StatefulSet's: no assumption says they are left alone.
     let assumptions = doc["assumptions"].to_string();
     assert!(!assumptions.contains("other owners"), "{assumptions}");
@@ -134,14 +116,14 @@ fn max_surge_is_refused_and_max_unavailable_validated_for_a_stateful_set() {
     let dump = dump(tmp.path());
     let dump = dump.to_str().unwrap();
     let base = ["simulate", "-f", dump, "--rollout", "sts/store/db", "-q"];
-    let surge = locality(&[&base[..], &["--max-surge", "1"]].concat()).code(2);
+    let surge = run(&[&base[..], &["--max-surge", "1"]].concat()).code(2);
     let err = String::from_utf8_lossy(&surge.get_output().stderr).to_string();
     assert!(
         err.contains("unknown field \"spec.updateStrategy.rollingUpdate.maxSurge\""),
         "{err}"
     );
-    let zero = locality(&[&base[..], &["--max-unavailable", "0"]].concat()).code(2);
+    let zero = run(&[&base[..], &["--max-unavailable", "0"]].concat()).code(2);
     let err = String::from_utf8_lossy(&zero.get_output().stderr).to_string();
     assert!(err.contains("maxUnavailable: \"0\": cannot be 0"), "{err}");
-    locality(&[&base[..], &["--max-unavailable", "2"]].concat()).success();
+    run(&[&base[..], &["--max-unavailable", "2"]].concat()).success();
 }

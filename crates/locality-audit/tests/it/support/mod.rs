@@ -70,8 +70,6 @@ pub fn itp_local(mut s: Service) -> Service {
 
 pub fn workload(kind: WorkloadKind, ns: &str, name: &str, app: &str, replicas: Option<u32>) -> Workload {
     Workload {
-        kind,
-        meta: meta(ns, name),
         selector: LabelSelector {
             match_labels: labels(&[("app", app)]),
             match_expressions: vec![],
@@ -87,13 +85,7 @@ pub fn workload(kind: WorkloadKind, ns: &str, name: &str, app: &str, replicas: O
             ..Default::default()
         },
         replicas,
-        max_surge: None,
-        max_unavailable: None,
-        update_strategy: None,
-        containers: vec![],
-        min_ready_seconds: 0,
-        partition: None,
-        pod_management_policy: Default::default(),
+        ..Workload::new(kind, meta(ns, name))
     }
 }
 
