@@ -413,7 +413,7 @@ pub(crate) fn update_errors(cur_doc: &Value, new: &StoredObject) -> Vec<String> 
 }
 
 /// A JSON object of strings as a map (non-string values as their JSON text).
-pub(crate) fn string_map(v: &Value) -> std::collections::BTreeMap<String, String> {
+pub(crate) fn string_map(v: &Value) -> locality_model::objects::Labels {
     v.as_object()
         .map(|m| {
             m.iter()

@@ -114,7 +114,7 @@ fn none(s: String) -> String {
     if s.is_empty() { "<none>".into() } else { s }
 }
 
-fn join_selector(m: &std::collections::BTreeMap<String, String>) -> String {
+fn join_selector(m: &locality_model::objects::Labels) -> String {
     m.iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()

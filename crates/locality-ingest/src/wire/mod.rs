@@ -410,7 +410,7 @@ impl<'de> Deserialize<'de> for QuantityText {
 
 /// Labels: a map of string to string (`null` → empty).
 pub(crate) fn labels<'de, D: Deserializer<'de>>(d: D) -> Result<m::Labels, D::Error> {
-    nullable::<D, BTreeMap<String, String>>(d)
+    nullable::<D, m::Labels>(d)
 }
 
 /// Annotations, keeping only [`KEPT_ANNOTATIONS`]; other values are skipped unread.

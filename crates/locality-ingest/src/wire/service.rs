@@ -101,7 +101,7 @@ pub(crate) struct ServiceSpecW {
     #[serde(default, rename = "type")]
     pub(super) type_: Option<ServiceTypeW>,
     #[serde(default)]
-    pub(super) selector: Option<BTreeMap<String, String>>,
+    pub(super) selector: Option<m::Labels>,
     #[serde(default, deserialize_with = "nullable")]
     pub(super) ports: Vec<M<ServicePortW>>,
     #[serde(default, rename = "clusterIP")]

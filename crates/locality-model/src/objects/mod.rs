@@ -6,7 +6,6 @@
 //! `internalTrafficPolicy`…) in Rust case. Every object keeps an [`Origin`] (in its [`ObjectMeta`]) so that
 //! findings can point back at the file and line (or the live object) it came from.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// Label key carrying a node's zone (`topology.kubernetes.io/zone`).
@@ -39,8 +38,8 @@ pub const LABEL_CONTROL_PLANE: &str = "node-role.kubernetes.io/control-plane";
 /// Legacy master role label; such nodes are excluded from `Auto` capacity.
 pub const LABEL_MASTER: &str = "node-role.kubernetes.io/master";
 
-/// String-keyed map as used for labels, annotations and selectors (sorted for determinism).
-pub type Labels = BTreeMap<String, String>;
+mod labels;
+pub use labels::{Iter as LabelsIter, Labels};
 
 /// Where an object came from, for error messages and findings.
 ///
