@@ -287,6 +287,12 @@ def main():
             if named and norm(snake) in named[1]:
                 js = named[1][norm(snake)]
                 counts["k8s-openapi"] += 1
+            elif snake == "items" and key[1].endswith("List"):
+                # k8s-openapi has no struct for a list (its `List<T>` is generic), and the
+                # doc comment names the Go field ("Items is the list of …"): upstream's
+                # JSON name is `items` on every list.
+                js = "items"
+                counts["lowerCamelCase"] += 1
             elif (tag, snake) in inline_fields.get(key, ()):
                 js, label = "-", "inline"
                 counts["inline"] += 1

@@ -137,6 +137,22 @@ fn kubectl_bodies_keep_explicit_zeros_and_read_special_types() {
 }
 
 #[test]
+fn every_list_has_its_items_under_the_json_name_items() {
+    // Upstream's `Items []T json:"items"` on every `*List`; the generator's doc-comment
+    // fallback once named them `Items` ("Items is the list of …"), so those lists encoded
+    // no items.
+    let schema = Schema::parse(super::schema::SCHEMA).unwrap();
+    let mut lists = 0;
+    for m in schema.messages.iter().filter(|m| m.name.ends_with("List")) {
+        if let Some(f) = m.fields.iter().find(|f| f.json.eq_ignore_ascii_case("items")) {
+            assert_eq!(f.json, "items", "{}", m.name);
+            lists += 1;
+        }
+    }
+    assert!(lists >= 30, "{lists}");
+}
+
+#[test]
 fn the_schema_has_the_kinds_the_server_and_kubectl_use() {
     let schema = Schema::parse(super::schema::SCHEMA).unwrap();
     for (api, kind) in [
