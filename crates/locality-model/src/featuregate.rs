@@ -6,7 +6,7 @@
 //! `pkg/features/kube_features.go` (`defaultVersionedKubernetesFeatureGates`; before 1.31 the
 //! per-release `defaultKubernetesFeatureGates`) and the KEPs (2086 internalTrafficPolicy,
 //! 2433 topology aware hints, 4444 trafficDistribution, 3015 PreferSameZone/PreferSameNode,
-//! 1669 proxy terminating endpoints). [`FeatureGates`] holds overrides per component;
+//! 1669 proxy terminating endpoints, 961 StatefulSet maxUnavailable). [`FeatureGates`] holds overrides per component;
 //! [`FeatureGates::check`] refuses what the component would refuse at start
 //! (`k8s.io/component-base/featuregate` `featureGate.Set`: an unrecognized gate, a gate locked
 //! to its default set to the other value), and also a gate the component does not read
@@ -24,7 +24,8 @@ use crate::version::KubeVersion;
 pub enum Component {
     /// `kube-apiserver`: drops disabled fields on write (`dropServiceDisabledFields`).
     KubeApiserver,
-    /// `kube-controller-manager`: the EndpointSlice controller's hints.
+    /// `kube-controller-manager`: the EndpointSlice controller's hints, the StatefulSet
+    /// controller's `maxUnavailable`.
     KubeControllerManager,
     /// `kube-proxy`: which endpoints each node uses.
     KubeProxy,
@@ -73,16 +74,20 @@ pub enum Gate {
     PreferSameTrafficDistribution,
     /// kube-proxy falls back to serving-terminating endpoints (KEP-1669).
     ProxyTerminatingEndpoints,
+    /// A StatefulSet's `rollingUpdate.maxUnavailable` (KEP-961): kept by the API server,
+    /// honoured by the StatefulSet controller.
+    MaxUnavailableStatefulSet,
 }
 
 impl Gate {
     /// Every gate, in table order.
-    pub const ALL: [Gate; 5] = [
+    pub const ALL: [Gate; 6] = [
         Gate::ServiceInternalTrafficPolicy,
         Gate::TopologyAwareHints,
         Gate::ServiceTrafficDistribution,
         Gate::PreferSameTrafficDistribution,
         Gate::ProxyTerminatingEndpoints,
+        Gate::MaxUnavailableStatefulSet,
     ];
 
     /// The gate's name as upstream spells it.
@@ -122,8 +127,9 @@ pub struct GateSpec {
     pub alpha: KubeVersion,
     /// First release where it is on by default (beta).
     pub on_by_default: KubeVersion,
-    /// First release where it is GA and locked to `true` (`LockToDefault`).
-    pub locked: KubeVersion,
+    /// First release where it is GA and locked to `true` (`LockToDefault`); `None` while it
+    /// is not GA.
+    pub locked: Option<KubeVersion>,
     /// First release without the gate (the behaviour is always on), if any.
     pub removed: Option<KubeVersion>,
     /// What switching it off changes, per reader, in words.
@@ -135,13 +141,13 @@ const fn v(minor: u16) -> KubeVersion {
 }
 
 /// The gates, in [`Gate::ALL`] order (upstream `pkg/features/kube_features.go`).
-pub const GATES: [GateSpec; 5] = [
+pub const GATES: [GateSpec; 6] = [
     GateSpec {
         name: "ServiceInternalTrafficPolicy",
         read_by: &[Component::KubeApiserver, Component::KubeProxy],
         alpha: v(21),
         on_by_default: v(22),
-        locked: v(26),
+        locked: Some(v(26)),
         removed: Some(v(28)),
         effect: "kube-apiserver drops spec.internalTrafficPolicy on write (and does not default it); kube-proxy treats every Service as internalTrafficPolicy Cluster",
     },
@@ -150,7 +156,7 @@ pub const GATES: [GateSpec; 5] = [
         read_by: &[Component::KubeControllerManager, Component::KubeProxy],
         alpha: v(21),
         on_by_default: v(24),
-        locked: v(33),
+        locked: Some(v(33)),
         removed: Some(v(36)),
         effect: "the EndpointSlice controller builds no topology cache (topology-mode: Auto writes no zone hints); kube-proxy ignores zone hints unless ServiceTrafficDistribution is on",
     },
@@ -163,7 +169,7 @@ pub const GATES: [GateSpec; 5] = [
         ],
         alpha: v(30),
         on_by_default: v(31),
-        locked: v(33),
+        locked: Some(v(33)),
         removed: Some(v(36)),
         effect: "kube-apiserver drops spec.trafficDistribution on write; the EndpointSlice controller ignores it; kube-proxy uses hints only with the topology annotation",
     },
@@ -176,7 +182,7 @@ pub const GATES: [GateSpec; 5] = [
         ],
         alpha: v(33),
         on_by_default: v(34),
-        locked: v(35),
+        locked: Some(v(35)),
         removed: None,
         effect: "kube-apiserver refuses PreferSameZone/PreferSameNode and drops hints.forNodes; the EndpointSlice controller writes no hints for them; kube-proxy ignores hints.forNodes",
     },
@@ -185,9 +191,23 @@ pub const GATES: [GateSpec; 5] = [
         read_by: &[Component::KubeProxy],
         alpha: v(22),
         on_by_default: v(26),
-        locked: v(28),
+        locked: Some(v(28)),
         removed: Some(v(30)),
         effect: "kube-proxy drops traffic when only serving-terminating endpoints remain, instead of falling back to them",
+    },
+    // `MaxUnavailableStatefulSet`: alpha 1.24 (off), beta 1.35 (on). kube-apiserver drops
+    // `rollingUpdate.maxUnavailable` without it (`pkg/registry/apps/statefulset/strategy.go`
+    // `dropStatefulSetDisabledFields`) and defaults it to 1 with it
+    // (`pkg/apis/apps/v1/defaults.go` `SetDefaults_StatefulSet`); the controller honours it
+    // only with it (`pkg/controller/statefulset/stateful_set_control.go` `updateStatefulSet`).
+    GateSpec {
+        name: "MaxUnavailableStatefulSet",
+        read_by: &[Component::KubeApiserver, Component::KubeControllerManager],
+        alpha: v(24),
+        on_by_default: v(35),
+        locked: None,
+        removed: None,
+        effect: "kube-apiserver drops a StatefulSet's rollingUpdate.maxUnavailable on write; the StatefulSet controller replaces one pod at a time",
     },
 ];
 
@@ -213,7 +233,7 @@ impl GateSpec {
             Stage::Absent
         } else if self.removed.is_some_and(|r| version >= r) {
             Stage::Removed
-        } else if version >= self.locked {
+        } else if self.locked.is_some_and(|l| version >= l) {
             Stage::Locked
         } else if version >= self.on_by_default {
             Stage::OnByDefault
@@ -364,7 +384,7 @@ impl fmt::Display for GateError {
             } => write!(
                 f,
                 "--feature-gates: {component} {version}: cannot set feature gate {gate} to false, feature is locked to true since {} (GA)",
-                gate.spec().locked
+                gate.spec().locked.unwrap_or(*version)
             ),
         }
     }

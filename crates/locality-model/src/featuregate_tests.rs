@@ -11,7 +11,7 @@ fn at(minor: u16) -> KubeVersion {
 #[test]
 fn stages_change_at_the_upstream_releases() {
     use Stage::*;
-    let cases: [(Gate, &[(u16, Stage)]); 5] = [
+    let cases: [(Gate, &[(u16, Stage)]); 6] = [
         (
             Gate::ServiceInternalTrafficPolicy,
             &[
@@ -70,6 +70,16 @@ fn stages_change_at_the_upstream_releases() {
                 (28, Locked),
                 (29, Locked),
                 (30, Removed),
+            ],
+        ),
+        (
+            Gate::MaxUnavailableStatefulSet,
+            &[
+                (23, Absent),
+                (24, OffByDefault),
+                (34, OffByDefault),
+                (35, OnByDefault),
+                (40, OnByDefault),
             ],
         ),
     ];
@@ -260,4 +270,38 @@ fn overrides_record_only_what_takes_effect() {
         vec![(Gate::PreferSameTrafficDistribution, true)]
     );
     assert!(g.overrides(Component::KubeApiserver, at(34)).is_empty());
+}
+
+/// `MaxUnavailableStatefulSet` is read by the API server and the controller manager (not
+/// kube-proxy), may be switched on where it is alpha and off where it is beta, and the
+/// control plane honours `maxUnavailable` only with both on.
+#[test]
+fn max_unavailable_stateful_set_on_both_sides_of_its_beta() {
+    use crate::features::ControlPlaneFeatures;
+    let on = |minor, flags: &[&str]| {
+        let g = FeatureGates::from_flags(flags).unwrap();
+        ControlPlaneFeatures::with_gates(at(minor), &g).map(|f| f.max_unavailable_stateful_set)
+    };
+    assert_eq!(on(34, &[]), Ok(false));
+    assert_eq!(on(35, &[]), Ok(true));
+    assert_eq!(on(33, &["MaxUnavailableStatefulSet=true"]), Ok(true));
+    assert_eq!(on(35, &["MaxUnavailableStatefulSet=false"]), Ok(false));
+    assert_eq!(
+        on(35, &["kube-controller-manager:MaxUnavailableStatefulSet=false"]),
+        Ok(false),
+        "the controller alone switched off"
+    );
+    assert_eq!(
+        on(34, &["kube-apiserver:MaxUnavailableStatefulSet=true"]),
+        Ok(false),
+        "the API server keeps the field, the controller does not read it"
+    );
+    assert!(matches!(
+        on(23, &["MaxUnavailableStatefulSet=true"]),
+        Err(GateError::NotAtVersion { .. })
+    ));
+    assert!(matches!(
+        FeatureGates::from_flags(&["kube-proxy:MaxUnavailableStatefulSet=true"]),
+        Err(GateError::NotRead { .. })
+    ));
 }

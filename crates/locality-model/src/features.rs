@@ -30,6 +30,10 @@ pub struct ControlPlaneFeatures {
     /// The controller no longer writes dummy `forZones: [{name: ""}]` hints for zone-less
     /// endpoints (since 1.33, endpointslice commit ae45d1cc).
     pub no_empty_zone_hints: bool,
+    /// `MaxUnavailableStatefulSet` on in the API server (else it drops a StatefulSet's
+    /// `rollingUpdate.maxUnavailable`) and the controller manager: the StatefulSet controller
+    /// replaces up to `maxUnavailable` pods at once (beta on 1.35).
+    pub max_unavailable_stateful_set: bool,
     /// `--feature-gates` overrides of the API server in effect.
     pub apiserver_gates: GateOverrides,
     /// `--feature-gates` overrides of the controller manager in effect.
@@ -58,7 +62,9 @@ impl ControlPlaneFeatures {
     /// strategy.go` `dropServiceDisabledFields`); the controller manager's through the
     /// EndpointSlice controller (`pkg/controller/endpointslice/endpointslice_controller.go`
     /// `NewController`: a topology cache only with `TopologyAwareHints`,
-    /// `WithTrafficDistributionEnabled(ServiceTrafficDistribution)`).
+    /// `WithTrafficDistributionEnabled(ServiceTrafficDistribution)`) and the StatefulSet
+    /// controller (`pkg/controller/statefulset/stateful_set_control.go` `updateStatefulSet`:
+    /// `maxUnavailable` only with `MaxUnavailableStatefulSet`).
     pub fn applying(version: KubeVersion, gates: &FeatureGates) -> Self {
         let api = |g| gates.enabled(Component::KubeApiserver, g, version);
         let kcm = |g| gates.enabled(Component::KubeControllerManager, g, version);
@@ -72,6 +78,8 @@ impl ControlPlaneFeatures {
                 && kcm(Gate::PreferSameTrafficDistribution),
             internal_traffic_policy: api(Gate::ServiceInternalTrafficPolicy),
             no_empty_zone_hints: version.at_least(1, 33),
+            max_unavailable_stateful_set: api(Gate::MaxUnavailableStatefulSet)
+                && kcm(Gate::MaxUnavailableStatefulSet),
             apiserver_gates: gates.overrides(Component::KubeApiserver, version),
             controller_manager_gates: gates.overrides(Component::KubeControllerManager, version),
         }

@@ -171,7 +171,8 @@ pub fn gates_in_play(
         }
     }
     for (gate, value) in control_plane.controller_manager_gates.iter() {
-        if derived {
+        // The StatefulSet controller's gate changes no route.
+        if derived && gate != Gate::MaxUnavailableStatefulSet {
             out.push((Component::KubeControllerManager, gate, value));
         }
     }
@@ -182,6 +183,7 @@ pub fn gates_in_play(
             Gate::TopologyAwareHints
             | Gate::ServiceTrafficDistribution
             | Gate::PreferSameTrafficDistribution => hinted,
+            Gate::MaxUnavailableStatefulSet => false,
         };
         if touches {
             out.push((Component::KubeProxy, gate, value));
