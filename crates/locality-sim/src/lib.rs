@@ -88,7 +88,7 @@ pub use objects::{
 };
 pub use rng::SplitMix64;
 pub use seed::{Assumption, SeedOptions, Seeded, seed};
-pub use statefulsets::state::max_unavailable_gate as statefulset_max_unavailable_gate;
+pub use statefulsets::StatefulSetStatus;
 pub use store::{EventType, Store, StoreError, Stored, WatchEvent};
 pub use topology::Topology;
 pub use topology::{BUILTIN as BUILTIN_TOPOLOGIES, NodeSpec, TopologyError};

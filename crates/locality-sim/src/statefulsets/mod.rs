@@ -11,8 +11,7 @@ use std::collections::BTreeMap;
 use locality_model::objects::{PodManagementPolicy, PodPhase};
 
 use self::state::{
-    Action, LABEL_POD_INDEX, LABEL_POD_NAME, Replica, Revision, SetSpec, StatefulState, max_unavailable_gate,
-    ordinal, plan,
+    Action, LABEL_POD_INDEX, LABEL_POD_NAME, Replica, Revision, SetSpec, StatefulState, ordinal, plan,
 };
 use crate::engine::{Engine, Task};
 use crate::objects::{Kind, Object, ObjectKey, SimWorkload};
@@ -42,6 +41,78 @@ fn set_spec(set: &SimWorkload, gate: bool) -> SetSpec {
     }
 }
 
+/// A StatefulSet's `status` as the simulated controller computes it
+/// (`stateful_set_control.go` `computeReplicaStatus`, `updateStatefulSetStatus`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatefulSetStatus {
+    /// `replicas`: pods created (terminating ones included).
+    pub replicas: u32,
+    /// `readyReplicas`: pods Running and Ready.
+    pub ready_replicas: u32,
+    /// `availableReplicas`: pods Ready for `minReadySeconds` (`isRunningAndAvailable`).
+    pub available_replicas: u32,
+    /// `currentReplicas`: pods not terminating at the current revision.
+    pub current_replicas: u32,
+    /// `updatedReplicas`: pods not terminating at the update revision.
+    pub updated_replicas: u32,
+    /// `currentRevision`.
+    pub current_revision: String,
+    /// `updateRevision`.
+    pub update_revision: String,
+}
+
+impl Engine {
+    /// True when the simulated control plane honours a StatefulSet's
+    /// `rollingUpdate.maxUnavailable`: the `MaxUnavailableStatefulSet` feature gate on in
+    /// kube-apiserver (else it drops the field) and kube-controller-manager, at
+    /// [`crate::SimConfig::kube_version`] with [`crate::SimConfig::feature_gates`] (k8s.io/kubernetes
+    /// `pkg/features/kube_features.go`: alpha, off, from 1.24; beta, on, from 1.35). Off, the
+    /// controller replaces one pod at a time.
+    pub fn max_unavailable_stateful_set(&self) -> bool {
+        locality_model::features::ControlPlaneFeatures::applying(
+            self.config.kube_version,
+            &self.config.feature_gates,
+        )
+        .max_unavailable_stateful_set
+    }
+
+    /// The `status` of the StatefulSet at `key`, as its simulated controller last saw it (its
+    /// current revision; availability from when it saw each pod Ready); `None` when no
+    /// StatefulSet is stored there.
+    pub fn stateful_set_status(&self, key: &ObjectKey) -> Option<StatefulSetStatus> {
+        let set = self.store.get(key).and_then(|s| s.object.as_workload())?;
+        let update_revision = revision_name(set);
+        let state = self
+            .stateful_sets
+            .get(key)
+            .filter(|s| s.uid == set.workload.meta.uid);
+        let mut st = StatefulSetStatus {
+            current_revision: state.map_or_else(|| update_revision.clone(), |s| s.current_hash.clone()),
+            update_revision,
+            ..StatefulSetStatus::default()
+        };
+        let min_ready_ms = u64::from(set.workload.min_ready_seconds) * 1000;
+        for o in self.owned_pods(&key.namespace, &set.workload.meta.uid) {
+            let Some(p) = o.as_pod() else { continue };
+            st.replicas += 1;
+            let running_ready = p.pod.phase == PodPhase::Running && p.pod.ready;
+            if running_ready {
+                st.ready_replicas += 1;
+                let since = state.and_then(|s| s.ready_since.get(&p.pod.meta.name));
+                if since.is_some_and(|&t| t + min_ready_ms <= self.now) || min_ready_ms == 0 {
+                    st.available_replicas += 1;
+                }
+            }
+            if p.pod.meta.deletion_timestamp.is_none() {
+                let rev = p.pod.meta.labels.get(LABEL_CONTROLLER_REVISION_HASH);
+                st.current_replicas += u32::from(rev == Some(&st.current_revision));
+                st.updated_replicas += u32::from(rev == Some(&st.update_revision));
+            }
+        }
+        Some(st)
+    }
+}
+
 impl Engine {
     /// One sync of a StatefulSet (`StatefulSetControl.UpdateStatefulSet`).
     pub(crate) fn sync_stateful_set(&mut self, key: &ObjectKey) {
@@ -66,7 +137,7 @@ impl Engine {
                 },
             );
         }
-        let spec = set_spec(&set, max_unavailable_gate(self.config.kube_version));
+        let spec = set_spec(&set, self.max_unavailable_stateful_set());
         let min_ready_ms = u64::from(set.workload.min_ready_seconds) * 1000;
         let now = self.now;
         let mut replicas: Vec<Option<Replica>> = vec![None; spec.replicas as usize];

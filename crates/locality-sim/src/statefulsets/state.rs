@@ -16,8 +16,6 @@
 
 use std::collections::BTreeMap;
 
-use locality_model::version::KubeVersion;
-
 use crate::objects::SimWorkload;
 use crate::time::Millis;
 
@@ -25,14 +23,6 @@ use crate::time::Millis;
 pub const LABEL_POD_NAME: &str = "statefulset.kubernetes.io/pod-name";
 /// Label with the pod's ordinal (upstream `apps.PodIndexLabel`).
 pub const LABEL_POD_INDEX: &str = "apps.kubernetes.io/pod-index";
-
-/// True when the `MaxUnavailableStatefulSet` feature gate is on by default in `version`
-/// (k8s.io/kubernetes `pkg/features/kube_features.go`: alpha, off, from 1.24; beta, on, from
-/// 1.35). Off, the API server drops `maxUnavailable` and the controller replaces one pod at a
-/// time.
-pub fn max_unavailable_gate(version: KubeVersion) -> bool {
-    version.at_least(1, 35)
-}
 
 /// The ordinal of a StatefulSet's pod from its name (`getParentNameAndOrdinal`): `NAME-N`.
 pub fn ordinal(set: &str, pod: &str) -> Option<u32> {
@@ -384,11 +374,5 @@ mod tests {
         let condemned = BTreeMap::from([(1, ok(true).unwrap()), (2, ok(true).unwrap())]);
         assert_eq!(plan(&s, &[ok(true)], &condemned, false), [Action::Delete(2)]);
         assert!(plan(&s, &[None], &condemned, false) == [Action::Create(0, Revision::Update)]);
-    }
-
-    #[test]
-    fn the_gate_is_on_from_1_35() {
-        assert!(!max_unavailable_gate(KubeVersion::new(1, 34)));
-        assert!(max_unavailable_gate(KubeVersion::new(1, 35)));
     }
 }

@@ -218,7 +218,7 @@ pub fn apply(engine: &mut Engine, change: &Change) -> Result<String, SimError> {
                 .cloned()
                 .ok_or_else(|| missing(workload))?;
             if workload.kind == Kind::StatefulSet {
-                let gate = crate::statefulsets::state::max_unavailable_gate(engine.config().kube_version);
+                let gate = engine.max_unavailable_stateful_set();
                 let unavailable = strategy::stateful_max_unavailable(
                     &w.workload,
                     max_surge.as_deref(),

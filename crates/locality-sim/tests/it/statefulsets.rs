@@ -5,6 +5,7 @@
 //! the pod is replaced.
 
 use crate::whatif::config;
+use locality_model::featuregate::FeatureGates;
 use locality_model::objects::{PodManagementPolicy, PodSpec, TargetPort, WorkloadKind};
 use locality_model::version::KubeVersion;
 use locality_sim::EventType;
@@ -30,11 +31,24 @@ fn cluster_at(
     pin: Option<&str>,
     edit: impl FnOnce(&mut locality_sim::SimWorkload),
 ) -> Engine {
+    cluster_gated(version, &[], replicas, pin, edit)
+}
+
+/// [`cluster_at`] with `--feature-gates` values.
+fn cluster_gated(
+    version: KubeVersion,
+    gates: &[&str],
+    replicas: u32,
+    pin: Option<&str>,
+    edit: impl FnOnce(&mut locality_sim::SimWorkload),
+) -> Engine {
     let t = Topology::builtin("three-zones").unwrap();
     let sim = SimConfig {
         kube_version: version,
+        feature_gates: FeatureGates::from_flags(gates).unwrap(),
         ..SimConfig::default()
     };
+    sim.check_feature_gates().unwrap();
     let mut e = Engine::from_topology(&t, sim).unwrap();
     let mut spec = PodSpec {
         ports: vec![container_port("http", 8080)],
@@ -247,6 +261,43 @@ fn before_1_35_max_unavailable_is_dropped_and_pods_go_one_at_a_time() {
     assert!(
         first(&h, "db-2", "deleting") >= first(&h, "db-3", "ready"),
         "{h:?}"
+    );
+}
+
+/// The deletions of `db-3`…`db-0` in a rollout asking `maxUnavailable: 2` of a Parallel
+/// StatefulSet at `version` with `gates`: true when `db-2` went with `db-3`.
+fn two_at_once(version: KubeVersion, gates: &[&str]) -> bool {
+    let mut e = cluster_gated(version, gates, 4, None, |w| {
+        w.workload.pod_management_policy = PodManagementPolicy::Parallel;
+    });
+    let start = e.now();
+    let r = rollout(&mut e, Some("2"));
+    assert!(r.settled, "{:?}", r.unsettled);
+    let h = pod_history(&e, start);
+    first(&h, "db-3", "deleting") == first(&h, "db-2", "deleting")
+}
+
+#[test]
+fn the_max_unavailable_gate_follows_feature_gates_on_both_sides_of_1_35() {
+    assert!(two_at_once(KubeVersion::new(1, 35), &[]), "beta: on by default");
+    assert!(
+        !two_at_once(KubeVersion::new(1, 35), &["MaxUnavailableStatefulSet=false"]),
+        "switched off at 1.35"
+    );
+    assert!(
+        !two_at_once(KubeVersion::new(1, 34), &[]),
+        "alpha: off by default"
+    );
+    assert!(
+        two_at_once(KubeVersion::new(1, 34), &["MaxUnavailableStatefulSet=true"]),
+        "switched on at 1.34"
+    );
+    assert!(
+        !two_at_once(
+            KubeVersion::new(1, 35),
+            &["kube-controller-manager:MaxUnavailableStatefulSet=false"]
+        ),
+        "the controller alone switched off"
     );
 }
 

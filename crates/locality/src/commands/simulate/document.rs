@@ -101,7 +101,7 @@ fn stateful_doc(
     max_unavailable: &Option<String>,
 ) -> Result<ChangeDoc, String> {
     let target = format!("StatefulSet {}/{}", w.meta.namespace, w.meta.name);
-    let gate = locality_sim::statefulset_max_unavailable_gate(engine.config().kube_version);
+    let gate = engine.max_unavailable_stateful_set();
     let u = strategy::stateful_max_unavailable(w, max_surge.as_deref(), max_unavailable.as_deref(), gate)
         .map_err(|e| format!("{target}: {e}"))?;
     let how = if w.update_strategy.as_deref() == Some("OnDelete") {
