@@ -49,6 +49,9 @@ impl Engine {
             match k.kind {
                 Kind::Pod => {
                     d.pods.insert(k.clone());
+                    let alive = ev.event_type != EventType::Deleted;
+                    self.ready_since
+                        .observe(k, ev.object.as_pod().filter(|_| alive), self.now);
                     if let Some(p) = ev.object.as_pod() {
                         // The Services that select it now, or held its endpoint before.
                         for (svc_key, s) in self.store.list_namespace(Kind::Service, &k.namespace) {
@@ -76,7 +79,6 @@ impl Engine {
                             };
                             let owner = ObjectKey::new(kind, &k.namespace, &o.name);
                             if kind == Kind::DaemonSet {
-                                let alive = ev.event_type != EventType::Deleted;
                                 self.daemon_pod_event(&owner, &k.name, alive.then_some(p));
                             }
                             if kind == Kind::ReplicaSet

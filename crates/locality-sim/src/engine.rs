@@ -138,6 +138,12 @@ pub(crate) enum Task {
     /// The simulated StatefulSet controller syncs one StatefulSet again (a pod's
     /// `minReadySeconds` are over).
     SyncStatefulSet(ObjectKey),
+    /// The simulated DaemonSet controller syncs one DaemonSet again (a pod's
+    /// `minReadySeconds` are over).
+    SyncDaemonSet(ObjectKey),
+    /// The simulated Deployment controller syncs one Deployment again (a pod's
+    /// `minReadySeconds` are over).
+    SyncDeployment(ObjectKey),
 }
 
 /// Node-local runtime state of a simulated pod (the kubelet's view, not in the store).
@@ -213,6 +219,11 @@ pub struct Engine {
     pub(crate) slice_tracker: crate::endpointslices::SliceTracker,
     /// The simulated DaemonSet controller's per-node view of each DaemonSet.
     pub(crate) daemon_states: BTreeMap<ObjectKey, crate::daemonsets::state::DaemonState>,
+    /// When each pod was first seen Ready (for the `minReadySeconds` of DaemonSets and
+    /// Deployments).
+    pub(crate) ready_since: crate::availability::ReadySince,
+    /// The instant a sync of each Deployment is scheduled for (a pod's `minReadySeconds`).
+    pub(crate) deployment_wakes: BTreeMap<ObjectKey, Millis>,
     /// The simulated StatefulSet controller's view of each StatefulSet.
     pub(crate) stateful_sets: BTreeMap<ObjectKey, crate::statefulsets::state::StatefulState>,
     /// The simulated scheduler's cache.
@@ -261,6 +272,8 @@ impl Engine {
             endpoint_cache: Default::default(),
             slice_tracker: Default::default(),
             daemon_states: BTreeMap::new(),
+            ready_since: Default::default(),
+            deployment_wakes: BTreeMap::new(),
             stateful_sets: BTreeMap::new(),
             scheduler: Default::default(),
             owners: Default::default(),
@@ -357,6 +370,8 @@ impl Engine {
             Task::PodGcOrphans(node) => self.pod_gc_orphans(&node),
             Task::Drain(node) => self.drain_pass(&node),
             Task::SyncStatefulSet(key) => self.sync_stateful_set(&key),
+            Task::SyncDaemonSet(key) => self.sync_daemon_set(&key),
+            Task::SyncDeployment(key) => self.sync_deployment(&key),
         }
     }
 

@@ -35,6 +35,7 @@
 //! Everything here is simulated and says so; same seed, same run.
 
 mod api;
+mod availability;
 pub mod builders;
 mod cloudlb;
 mod controllers;

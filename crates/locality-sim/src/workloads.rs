@@ -3,20 +3,67 @@
 //! `manageReplicas`), and pods made from a template with generated names (the template hash
 //! and the revision labels are in `crate::templates`).
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use locality_model::objects::{
     NodeSelectorTerm, ObjectMeta, OwnerReference, Pod, PodPhase, PodSpec, SelectorRequirement, WorkloadKind,
 };
 
-use crate::engine::Engine;
+use crate::availability::{Availability, pod_ready};
+use crate::engine::{Engine, Task};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
 use crate::templates::{LABEL_POD_TEMPLATE_HASH, scaled, template_hash, with};
+use crate::time::Millis;
 
 impl Engine {
     // ----- Deployment -----
 
+    /// One sync of a Deployment; looks again when the next Ready pod of its ReplicaSets
+    /// becomes available (upstream: the ReplicaSet controller re-queues a ReplicaSet after
+    /// `minReadySeconds`, its status update wakes the Deployment).
     pub(crate) fn sync_deployment(&mut self, key: &ObjectKey) {
+        if self.store.get(key).is_none() {
+            self.deployment_wakes.remove(key);
+            return;
+        }
+        let next = Cell::new(None);
+        self.roll_deployment(key, &next);
+        if let Some(at) = next.get()
+            && self.deployment_wakes.get(key) != Some(&at)
+        {
+            self.deployment_wakes.insert(key.clone(), at);
+            self.schedule(at, Task::SyncDeployment(key.clone()));
+        }
+    }
+
+    /// When the simulated controllers first saw the pod at `key` Ready (its Ready condition's
+    /// `lastTransitionTime` as they read it); `None` while it is not Ready or not yet seen.
+    pub fn pod_ready_since(&self, key: &ObjectKey) -> Option<Millis> {
+        self.ready_since.available_at(key, 0)
+    }
+
+    /// Pods of `w` available at `now` with `minReadySeconds` of `min_ready_ms`
+    /// (`podutil.IsPodAvailable`, as the ReplicaSet controller counts `availableReplicas`).
+    fn available_pods(&self, w: &SimWorkload, min_ready_ms: u64) -> Availability {
+        let mut a = Availability::default();
+        for o in self.owned_pods(&w.workload.meta.namespace, &w.workload.meta.uid) {
+            let Some(p) = o.as_pod() else { continue };
+            if !pod_ready(p) {
+                continue;
+            }
+            let k = ObjectKey::new(Kind::Pod, &p.pod.meta.namespace, p.pod.meta.name.as_str());
+            a.count(self.ready_since.available_at(&k, min_ready_ms), self.now);
+        }
+        a
+    }
+
+    /// `rolloutRolling` / `rolloutRecreate` (`pkg/controller/deployment/rolling.go`,
+    /// `recreate.go`), counting available pods as `IsPodAvailable` does with the Deployment's
+    /// `minReadySeconds` (`reconcileOldReplicaSets`, `cleanupUnhealthyReplicas`,
+    /// `scaleDownOldReplicaSetsForRollingUpdate` read `AvailableReplicas`); `next` gets the
+    /// earliest instant a Ready pod becomes available.
+    fn roll_deployment(&mut self, key: &ObjectKey, next: &Cell<Option<Millis>>) {
         let Some(s) = self.store.get(key) else { return };
         let Some(dep) = s.object.as_workload().cloned() else {
             return;
@@ -77,12 +124,13 @@ impl Engine {
             new = Some(w);
         }
         let Some(mut new) = new else { return };
+        let min_ready_ms = u64::from(dep.workload.min_ready_seconds) * 1000;
         let available = |e: &Engine, w: &SimWorkload| -> i64 {
-            e.owned_pods(&w.workload.meta.namespace, &w.workload.meta.uid)
-                .iter()
-                .filter_map(|o| o.as_pod())
-                .filter(|p| p.pod.ready && p.pod.meta.deletion_timestamp.is_none())
-                .count() as i64
+            let a = e.available_pods(w, min_ready_ms);
+            if let Some(t) = a.next {
+                next.set(Some(next.get().map_or(t, |n: Millis| n.min(t))));
+            }
+            i64::from(a.available)
         };
         let spec = |w: &SimWorkload| i64::from(w.workload.replicas.unwrap_or(0));
         let set = |e: &mut Engine, w: &mut SimWorkload, n: i64| {

@@ -3,7 +3,10 @@
 //! Mirrors `pkg/controller/daemon` `daemon_controller.go` (`podsShouldBeOnNode`: one pod per
 //! node that fits, extra and misplaced pods deleted) and `update.go` `rollingUpdate`
 //! (`maxSurge` 0: delete old pods up to `maxUnavailable`; otherwise surge new pods next to
-//! available old ones, delete the old once the new is available). The controller keeps, per
+//! available old ones, delete the old once the new is available). Available is
+//! `podutil.IsPodAvailable(pod, ds.Spec.MinReadySeconds, now)`: Ready for `minReadySeconds`
+//! (`crate::availability`); the DaemonSet is synced again when a Ready pod becomes available
+//! (upstream `updateDaemonSetStatus` re-queues it after `minReadySeconds`). The controller keeps, per
 //! DaemonSet, the state of every node (does the pod template fit it, which of its pods are
 //! new, old, available) and files nodes by what the rolling update would do with them; pod
 //! and Node events update only the nodes they touch, so a sync costs the nodes it acts on,
@@ -12,7 +15,7 @@
 pub(crate) mod state;
 
 use self::state::{DaemonState, Slot};
-use crate::engine::Engine;
+use crate::engine::{Engine, Task};
 use crate::fit::{add_daemon_tolerations, node_fits};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
 use crate::templates::{LABEL_CONTROLLER_REVISION_HASH, scaled, template_hash, with};
@@ -30,8 +33,12 @@ fn daemon_template(ds: &SimWorkload, hash: &str) -> SimWorkload {
 impl Engine {
     /// Applies a pod event to the state of the DaemonSet that owns it, if it has one.
     pub(crate) fn daemon_pod_event(&mut self, ds: &ObjectKey, pod: &str, object: Option<&SimPod>) {
+        let now = self.now;
         if let Some(state) = self.daemon_states.get_mut(ds) {
-            state.file_pod(pod, object);
+            let at = self
+                .ready_since
+                .available_at(&ObjectKey::new(Kind::Pod, &ds.namespace, pod), state.min_ready_ms);
+            state.file_pod(pod, object, at, now);
         }
     }
 
@@ -74,6 +81,7 @@ impl Engine {
         let mut state = DaemonState {
             uid: ds.workload.meta.uid.clone(),
             hash: hash.to_string(),
+            min_ready_ms: u64::from(ds.workload.min_ready_seconds) * 1000,
             ..DaemonState::default()
         };
         for (_, s) in self.store.list(Kind::Node) {
@@ -84,7 +92,11 @@ impl Engine {
         }
         for o in self.owned_pods(&key.namespace, &ds.workload.meta.uid) {
             if let Some(p) = o.as_pod() {
-                state.file_pod(&p.pod.meta.name, Some(p));
+                let at = self.ready_since.available_at(
+                    &ObjectKey::new(Kind::Pod, &key.namespace, p.pod.meta.name.as_str()),
+                    state.min_ready_ms,
+                );
+                state.file_pod(&p.pod.meta.name, Some(p), at, self.now);
             }
         }
         let names: Vec<String> = state.nodes.keys().cloned().collect();
@@ -101,6 +113,30 @@ impl Engine {
         state
     }
 
+    /// Files again the Ready pods of a DaemonSet whose `minReadySeconds` are over.
+    fn daemon_pods_matured(&mut self, key: &ObjectKey) {
+        let now = self.now;
+        let Some(state) = self.daemon_states.get(key) else {
+            return;
+        };
+        let matured: Vec<String> = state
+            .maturing
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in matured {
+            let pod_key = ObjectKey::new(Kind::Pod, &key.namespace, name.as_str());
+            let object = self.store.get(&pod_key).map(|s| s.object.clone());
+            let at = self
+                .ready_since
+                .available_at(&pod_key, self.daemon_states[key].min_ready_ms);
+            if let Some(state) = self.daemon_states.get_mut(key) {
+                state.file_pod(&name, object.as_deref().and_then(Object::as_pod), at, now);
+            }
+        }
+    }
+
     /// One sync of a DaemonSet: create missing pods, delete misplaced ones, roll the update.
     pub(crate) fn sync_daemon_set(&mut self, key: &ObjectKey) {
         let Some(ds) = self.store.get(key).and_then(|s| s.object.as_workload()).cloned() else {
@@ -111,14 +147,15 @@ impl Engine {
             return;
         }
         let hash = template_hash(&ds);
-        let stale = self
-            .daemon_states
-            .get(key)
-            .is_none_or(|s| s.hash != hash || s.uid != ds.workload.meta.uid);
+        let min_ready_ms = u64::from(ds.workload.min_ready_seconds) * 1000;
+        let stale = self.daemon_states.get(key).is_none_or(|s| {
+            s.hash != hash || s.uid != ds.workload.meta.uid || s.min_ready_ms != min_ready_ms
+        });
         if stale {
             let state = self.daemon_state(&ds, key, &hash);
             self.daemon_states.insert(key.clone(), state);
         }
+        self.daemon_pods_matured(key);
         let state = &self.daemon_states[key];
         let desired = state.nodes.values().filter(|n| n.fits).count() as i64;
         let mut to_create: Vec<String> = state.nodes_in(Slot::Missing).cloned().collect();
@@ -173,6 +210,16 @@ impl Engine {
                         .nodes_in(Slot::BothNewAvailable)
                         .flat_map(|n| state.pods_on(n, Some(false))),
                 );
+            }
+        }
+        // Look again when the next Ready pod becomes available.
+        let next = state.maturing.values().min().copied();
+        if next.is_some() && next != state.wake {
+            if let Some(s) = self.daemon_states.get_mut(key) {
+                s.wake = next;
+            }
+            if let Some(at) = next {
+                self.schedule(at, Task::SyncDaemonSet(key.clone()));
             }
         }
         let template = daemon_template(&ds, &hash);

@@ -8,13 +8,14 @@ use crate::fasthash::FastMap;
 use crate::fit::affinity_node;
 use crate::objects::SimPod;
 use crate::templates::LABEL_CONTROLLER_REVISION_HASH;
+use crate::time::Millis;
 
 /// One daemon pod as the controller sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct DaemonPod {
     /// Labelled with the current template's hash.
     pub(super) new: bool,
-    /// Ready and not terminating.
+    /// Ready for the DaemonSet's `minReadySeconds` and not terminating (`IsPodAvailable`).
     pub(super) available: bool,
     pub(super) terminating: bool,
     /// Bound to its node (`spec.nodeName` set).
@@ -96,6 +97,12 @@ pub(crate) struct DaemonState {
     /// Nodes by slot, in name order.
     pub(super) slots: BTreeMap<Slot, BTreeSet<String>>,
     pub(super) filed: FastMap<String, Slot>,
+    /// The DaemonSet's `minReadySeconds`, in ms.
+    pub(super) min_ready_ms: u64,
+    /// Ready pods not yet available: when each becomes so.
+    pub(super) maturing: BTreeMap<String, Millis>,
+    /// The instant a sync is already scheduled for (the earliest of `maturing`).
+    pub(super) wake: Option<Millis>,
 }
 
 impl DaemonState {
@@ -143,8 +150,16 @@ impl DaemonState {
             .collect()
     }
 
-    /// Records one pod's state (or its removal).
-    pub(super) fn file_pod(&mut self, name: &str, pod: Option<&SimPod>) {
+    /// Records one pod's state (or its removal) at `now`; `available_at`: when it is (or
+    /// becomes) available, `None` while it is not Ready.
+    pub(super) fn file_pod(
+        &mut self,
+        name: &str,
+        pod: Option<&SimPod>,
+        available_at: Option<Millis>,
+        now: Millis,
+    ) {
+        self.maturing.remove(name);
         if let Some(node) = self.pod_node.remove(name) {
             if let Some(n) = self.nodes.get_mut(&node) {
                 n.pods.remove(name);
@@ -158,9 +173,16 @@ impl DaemonState {
             p.pod.spec.node_name.clone()
         };
         let terminating = p.pod.meta.deletion_timestamp.is_some();
+        let ready = p.pod.ready && !terminating;
+        match available_at {
+            Some(at) if ready && at > now => {
+                self.maturing.insert(name.to_string(), at);
+            }
+            _ => {}
+        }
         let state = DaemonPod {
             new: p.pod.meta.labels.get(LABEL_CONTROLLER_REVISION_HASH) == Some(&self.hash),
-            available: p.pod.ready && !terminating,
+            available: ready && available_at.is_some_and(|at| at <= now),
             terminating,
             scheduled: !p.pod.spec.node_name.is_empty(),
         };

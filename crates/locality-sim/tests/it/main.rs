@@ -4,6 +4,7 @@ mod controllers;
 mod crosscheck;
 mod delete_options;
 mod engine;
+mod min_ready;
 mod node_events;
 mod nodes_and_lb;
 mod perf;
