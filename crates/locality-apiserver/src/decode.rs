@@ -160,17 +160,19 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
         }),
         Some(Kind::Service) => st.services.pop().map(Object::Service),
         Some(Kind::EndpointSlice) => st.endpoint_slices.pop().map(Object::EndpointSlice),
-        Some(Kind::Deployment | Kind::ReplicaSet | Kind::DaemonSet) => st.workloads.pop().map(|mut w| {
-            if w.kind != WorkloadKind::DaemonSet && w.replicas.is_none() {
-                w.replicas = Some(1);
-            }
-            Object::Workload(SimWorkload {
-                pod_behaviour: behaviour(&v["spec"]["template"]["spec"]),
-                workload: w,
-                template_annotations: string_map(&v["spec"]["template"]["metadata"]["annotations"]),
-                template_digest: unmodelled_digest(&v["spec"]["template"]["spec"]),
+        Some(Kind::Deployment | Kind::ReplicaSet | Kind::DaemonSet | Kind::StatefulSet) => {
+            st.workloads.pop().map(|mut w| {
+                if w.kind != WorkloadKind::DaemonSet && w.replicas.is_none() {
+                    w.replicas = Some(1);
+                }
+                Object::Workload(SimWorkload {
+                    pod_behaviour: behaviour(&v["spec"]["template"]["spec"]),
+                    workload: w,
+                    template_annotations: string_map(&v["spec"]["template"]["metadata"]["annotations"]),
+                    template_digest: unmodelled_digest(&v["spec"]["template"]["spec"]),
+                })
             })
-        }),
+        }
         Some(_) | None => None,
     };
     let mut obj = obj.ok_or_else(|| invalid("the simulated cluster could not read this object"))?;

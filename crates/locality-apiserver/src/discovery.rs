@@ -102,7 +102,7 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
             o["categories"] = json!(["all"]);
         }
         list.push(o);
-        if matches!(r.kind_name, "Deployment" | "ReplicaSet") {
+        if matches!(r.kind_name, "Deployment" | "ReplicaSet" | "StatefulSet") {
             list.push(
                 json!({"name": format!("{}/scale", r.plural), "singularName": "", "namespaced": true,
                              "group": "autoscaling", "version": "v1", "kind": "Scale",

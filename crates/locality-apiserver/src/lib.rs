@@ -16,8 +16,8 @@
 //! sent as `DELETED` with its last matching state and one that starts matching as `ADDED`, as
 //! the real watch cache does), create, update, delete and patch with `dryRun=All`, `Table`
 //! answers for `kubectl get` (`-o wide` shows node and IP) and `metav1.Status` errors, for
-//! Namespaces, Nodes, Pods, Services, EndpointSlices, Deployments, ReplicaSets and DaemonSets
-//! (StatefulSets: read-only and empty; ConfigMaps: read-only, kube-proxy's), and, stored but
+//! Namespaces, Nodes, Pods, Services, EndpointSlices, Deployments, ReplicaSets, DaemonSets and
+//! StatefulSets (ConfigMaps: read-only, kube-proxy's), and, stored but
 //! not simulated (see the `stored` module), ServiceAccounts, Jobs, Roles, RoleBindings,
 //! ClusterRoles and ClusterRoleBindings: no Job controller runs a Job and no authorizer reads
 //! the RBAC objects. Everything it answers says it is simulated.

@@ -20,8 +20,8 @@ pub struct Resource {
     pub namespaced: bool,
     /// `kubectl` short names.
     pub short_names: &'static [&'static str],
-    /// The simulated store's kind; `None` for a kind served read-only (StatefulSets, always
-    /// empty; ConfigMaps, the fixed set of the `configmaps` module).
+    /// The simulated store's kind; `None` for a kind served read-only (ConfigMaps, the fixed
+    /// set of the `configmaps` module).
     pub kind: Option<Kind>,
 }
 
@@ -133,7 +133,7 @@ pub const RESOURCES: &[Resource] = &[
         "apps",
         true,
         &["sts"],
-        None,
+        Some(Kind::StatefulSet),
     ),
     // Stored, not simulated (`locality_sim::Kind::STORED`, the `stored` module): no Job
     // controller runs a Job, no authorizer reads the RBAC objects.

@@ -119,7 +119,12 @@ async fn resource(
     }
     let body = crate::http::negotiate_body(method, headers, body.clone())?;
     let body = &crate::protobuf::json_body(method, headers, t.sub.as_deref(), t.r, &body)?;
-    if t.sub.as_deref() == Some("scale") && matches!(t.r.kind, Some(Kind::Deployment | Kind::ReplicaSet)) {
+    if t.sub.as_deref() == Some("scale")
+        && matches!(
+            t.r.kind,
+            Some(Kind::Deployment | Kind::ReplicaSet | Kind::StatefulSet)
+        )
+    {
         return crate::subresources::scale(shared, method, headers, &t, body);
     }
     if t.sub.as_deref().is_some_and(|s| s != "status") {

@@ -1,4 +1,5 @@
-//! Subresources served beside `status`: `deployments/scale` and `replicasets/scale`. (`pods/log`
+//! Subresources served beside `status`: `deployments/scale`, `replicasets/scale` and
+//! `statefulsets/scale`. (`pods/log`
 //! and `pods/proxy` have their own modules, `logs` and `proxy`.)
 
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use crate::http::{Body, json_response};
 use crate::status::ApiError;
 use crate::target::{Target, key_of, map_sim_error};
 
-/// `deployments/scale` and `replicasets/scale` (`autoscaling/v1` Scale): GET, PUT, PATCH.
+/// `deployments/scale`, `replicasets/scale` and `statefulsets/scale` (`autoscaling/v1` Scale):
+/// GET, PUT, PATCH.
 pub(crate) fn scale(
     shared: &Arc<Shared>,
     method: &Method,

@@ -91,6 +91,14 @@ fn columns(kind: Option<Kind>) -> &'static [(&'static str, &'static str, u8)] {
             ("Images", "string", 1),
             ("Selector", "string", 1),
         ],
+        // pkg/printers/internalversion/printers.go `statefulSetColumnDefinitions`.
+        Some(Kind::StatefulSet) => &[
+            ("Name", "string", 0),
+            ("Ready", "string", 0),
+            ("Age", "string", 0),
+            ("Containers", "string", 1),
+            ("Images", "string", 1),
+        ],
         // The kinds stored, not simulated, and the read-only ones.
         _ => &[("Name", "string", 0), ("Age", "string", 0)],
     }
@@ -360,7 +368,18 @@ pub fn cells(object: &Object, encoded: &Value, now: Millis) -> Value {
                         selector
                     ])
                 }
-                _ => {
+                // `printStatefulSet`: ready/desired.
+                WorkloadKind::StatefulSet => {
+                    let want = w.workload.replicas.unwrap_or(1);
+                    json!([
+                        name,
+                        format!("{}/{want}", n("readyReplicas")),
+                        age,
+                        containers,
+                        images
+                    ])
+                }
+                WorkloadKind::DaemonSet => {
                     let node_selector = none(join_selector(&w.workload.template.node_selector));
                     json!([
                         name,

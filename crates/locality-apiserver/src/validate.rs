@@ -1,19 +1,20 @@
 //! What an update (PUT, any patch, an apply) may not change, answered `422 Invalid` as the
 //! real API server words it (k8s.io/kubernetes `pkg/apis/core/validation/validation.go`
 //! `ValidatePodUpdate`, `ValidateServiceUpdate`; `pkg/apis/apps/validation/validation.go`
-//! `ValidateDeploymentUpdate`; `pkg/apis/discovery/validation/validation.go`
+//! `ValidateDeploymentUpdate`, `ValidateStatefulSetUpdate`; `pkg/apis/discovery/validation/validation.go`
 //! `ValidateEndpointSliceUpdate`), and the workload check shared with create (a selector that
 //! does not select its template's labels).
 //!
 //! Checked, for the fields the simulation carries: a Pod's spec except container images,
 //! added tolerations and the `tolerationSeconds` of existing ones (node, host network, ports,
 //! node selector, affinity, hostname, subdomain, container names, commands, args, env and
-//! probes); a Service's cluster IPs once set; a workload's `spec.selector`; an EndpointSlice's
+//! probes); a Service's cluster IPs once set; a workload's `spec.selector` (a StatefulSet's
+//! `podManagementPolicy`, `serviceName` and `volumeClaimTemplates` too); an EndpointSlice's
 //! `addressType`. On create and update, a pod's `tolerationSeconds` only with effect
 //! `NoExecute` (`validateTolerations`). The kinds stored without simulating them are checked
 //! by the `stored` module (a Job's `restartPolicy`, a binding's `roleRef`…).
 
-use locality_model::objects::Toleration;
+use locality_model::objects::{Toleration, WorkloadKind};
 use locality_sim::Object;
 use serde_json::Value;
 
@@ -23,6 +24,9 @@ use crate::status::ApiError;
 
 /// `ValidatePodUpdate`'s message for a forbidden spec change.
 const POD_UPDATE_FORBIDDEN: &str = "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+/// `ValidateStatefulSetUpdate`'s message for a change of a field other than those it lists.
+const STATEFUL_SET_UPDATE_FORBIDDEN: &str = "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
 
 /// The container fields compared for a pod update (everything the simulation reads except
 /// the mutable image).
@@ -117,6 +121,16 @@ pub(crate) fn check_update(
                     "spec.clusterIPs[0]: Invalid value: []string{{{shown}}}: may not change once set"
                 ));
             }
+        }
+        (Object::Workload(c), Object::Workload(n))
+            if n.workload.kind == WorkloadKind::StatefulSet
+                && (c.workload.selector != n.workload.selector
+                    || c.workload.pod_management_policy != n.workload.pod_management_policy
+                    || ["serviceName", "volumeClaimTemplates"]
+                        .iter()
+                        .any(|f| cur_doc["spec"][*f] != new_doc["spec"][*f])) =>
+        {
+            return invalid(STATEFUL_SET_UPDATE_FORBIDDEN.to_string());
         }
         (Object::Workload(c), Object::Workload(n)) if c.workload.selector != n.workload.selector => {
             return invalid(format!(

@@ -40,8 +40,34 @@ pub struct Ctx<'a> {
     pub engine: &'a Engine,
     /// Objects as created through the API, by uid.
     pub raw: &'a HashMap<String, Value>,
-    /// Pods per controller uid: (total not terminating, ready), computed on first use.
-    pub owned: std::cell::OnceCell<HashMap<String, (u32, u32)>>,
+    /// Pods per controller uid, computed on first use.
+    pub owned: std::cell::OnceCell<HashMap<String, Owned>>,
+}
+
+/// The pods a controller owns (a Deployment's through its ReplicaSets), not terminating.
+#[derive(Debug, Clone, Default)]
+pub struct Owned {
+    /// How many.
+    pub total: u32,
+    /// How many are Ready.
+    pub ready: u32,
+    /// When each Ready one became Ready, as the simulated controllers saw it (`None`: not
+    /// seen yet).
+    pub ready_since: Vec<Option<Millis>>,
+}
+
+impl Owned {
+    /// How many have been Ready for `min_ready_seconds` at `now` (`IsPodAvailable`).
+    pub fn available(&self, min_ready_seconds: u32, now: Millis) -> u32 {
+        if min_ready_seconds == 0 {
+            return self.ready;
+        }
+        let min_ready_ms = u64::from(min_ready_seconds) * 1000;
+        self.ready_since
+            .iter()
+            .filter(|t| t.is_some_and(|t| t + min_ready_ms <= now))
+            .count() as u32
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -54,9 +80,9 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn owned(&self) -> &HashMap<String, (u32, u32)> {
+    fn owned(&self) -> &HashMap<String, Owned> {
         self.owned.get_or_init(|| {
-            let mut m: HashMap<String, (u32, u32)> = HashMap::new();
+            let mut m: HashMap<String, Owned> = HashMap::new();
             let mut rs_owner: HashMap<String, String> = HashMap::new();
             for (_, s) in self.engine.store().list(Kind::ReplicaSet) {
                 let meta = s.object.meta();
@@ -69,11 +95,21 @@ impl<'a> Ctx<'a> {
                 if p.pod.meta.deletion_timestamp.is_some() {
                     continue;
                 }
+                let since = p.pod.ready.then(|| {
+                    self.engine.pod_ready_since(&ObjectKey::new(
+                        Kind::Pod,
+                        &p.pod.meta.namespace,
+                        &p.pod.meta.name,
+                    ))
+                });
                 for o in p.pod.meta.owner_references.iter().filter(|o| o.controller) {
                     let mut add = |uid: &str| {
                         let e = m.entry(uid.to_string()).or_default();
-                        e.0 += 1;
-                        e.1 += u32::from(p.pod.ready);
+                        e.total += 1;
+                        if let Some(t) = since {
+                            e.ready += 1;
+                            e.ready_since.push(t);
+                        }
                     };
                     add(&o.uid);
                     if let Some(dep) = rs_owner.get(&o.uid) {
@@ -86,7 +122,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The pod spec JSON an object was created with, following owners: the pod's own, else
-    /// its ReplicaSet's or DaemonSet's template, else the Deployment's.
+    /// its ReplicaSet's, DaemonSet's or StatefulSet's template, else the Deployment's.
     pub(crate) fn raw_pod_spec(&self, meta: &ObjectMeta, namespace: &str, depth: u8) -> Option<&'a Value> {
         if let Some(v) = self.raw.get(&meta.uid) {
             let spec = v.get("spec")?;
@@ -100,6 +136,7 @@ impl<'a> Ctx<'a> {
             "ReplicaSet" => Kind::ReplicaSet,
             "Deployment" => Kind::Deployment,
             "DaemonSet" => Kind::DaemonSet,
+            "StatefulSet" => Kind::StatefulSet,
             _ => return None,
         };
         let stored = self.engine.get(&ObjectKey::new(kind, namespace, &owner.name))?;

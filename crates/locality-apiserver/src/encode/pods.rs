@@ -1,4 +1,5 @@
-//! Pods and the workloads that own them (Deployments, ReplicaSets, DaemonSets) as JSON.
+//! Pods and the workloads that own them (Deployments, ReplicaSets, DaemonSets, StatefulSets)
+//! as JSON.
 
 use super::*;
 use crate::stored::pod_spec_defaults;
@@ -226,7 +227,10 @@ pub(super) fn template(ctx: &Ctx<'_>, w: &SimWorkload) -> Value {
 
 pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
     let wl = &w.workload;
-    let (total, ready) = ctx.owned().get(&wl.meta.uid).copied().unwrap_or_default();
+    let owned = ctx.owned().get(&wl.meta.uid).cloned().unwrap_or_default();
+    let (total, ready) = (owned.total, owned.ready);
+    // `availableReplicas`, `numberAvailable`: Ready for `minReadySeconds` (`IsPodAvailable`).
+    let available = owned.available(wl.min_ready_seconds, ctx.engine.now());
     let mut spec = Map::new();
     spec.insert("selector".into(), label_selector(&wl.selector));
     spec.insert("template".into(), template(ctx, w));
@@ -253,23 +257,26 @@ pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
         json!({"type": strategy_type})
     };
     let replicas = wl.replicas.unwrap_or(1);
+    if wl.min_ready_seconds > 0 {
+        spec.insert("minReadySeconds".into(), json!(wl.min_ready_seconds));
+    }
     match wl.kind {
         WorkloadKind::Deployment => {
             spec.insert("replicas".into(), json!(replicas));
             spec.insert("strategy".into(), strategy);
             spec.insert("revisionHistoryLimit".into(), json!(10));
             spec.insert("progressDeadlineSeconds".into(), json!(600));
-            let available = ready == replicas && total == replicas;
+            let all_available = available == replicas && total == replicas;
             v["status"] = json!({
                 "observedGeneration": 1,
                 "replicas": total,
                 "updatedReplicas": total.min(replicas),
                 "readyReplicas": ready,
-                "availableReplicas": ready,
+                "availableReplicas": available,
                 "conditions": [{
                     "type": "Available",
-                    "status": if available { "True" } else { "False" },
-                    "reason": if available { "MinimumReplicasAvailable" } else { "MinimumReplicasUnavailable" },
+                    "status": if all_available { "True" } else { "False" },
+                    "reason": if all_available { "MinimumReplicasAvailable" } else { "MinimumReplicasUnavailable" },
                     "message": "simulated Deployment controller",
                 }],
             });
@@ -281,10 +288,11 @@ pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
                 "replicas": total,
                 "fullyLabeledReplicas": total,
                 "readyReplicas": ready,
-                "availableReplicas": ready,
+                "availableReplicas": available,
             });
         }
-        _ => {
+        WorkloadKind::StatefulSet => stateful_set(ctx, w, &mut spec, v),
+        WorkloadKind::DaemonSet => {
             spec.insert("updateStrategy".into(), strategy);
             spec.insert("revisionHistoryLimit".into(), json!(10));
             v["status"] = json!({
@@ -293,12 +301,65 @@ pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
                 "desiredNumberScheduled": total,
                 "numberMisscheduled": 0,
                 "numberReady": ready,
-                "numberAvailable": ready,
+                "numberAvailable": available,
                 "updatedNumberScheduled": total,
             });
         }
     }
     v["spec"] = Value::Object(spec);
+}
+
+/// A StatefulSet's `spec` and `status`: the spec as `SetDefaults_StatefulSet`
+/// (pkg/apis/apps/v1/defaults.go) leaves it (`OrderedReady`, `RollingUpdate` with `partition:
+/// 0`, and `maxUnavailable: 1` only while the `MaxUnavailableStatefulSet` gate is on; without
+/// it the API server drops the field, `dropStatefulSetDisabledFields`), the fields the
+/// simulation does not model (`serviceName`, `volumeClaimTemplates`, `ordinals`) as created;
+/// the status as the simulated controller computes it (`computeReplicaStatus`).
+fn stateful_set(ctx: &Ctx<'_>, w: &SimWorkload, spec: &mut Map<String, Value>, v: &mut Value) {
+    let wl = &w.workload;
+    let raw = ctx.raw.get(&wl.meta.uid).map(|r| &r["spec"]);
+    spec.insert("replicas".into(), json!(wl.replicas.unwrap_or(1)));
+    for field in ["serviceName", "volumeClaimTemplates", "ordinals"] {
+        if let Some(x) = raw.and_then(|r| r.get(field)).filter(|x| !x.is_null()) {
+            spec.insert(field.into(), x.clone());
+        }
+    }
+    spec.insert(
+        "podManagementPolicy".into(),
+        json!(wl.pod_management_policy.as_str()),
+    );
+    let strategy_type = wl.update_strategy.as_deref().unwrap_or("RollingUpdate");
+    let strategy = if strategy_type == "RollingUpdate" {
+        let mut rolling = json!({"partition": wl.partition.unwrap_or(0)});
+        if ctx.engine.max_unavailable_stateful_set() {
+            rolling["maxUnavailable"] = int_or_string(wl.max_unavailable.as_deref().unwrap_or("1"));
+        }
+        json!({"type": strategy_type, "rollingUpdate": rolling})
+    } else {
+        json!({"type": strategy_type})
+    };
+    spec.insert("updateStrategy".into(), strategy);
+    spec.insert("revisionHistoryLimit".into(), json!(10));
+    let retention = raw
+        .and_then(|r| r.get("persistentVolumeClaimRetentionPolicy"))
+        .filter(|x| x.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
+    spec.insert("persistentVolumeClaimRetentionPolicy".into(), retention);
+    let key =
+        locality_sim::ObjectKey::new(locality_sim::Kind::StatefulSet, &wl.meta.namespace, &wl.meta.name);
+    let st = ctx.engine.stateful_set_status(&key).unwrap_or_default();
+    v["status"] = json!({
+        "observedGeneration": 1,
+        "replicas": st.replicas,
+        "readyReplicas": st.ready_replicas,
+        "currentReplicas": st.current_replicas,
+        "updatedReplicas": st.updated_replicas,
+        "availableReplicas": st.available_replicas,
+        "currentRevision": st.current_revision,
+        "updateRevision": st.update_revision,
+        "collisionCount": 0,
+    });
 }
 
 pub(super) fn int_or_string(s: &str) -> Value {

@@ -15,7 +15,7 @@ use common::{Out, eventually, start};
 use locality_apiserver::Running;
 
 /// `kubectl.<version>` beside the resolved `kubectl` of PATH.
-fn versioned_kubectl(version: &str) -> PathBuf {
+pub(crate) fn versioned_kubectl(version: &str) -> PathBuf {
     let kubectl = std::env::var_os("PATH")
         .map(|p| {
             std::env::split_paths(&p)

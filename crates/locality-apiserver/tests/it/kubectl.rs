@@ -2,6 +2,7 @@
 //! kubectl is not installed).
 
 mod services_and_nodes;
+mod statefulsets;
 mod writes;
 
 use crate::common;

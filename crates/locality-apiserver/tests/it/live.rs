@@ -110,3 +110,66 @@ fn a_pod_disruption_budget_is_served_and_read_live() {
     assert_eq!(pdbs[0].meta.name, "web");
     assert_eq!(pdbs[0].meta.namespace, "default");
 }
+
+/// A StatefulSet created over the API, with its pods, is read back by the live path with
+/// what `simulate --rollout statefulset/…` seeds from: replicas, policy, strategy, partition,
+/// `minReadySeconds`, and its ordinal pods owned by it.
+#[test]
+fn a_stateful_set_and_its_pods_are_read_live() {
+    let r = common::start(0.0);
+    let body = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 2, "serviceName": "db", "podManagementPolicy": "Parallel",
+            "minReadySeconds": 7,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}},
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}},
+                         "spec": {"containers": [{"name": "db", "image": "registry.k8s.io/e2e-test-images/agnhost:2.53",
+                                                  "args": ["netexec"]}]}},
+        },
+    });
+    let (code, text) = common::http(
+        &r,
+        "POST",
+        "/apis/apps/v1/namespaces/default/statefulsets",
+        "application/json",
+        &body.to_string(),
+    );
+    assert_eq!(code, 201, "{text}");
+    r.advance(60_000);
+    let opts = LiveOptions {
+        kubeconfig: Some(r.kubeconfig_path().to_path_buf()),
+        all_namespaces: true,
+        ..LiveOptions::default()
+    };
+    let snap = locality_live::snapshot_blocking(&opts, None).expect("snapshot");
+    let st = &snap.state;
+    let w = st
+        .workloads
+        .iter()
+        .find(|w| w.kind == locality_model::objects::WorkloadKind::StatefulSet)
+        .expect("the StatefulSet");
+    assert_eq!(w.meta.name, "db");
+    assert_eq!(w.replicas, Some(2));
+    assert_eq!(
+        w.pod_management_policy,
+        locality_model::objects::PodManagementPolicy::Parallel
+    );
+    assert_eq!((w.partition, w.min_ready_seconds), (Some(1), 7));
+    assert_eq!(w.update_strategy.as_deref(), Some("RollingUpdate"));
+    let mut pods: Vec<&str> = st
+        .pods
+        .iter()
+        .filter(|p| {
+            p.meta
+                .owner_references
+                .iter()
+                .any(|o| o.kind == "StatefulSet" && o.name == "db")
+        })
+        .map(|p| p.meta.name.as_str())
+        .collect();
+    pods.sort_unstable();
+    assert_eq!(pods, ["db-0", "db-1"]);
+}

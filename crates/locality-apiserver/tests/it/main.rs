@@ -11,3 +11,4 @@ mod live;
 mod pods_log;
 mod pods_proxy;
 mod protobuf_bodies;
+mod statefulsets;

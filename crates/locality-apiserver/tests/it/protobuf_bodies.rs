@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::{get_json, start};
 use serde_json::Value;
 
-const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+pub(crate) const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!(
@@ -25,7 +25,7 @@ fn fixture(name: &str) -> Vec<u8> {
 
 /// A request with a binary body and `accept`: the status code, the answer's `Content-Type`
 /// and its bytes.
-fn exchange(
+pub(crate) fn exchange(
     r: &locality_apiserver::Running,
     method: &str,
     path: &str,
@@ -59,7 +59,7 @@ fn exchange(
 }
 
 /// An HTTP answer read to its end: the head and the body's bytes.
-fn answer(mut s: TcpStream) -> (String, Vec<u8>) {
+pub(crate) fn answer(mut s: TcpStream) -> (String, Vec<u8>) {
     let mut buf = Vec::new();
     let _ = s.read_to_end(&mut buf);
     let split = buf
@@ -204,10 +204,10 @@ use k8s_pb::apimachinery::pkg::runtime::Unknown;
 use prost::Message as _;
 
 /// kubectl 1.32's and client-go's `Accept` for built-in kinds.
-const PREFERS_PROTOBUF: &str = "application/vnd.kubernetes.protobuf,application/json";
+pub(crate) const PREFERS_PROTOBUF: &str = "application/vnd.kubernetes.protobuf,application/json";
 
 /// The `runtime.Unknown` of an envelope: its (apiVersion, kind) and raw message.
-fn unwrap_envelope(bytes: &[u8]) -> ((String, String), Vec<u8>) {
+pub(crate) fn unwrap_envelope(bytes: &[u8]) -> ((String, String), Vec<u8>) {
     let data = bytes
         .strip_prefix(b"k8s\0")
         .unwrap_or_else(|| panic!("no protobuf envelope: {:?}", String::from_utf8_lossy(bytes)));
@@ -343,7 +343,7 @@ fn answers_are_protobuf_when_the_client_prefers_it() {
 
 /// The frames of a protobuf watch (4-byte big-endian length, then a `WatchEvent`): each
 /// event's type and the object's (kind, raw message).
-fn watch_frames(mut body: &[u8]) -> Vec<(String, (String, String), Vec<u8>)> {
+pub(crate) fn watch_frames(mut body: &[u8]) -> Vec<(String, (String, String), Vec<u8>)> {
     let mut out = Vec::new();
     while body.len() >= 4 {
         let n = u32::from_be_bytes(body[..4].try_into().expect("4 bytes")) as usize;
