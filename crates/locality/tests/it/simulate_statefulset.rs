@@ -127,3 +127,48 @@ fn max_surge_is_refused_and_max_unavailable_validated_for_a_stateful_set() {
     assert!(err.contains("maxUnavailable: \"0\": cannot be 0"), "{err}");
     run(&[&base[..], &["--max-unavailable", "2"]].concat()).success();
 }
+
+/// `--max-unavailable 2` is honoured where `MaxUnavailableStatefulSet` is on: by default from
+/// 1.35, switched off there by `--feature-gates MaxUnavailableStatefulSet=false`, switched on
+/// at 1.34 (alpha) by `=true`; off, the change says so and replaces one pod at a time.
+#[test]
+fn max_unavailable_follows_the_feature_gate_on_both_sides_of_1_35() {
+    let tmp = TempDir::new("simulate-sts-gate");
+    let dump = dump(tmp.path());
+    let dump = dump.to_str().unwrap();
+    let honoured = |version: &str, gates: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "-f",
+            dump,
+            "--rollout",
+            "statefulset/store/db",
+            "--max-unavailable",
+            "2",
+            "--kube-version",
+            version,
+            "-o",
+            "json",
+            "-q",
+        ];
+        for g in gates {
+            args.extend(["--feature-gates", g]);
+        }
+        let out = run(&args).success();
+        let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let change = doc["alternatives"][0]["changes"][0].clone();
+        let off = change["description"]
+            .as_str()
+            .unwrap()
+            .contains("the MaxUnavailableStatefulSet gate is off");
+        match change["maxUnavailable"].as_str() {
+            Some("2") if !off => true,
+            Some("1") if off => false,
+            _ => panic!("{version} {gates:?}: {change}"),
+        }
+    };
+    assert!(honoured("1.35", &[]));
+    assert!(!honoured("1.35", &["MaxUnavailableStatefulSet=false"]));
+    assert!(!honoured("1.34", &[]));
+    assert!(honoured("1.34", &["MaxUnavailableStatefulSet=true"]));
+}
