@@ -1,7 +1,8 @@
 //! StatefulSets (`apps/v1`) over raw HTTP: discovery, create, the simulated controller's pods
 //! and status read back (JSON through k8s-openapi's types, protobuf through k8s-pb's), lists,
 //! watches, the server-side Table, `statefulsets/scale`, the update validation, and the
-//! `MaxUnavailableStatefulSet` gate's field.
+//! `MaxUnavailableStatefulSet` gate's field; and `minReadySeconds` in every workload's
+//! available count.
 
 use crate::common;
 use crate::protobuf_bodies::{PREFERS_PROTOBUF, PROTOBUF, answer, exchange, unwrap_envelope, watch_frames};
@@ -358,4 +359,68 @@ fn max_unavailable_is_dropped_and_not_defaulted_with_the_gate_off() {
         .and_then(|u| u.rolling_update)
         .expect("rollingUpdate");
     assert_eq!((rolling.partition, rolling.max_unavailable), (Some(0), None));
+}
+
+/// `minReadySeconds` of a Deployment, a DaemonSet and a StatefulSet: kept in the spec, and
+/// their pods count in `availableReplicas` / `numberAvailable` only once Ready that long
+/// (`IsPodAvailable`), while `readyReplicas` / `numberReady` count them at once.
+#[test]
+fn min_ready_seconds_hold_back_the_available_count_of_every_workload() {
+    let r = start(0.0);
+    let container = json!([{"name": "netexec", "image": "registry.k8s.io/e2e-test-images/agnhost:2.53",
+                            "args": ["netexec", "--http-port=8080"]}]);
+    let spec = |app: &str| {
+        json!({"minReadySeconds": 30, "selector": {"matchLabels": {"app": app}},
+               "template": {"metadata": {"labels": {"app": app}}, "spec": {"containers": container}}})
+    };
+    let mut sts = spec("slow-db");
+    sts["replicas"] = json!(1);
+    sts["serviceName"] = json!("slow-db");
+    let mut deploy = spec("slow-web");
+    deploy["replicas"] = json!(1);
+    let objects = [
+        (
+            "deployments",
+            "Deployment",
+            deploy,
+            "readyReplicas",
+            "availableReplicas",
+        ),
+        (
+            "daemonsets",
+            "DaemonSet",
+            spec("slow-agent"),
+            "numberReady",
+            "numberAvailable",
+        ),
+        (
+            "statefulsets",
+            "StatefulSet",
+            sts,
+            "readyReplicas",
+            "availableReplicas",
+        ),
+    ];
+    for (plural, kind, spec, _, _) in &objects {
+        let body = json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "slow"}, "spec": spec});
+        let path = format!("/apis/apps/v1/namespaces/default/{plural}");
+        let (code, text) = http(&r, "POST", &path, "application/json", &body.to_string());
+        assert_eq!(code, 201, "{kind}: {text}");
+    }
+    let counts = |r: &Running| -> Vec<(u64, u64)> {
+        objects
+            .iter()
+            .map(|(plural, kind, _, ready, available)| {
+                let (_, v) = get_json(r, &format!("/apis/apps/v1/namespaces/default/{plural}/slow"));
+                assert_eq!(v["spec"]["minReadySeconds"], 30, "{kind}: {v}");
+                let n = |k: &str| v["status"][k].as_u64().unwrap_or(0);
+                (n(ready).min(1), n(available).min(1))
+            })
+            .collect()
+    };
+    // Ready within seconds, available only 30 s later.
+    r.advance(15_000);
+    assert_eq!(counts(&r), [(1, 0); 3]);
+    r.advance(30_000);
+    assert_eq!(counts(&r), [(1, 1); 3]);
 }
