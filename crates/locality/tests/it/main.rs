@@ -15,5 +15,6 @@ mod module_cycles;
 mod sim;
 mod simulate;
 mod simulate_apply;
+mod simulate_min_ready;
 mod simulate_statefulset;
 mod verify;

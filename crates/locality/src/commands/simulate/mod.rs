@@ -27,8 +27,17 @@ use crate::progress::Progress;
 use crate::ui::Ui;
 
 /// Virtual ms the seeded cluster runs before anything is changed: every pod started and
-/// probed ready (image pull, start-up, the slowest readiness probe).
+/// probed ready (image pull, start-up, the slowest readiness probe), then available (the
+/// longest `minReadySeconds` of a workload: a pod the input shows Ready has been so long
+/// enough, else a rolling update would take every old pod for unavailable and replace them
+/// all at once).
 fn warm_up_ms(state: &ClusterState, options: &SeedOptions) -> u64 {
+    let min_ready = state
+        .workloads
+        .iter()
+        .map(|w| u64::from(w.min_ready_seconds) * 1000)
+        .max()
+        .unwrap_or(0);
     let probe = state
         .pods
         .iter()
@@ -39,7 +48,7 @@ fn warm_up_ms(state: &ClusterState, options: &SeedOptions) -> u64 {
         })
         .max()
         .unwrap_or(0);
-    (options.pull_ms + options.ready_after_ms + probe + 10_000).min(900_000)
+    (options.pull_ms + options.ready_after_ms + probe + 10_000).min(900_000) + min_ready.min(3_600_000)
 }
 
 fn ms(d: std::time::Duration) -> u64 {
