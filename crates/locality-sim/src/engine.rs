@@ -240,6 +240,16 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// Sizes the engine's per-pod maps and the store's event log for about `pods` pods, as a
+    /// seed knows before it creates them: growing a map of 100,000 entries step by step
+    /// copies it and faults in fresh pages at each doubling.
+    pub(crate) fn expect_pods(&mut self, pods: usize) {
+        self.pods.reserve(pods);
+        self.owners.reserve(pods);
+        self.lifecycle.reserve(pods);
+        self.store.reserve(pods);
+    }
+
     /// An empty simulated cluster with the namespaces every cluster has (`default`,
     /// `kube-system`, `kube-public`, `kube-node-lease`).
     pub fn new(config: SimConfig) -> Self {

@@ -204,6 +204,12 @@ pub(crate) struct NodeLifecycle {
 }
 
 impl NodeLifecycle {
+    /// Room for about `pods` more pods.
+    pub(crate) fn reserve(&mut self, pods: usize) {
+        self.node_of.reserve(pods);
+        self.tolerations_of.reserve(pods);
+    }
+
     /// Forgets the kubelet state and health of a deleted node.
     pub(crate) fn forget_kubelet(&mut self, node: &str) {
         self.health.remove(node);

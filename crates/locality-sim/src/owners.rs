@@ -56,6 +56,11 @@ pub(crate) struct OwnerIndex {
 }
 
 impl OwnerIndex {
+    /// Room for about `objects` more objects.
+    pub(crate) fn reserve(&mut self, objects: usize) {
+        self.filed.reserve(objects);
+    }
+
     fn count(&mut self, key: &ObjectKey, f: &Filing, add: bool) {
         if !f.active {
             return;

@@ -218,6 +218,7 @@ pub fn seed(state: &ClusterState, config: SimConfig, options: &SeedOptions) -> R
         reason: "pods get simulated IPs; the simulated EndpointSlice controller rewrites the slices of Services with a selector from the pods".into(),
     });
 
+    e.expect_pods(state.pods.len());
     // Nodes.
     for n in &state.nodes {
         let mut node = n.clone();

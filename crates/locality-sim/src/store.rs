@@ -116,6 +116,11 @@ impl Store {
         Store::default()
     }
 
+    /// Room in the event log for about `objects` more changes.
+    pub(crate) fn reserve(&mut self, objects: usize) {
+        self.log.reserve(objects);
+    }
+
     /// The current (latest) resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.rv
