@@ -11,6 +11,8 @@ use locality_model::objects as m;
 pub(crate) struct Sink {
     pub state: m::ClusterState,
     pub skipped: BTreeMap<String, usize>,
+    /// Pods counted but not decoded ([`crate::Pods::Count`]).
+    pub unread_pods: usize,
     pub warnings: Vec<String>,
 }
 
@@ -55,6 +57,8 @@ pub(crate) struct Ctx<'b> {
     pub non_null_documents: Cell<u32>,
     /// The item defaults of every top-level List's `items` read (see [`crate::split`]).
     pub lists: RefCell<Vec<ItemDefault>>,
+    /// Pods are counted, not decoded ([`crate::Pods::Count`]).
+    pub count_pods: bool,
 }
 
 /// Kind and apiVersion of a typed List's items (`PodList` → `Pod`), if any.
@@ -76,7 +80,14 @@ impl<'b> Ctx<'b> {
             failure: RefCell::default(),
             non_null_documents: Cell::new(0),
             lists: RefCell::default(),
+            count_pods: false,
         }
+    }
+
+    /// The same context with Pods counted rather than decoded when `count` is true.
+    pub(crate) fn counting_pods(mut self, count: bool) -> Self {
+        self.count_pods = count;
+        self
     }
 
     pub(crate) fn set_inner(&self, inner: Inner) {

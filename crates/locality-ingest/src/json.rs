@@ -31,7 +31,7 @@ fn error(ctx: &Ctx<'_>, bytes: &[u8], e: &serde_json::Error) -> IngestError {
         }
         serde_json::error::Category::Data => ErrorKind::Invalid,
     };
-    let ctx2 = Ctx::new(ctx.file, bytes, false);
+    let ctx2 = Ctx::new(ctx.file, bytes, false).counting_pods(ctx.count_pods);
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let mut track = serde_path_to_error::Track::new();
     let _ = DocSeed::<serde_json::Value>::new(&ctx2)

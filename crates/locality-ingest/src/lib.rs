@@ -92,7 +92,7 @@ mod yaml;
 
 pub use error::{ErrorKind, IngestError};
 pub use locate::locate;
-pub use options::{DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_STREAM_SIZE, LoadOptions, YamlLimits};
+pub use options::{DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_STREAM_SIZE, LoadOptions, Pods, YamlLimits};
 pub use wire::KEPT_ANNOTATIONS;
 
 use files::walk;
@@ -106,6 +106,8 @@ pub struct Loaded {
     pub state: ClusterState,
     /// Objects of kinds the model does not read, counted by kind (say so once).
     pub skipped_kinds: BTreeMap<String, usize>,
+    /// Pods counted but not decoded ([`Pods::Count`]; 0 otherwise).
+    pub unread_pods: usize,
     /// Non-fatal problems (e.g. an unparsable `allocatable.cpu`), in input order.
     pub warnings: Vec<String>,
     /// Total bytes read.
@@ -117,7 +119,7 @@ pub struct Loaded {
 impl Loaded {
     /// True when no object of a kind the model reads was found.
     pub fn is_empty(&self) -> bool {
-        self.state.is_empty()
+        self.state.is_empty() && self.unread_pods == 0
     }
 }
 

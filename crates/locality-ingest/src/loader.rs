@@ -9,7 +9,7 @@ use crate::dedup::Dedup;
 use crate::error::{ErrorKind, IngestError};
 use crate::files::{check_size, io_error, read_file, too_large};
 use crate::stack::on_big_stack;
-use crate::{LoadOptions, Loaded, json, split, stream, yaml};
+use crate::{LoadOptions, Loaded, Pods, json, split, stream, yaml};
 
 /// Accumulates inputs and checks for duplicates as it goes.
 pub(crate) struct Loader<'o> {
@@ -34,7 +34,7 @@ impl<'o> Loader<'o> {
     /// Adds an input held in memory: a large JSON List through the parallel reader
     /// ([`split`]), anything else (or what that reader declines) sequentially.
     pub(crate) fn add(&mut self, name: &str, bytes: &[u8]) -> Result<(), IngestError> {
-        let cfg = split::Config::new();
+        let cfg = split::Config::new(self.opts.pods == Pods::Count);
         if cfg.threads > 1 && bytes.len() >= split::MIN_SPLIT_BYTES {
             let mut src = bytes;
             let streamed = on_big_stack(name, || {
@@ -62,7 +62,7 @@ impl<'o> Loader<'o> {
         if meta.len() > limit {
             return Err(too_large(name, limit));
         }
-        let cfg = split::Config::new();
+        let cfg = split::Config::new(self.opts.pods == Pods::Count);
         if cfg.threads > 1 && meta.len() >= split::MIN_SPLIT_BYTES as u64 {
             let mut src = (&file).take(limit.saturating_add(1));
             let streamed = on_big_stack(name, || {
@@ -105,6 +105,7 @@ impl<'o> Loader<'o> {
         Loaded {
             state: self.sink.state,
             skipped_kinds: self.sink.skipped,
+            unread_pods: self.sink.unread_pods,
             warnings: self.sink.warnings,
             bytes_read: self.bytes_read,
             files: self.files,
@@ -135,7 +136,7 @@ fn parse_input(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Resu
         ));
     };
     if matches!(text[first], b'{' | b'[') {
-        let ctx = Ctx::with_sink(name, text, false, sink);
+        let ctx = Ctx::with_sink(name, text, false, sink).counting_pods(opts.pods == Pods::Count);
         json::load(&ctx, text)?;
         Ok(ctx.sink.into_inner())
     } else {
@@ -143,7 +144,7 @@ fn parse_input(name: &str, bytes: &[u8], opts: &LoadOptions, sink: Sink) -> Resu
             let (l, c) = crate::position::line_col(text, e.valid_up_to());
             IngestError::file(ErrorKind::Encoding, name, "not UTF-8 text (binary data?)").at(l, c)
         })?;
-        let ctx = Ctx::with_sink(name, text, true, sink);
+        let ctx = Ctx::with_sink(name, text, true, sink).counting_pods(opts.pods == Pods::Count);
         yaml::load(&ctx, s, &opts.yaml)?;
         Ok(ctx.sink.into_inner())
     }

@@ -201,6 +201,8 @@ struct ObjState<'de, B> {
     kind: Option<Kind>,
     meta: Option<MetaW>,
     items_seen: bool,
+    /// An unread Pod's `metadata` named it ([`wire::CountedMetaW`]).
+    named: bool,
     parts: Parts,
     buffered: Vec<(Field, B)>,
 }
@@ -240,6 +242,7 @@ impl<'de, B: Buffer<'de>> Visitor<'de> for ObjectSeed<'_, '_, '_, B> {
             kind: self.default.map(|d| Kind::of(&d.0)),
             meta: None,
             items_seen: false,
+            named: false,
             parts: Parts::default(),
             buffered: Vec::new(),
         };
@@ -281,6 +284,17 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                     }
                     st.kind = Some(Kind::of(&k));
                     st.kind_text = Some(k);
+                    continue;
+                }
+                ObjKey::Metadata if self.unread_pod(st.kind) => {
+                    let meta: Option<wire::M<wire::CountedMetaW>> = map.next_value()?;
+                    let Some(wire::M(meta)) = meta else {
+                        return Err(self.fail("metadata", "`metadata` is null".to_owned()));
+                    };
+                    if meta.name.is_none() {
+                        return Err(self.fail("metadata.name", "missing field `name`".to_owned()));
+                    }
+                    st.named = true;
                     continue;
                 }
                 ObjKey::Metadata => {
@@ -327,6 +341,9 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
                 }
             };
             match st.kind {
+                kind if self.unread_pod(kind) => {
+                    map.next_value::<IgnoredAny>()?;
+                }
                 None => {
                     let b = map.next_value_seed(BufferSeed::<B>(PhantomData))?;
                     st.buffered.push((field, b));
@@ -345,6 +362,11 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
             }
         }
         Ok(())
+    }
+
+    /// A Pod only counted ([`crate::Pods::Count`]): the rest of it is skipped unread.
+    fn unread_pod(&self, kind: Option<Kind>) -> bool {
+        self.ctx.count_pods && kind == Some(Kind::Pod)
     }
 
     /// Records a precise error (path relative to the object) and returns a serde error.
@@ -408,6 +430,10 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
         };
         if let Err(msg) = kind.check_api_version(&kind_text, api) {
             return Err(self.fail_at_start("apiVersion", msg));
+        }
+        if self.unread_pod(Some(kind)) && (st.named || st.meta.as_ref().is_some_and(|m| m.name.is_some())) {
+            self.ctx.sink.borrow_mut().unread_pods += 1;
+            return Ok(());
         }
         if st.meta.as_ref().is_none_or(|m| m.name.is_none()) {
             let path = if st.meta.is_some() {

@@ -38,6 +38,21 @@ pub struct LoadOptions {
     /// ([`DEFAULT_MAX_STREAM_SIZE`]). A stream is never read to its end first: past the
     /// limit it is an error naming the input.
     pub max_stream_size: u64,
+    /// Whether Pods are decoded or only counted ([`Pods`]).
+    pub pods: Pods,
+}
+
+/// How a load reads Pods.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pods {
+    /// Decoded, checked and deduplicated like every other object.
+    #[default]
+    Decode,
+    /// Counted only ([`crate::Loaded::unread_pods`]): their JSON or YAML is still parsed for
+    /// syntax, but nothing in them is decoded or checked. For a command that reads Pods only
+    /// in some cases (`matrix` reads them for Services without EndpointSlices) and reads the
+    /// input again when it needs them.
+    Count,
 }
 
 /// Default of [`LoadOptions::max_file_size`]: 32 GiB (a file is held in memory while it is
@@ -52,11 +67,18 @@ impl Default for LoadOptions {
             yaml: YamlLimits::default(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             max_stream_size: DEFAULT_MAX_STREAM_SIZE,
+            pods: Pods::Decode,
         }
     }
 }
 
 impl LoadOptions {
+    /// Pods read as `pods`.
+    pub fn with_pods(mut self, pods: Pods) -> Self {
+        self.pods = pods;
+        self
+    }
+
     /// Both size limits set to `bytes` (`--max-input-size`).
     pub fn with_max_input_size(mut self, bytes: u64) -> Self {
         self.max_file_size = bytes;

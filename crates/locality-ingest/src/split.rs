@@ -85,14 +85,17 @@ pub(crate) struct Config {
     pub block: usize,
     /// Worker threads parsing chunks.
     pub threads: usize,
+    /// Pods are counted, not decoded ([`crate::Pods::Count`]).
+    pub count_pods: bool,
 }
 
 impl Config {
-    /// [`BLOCK_BYTES`] and [`threads`].
-    pub(crate) fn new() -> Self {
+    /// [`BLOCK_BYTES`] and [`threads`]; Pods counted rather than decoded when `count_pods`.
+    pub(crate) fn new(count_pods: bool) -> Self {
         Config {
             block: BLOCK_BYTES,
             threads: threads(),
+            count_pods,
         }
     }
 }
@@ -226,7 +229,7 @@ pub(crate) fn parse_stream(name: &str, src: &mut dyn Read, cfg: Config) -> std::
                         // A panic is a failed chunk: the worker lives on to drain the
                         // channel (else the reader could wait forever to hand over a chunk).
                         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            parse_chunk(name, &buf, &buf, default.clone())
+                            parse_chunk(name, &buf, &buf, default.clone(), cfg.count_pods)
                         }));
                         buf.clear();
                         if let Ok(mut p) = pool.lock() {
@@ -367,6 +370,7 @@ fn check_frame(name: &str, doc: &[u8]) -> Option<ItemDefault> {
         && s.workloads.is_empty()
         && s.namespaces.is_empty()
         && sink.skipped.is_empty()
+        && sink.unread_pods == 0
         && sink.warnings.is_empty();
     match (empty, <[_; 1]>::try_from(lists)) {
         (true, Ok([default])) => Some(default),
@@ -377,8 +381,14 @@ fn check_frame(name: &str, doc: &[u8]) -> Option<ItemDefault> {
 type ChunkResult = Option<(Sink, u32)>;
 
 /// Parses one chunk `[[ item, … ]]`; item indices start at 0.
-fn parse_chunk<'b>(name: &'b str, text: &'b [u8], chunk: &'b [u8], default: ItemDefault) -> ChunkResult {
-    let ctx = Ctx::new(name, text, false);
+fn parse_chunk<'b>(
+    name: &'b str,
+    text: &'b [u8],
+    chunk: &'b [u8],
+    default: ItemDefault,
+    count_pods: bool,
+) -> ChunkResult {
+    let ctx = Ctx::new(name, text, false).counting_pods(count_pods);
     // Checked once as UTF-8 here, the chunk's strings are not checked again one by one
     // (as `from_slice` would); a chunk that is not UTF-8 declines (the sequential parse
     // then reports where).
@@ -478,6 +488,7 @@ pub(crate) fn append(to: &mut Sink, from: Sink) {
     for (k, v) in from.skipped {
         *to.skipped.entry(k).or_insert(0) += v;
     }
+    to.unread_pods += from.unread_pods;
     to.warnings.extend(from.warnings);
 }
 

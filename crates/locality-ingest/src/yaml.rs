@@ -167,7 +167,7 @@ fn error(
     let msg = message(e);
     let kind = classify(e, &msg);
     // Path: parse the document again, tracking the path (error path only).
-    let ctx2 = Ctx::new(ctx.file, seg.text.as_bytes(), true);
+    let ctx2 = Ctx::new(ctx.file, seg.text.as_bytes(), true).counting_pods(ctx.count_pods);
     let mut path = None;
     let _ = serde_saphyr::with_deserializer_from_str_with_options(
         seg.text,

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use locality_ingest::{LoadOptions, Loaded, load_paths};
+use locality_ingest::{LoadOptions, Loaded, Pods, load_paths};
 use locality_model::endpointslice::mirroring::{AddressSkip, DEFAULT_MAX_ENDPOINTS_PER_SUBSET};
 use locality_model::matrix::Matrix;
 use locality_model::objects::ClusterState;
@@ -12,11 +12,31 @@ use locality_model::version::KubeVersion;
 use crate::error::CliError;
 use crate::ui::Ui;
 
+/// Whether every input can be read twice: regular files and directories, not stdin (`-`)
+/// or a FIFO or device.
+pub fn rereadable(paths: &[PathBuf]) -> bool {
+    paths
+        .iter()
+        .all(|p| p.as_os_str() != "-" && std::fs::metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()))
+}
+
 /// Loads every `-f` input into one cluster state; input errors exit 2, and so does input
 /// without a single object of a kind locality reads (an empty `List`, only ConfigMaps): the
 /// user almost certainly pointed at the wrong file.
 pub fn load_inputs(paths: &[PathBuf], max_input_size: Option<u64>, ui: &Ui) -> Result<Loaded, CliError> {
-    let mut opts = LoadOptions::default();
+    let loaded = load_inputs_with(paths, max_input_size, Pods::Decode)?;
+    warn_about(&loaded, ui);
+    Ok(loaded)
+}
+
+/// As [`load_inputs`], with Pods read as `pods` says, and without the warnings
+/// ([`warn_about`]).
+pub fn load_inputs_with(
+    paths: &[PathBuf],
+    max_input_size: Option<u64>,
+    pods: Pods,
+) -> Result<Loaded, CliError> {
+    let mut opts = LoadOptions::default().with_pods(pods);
     if let Some(max) = max_input_size {
         opts = opts.with_max_input_size(max);
     }
@@ -37,6 +57,11 @@ pub fn load_inputs(paths: &[PathBuf], max_input_size: Option<u64>, ui: &Ui) -> R
             loaded.files.join(", ")
         )));
     }
+    Ok(loaded)
+}
+
+/// Warns about what a load skipped (kinds locality does not read) and its warnings.
+pub fn warn_about(loaded: &Loaded, ui: &Ui) {
     if !loaded.skipped_kinds.is_empty() {
         let kinds: Vec<String> = loaded
             .skipped_kinds
@@ -51,7 +76,6 @@ pub fn load_inputs(paths: &[PathBuf], max_input_size: Option<u64>, ui: &Ui) -> R
     for w in &loaded.warnings {
         ui.warn(w);
     }
-    Ok(loaded)
 }
 
 /// The versions to model.

@@ -12,7 +12,7 @@ use locality_report::header::{ReportHeader, ReportSource, Summary};
 
 use crate::cli::{ModelArgs, ProxyModeArg};
 use crate::error::CliError;
-use crate::inputs::{load_inputs, resolve_versions};
+use crate::inputs::{load_inputs_with, rereadable, resolve_versions, warn_about};
 use crate::progress::Progress;
 use crate::ui::Ui;
 
@@ -40,6 +40,8 @@ pub struct Loaded {
     /// The known data plane detected live (with `cilium-config` and Calico's settings);
     /// `None` for files and `--sim` (the audit detects from the input's DaemonSets).
     pub detection: Option<locality_model::dataplane::Detection>,
+    /// Pods of `-f` files counted but not decoded ([`PodsRead::WhenModelled`]).
+    pub unread_pods: usize,
 }
 
 impl Loaded {
@@ -87,7 +89,31 @@ pub fn load(
     ui: &Ui,
     progress: &Progress,
 ) -> Result<Loaded, CliError> {
-    let loaded = load_any(args, namespace, namespace_flag, ui, progress)?;
+    load_reading(args, namespace, namespace_flag, ui, progress, PodsRead::Always)
+}
+
+/// When a load decodes the Pods of `-f` files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodsRead {
+    /// Always (every command but `matrix`).
+    Always,
+    /// Only when the model reads them ([`locality_model::matrix::reads_pods`]: a Service
+    /// with a selector and no EndpointSlice in the input, or `--derive`): the files are read
+    /// with Pods counted, and read again when they are needed. Stdin and other streams,
+    /// which cannot be read twice, are always read whole.
+    WhenModelled,
+}
+
+/// As [`load`], with Pods of `-f` files read as `pods` says.
+pub fn load_reading(
+    args: &ModelArgs,
+    namespace: Option<&str>,
+    namespace_flag: Option<&str>,
+    ui: &Ui,
+    progress: &Progress,
+    pods: PodsRead,
+) -> Result<Loaded, CliError> {
+    let loaded = load_any(args, namespace, namespace_flag, ui, progress, pods)?;
     if loaded.state.services.is_empty() {
         let from = match loaded.kind {
             InputKind::Files => loaded.files.join(", "),
@@ -98,7 +124,7 @@ pub fn load(
         };
         let what = format!(
             "{from}: nothing to analyse: no Service (read: {})",
-            census(&loaded.state)
+            census(&loaded.state, loaded.unread_pods)
         );
         if !args.allow_empty {
             return Err(CliError::usage(format!(
@@ -111,10 +137,10 @@ pub fn load(
 }
 
 /// What a state holds, as `3 Nodes, 12 Pods` (kinds with none left out).
-fn census(state: &locality_model::objects::ClusterState) -> String {
+fn census(state: &locality_model::objects::ClusterState, unread_pods: usize) -> String {
     let kinds = [
         (state.nodes.len(), "Node"),
-        (state.pods.len(), "Pod"),
+        (state.pods.len() + unread_pods, "Pod"),
         (state.services.len(), "Service"),
         (state.endpoint_slices.len(), "EndpointSlice"),
         (state.endpoints.len(), "Endpoints"),
@@ -143,6 +169,7 @@ fn load_any(
     namespace_flag: Option<&str>,
     ui: &Ui,
     progress: &Progress,
+    pods: PodsRead,
 ) -> Result<Loaded, CliError> {
     // Malformed overrides are refused before any input is read.
     feature_gates(args)?;
@@ -150,7 +177,6 @@ fn load_any(
         return load_simulated(args, topology, ui, progress);
     }
     if !args.filenames.is_empty() {
-        let mut loaded = load_inputs(&args.filenames, args.max_input_size, ui)?;
         // Read as if applied first (docs/semantics.md "Files are read as applied").
         let namespace = match namespace_flag {
             Some(ns) => ns.to_string(),
@@ -159,10 +185,25 @@ fn load_any(
                 .flatten()
                 .unwrap_or_else(|| "default".into()),
         };
-        locality_model::admission::admit(
-            &mut loaded.state,
-            &locality_model::admission::AdmissionOptions { namespace },
-        );
+        let read = |p: locality_ingest::Pods| -> Result<locality_ingest::Loaded, CliError> {
+            let mut loaded = load_inputs_with(&args.filenames, args.max_input_size, p)?;
+            locality_model::admission::admit(
+                &mut loaded.state,
+                &locality_model::admission::AdmissionOptions {
+                    namespace: namespace.clone(),
+                },
+            );
+            Ok(loaded)
+        };
+        let mut loaded = if pods == PodsRead::WhenModelled && rereadable(&args.filenames) {
+            read(locality_ingest::Pods::Count)?
+        } else {
+            read(locality_ingest::Pods::Decode)?
+        };
+        if loaded.unread_pods > 0 && locality_model::matrix::reads_pods(&loaded.state, args.derive) {
+            loaded = read(locality_ingest::Pods::Decode)?;
+        }
+        warn_about(&loaded, ui);
         let versions = resolve_versions(
             &loaded.state,
             args.kube_version.as_deref(),
@@ -194,6 +235,7 @@ fn load_any(
             cluster_version: None,
             assumed,
             detection: None,
+            unread_pods: loaded.unread_pods,
         });
     }
     let opts = LiveOptions {
@@ -255,6 +297,7 @@ fn load_any(
         cluster_version: snap.server_git_version.clone(),
         assumed,
         detection: Some(snap.data_plane_detection.clone()),
+        unread_pods: 0,
     })
 }
 
@@ -321,6 +364,7 @@ fn load_simulated(
         // The simulation's versions and modes are its own: nothing is assumed.
         assumed: Assumed::default(),
         detection: None,
+        unread_pods: 0,
     })
 }
 

@@ -52,7 +52,11 @@ fn boundaries(text: &str) -> Vec<usize> {
 
 /// The parallel reader alone, with `block`-byte blocks; `None`: declined.
 fn stream(text: &str, block: usize) -> Option<Sink> {
-    let cfg = Config { block, threads: 2 };
+    let cfg = Config {
+        block,
+        threads: 2,
+        count_pods: false,
+    };
     match parse_stream("list.json", &mut text.as_bytes(), cfg).unwrap() {
         Streamed::Parsed(sink, n) => {
             assert_eq!(n, text.len() as u64);
@@ -75,6 +79,7 @@ fn split_load(text: &str, block: usize) -> Result<Loaded, crate::IngestError> {
     Ok(Loaded {
         state: sink.state,
         skipped_kinds: sink.skipped,
+        unread_pods: sink.unread_pods,
         warnings: sink.warnings,
         ..Loaded::default()
     })
@@ -95,7 +100,7 @@ fn chunks_at(text: &str, cuts: &[usize]) -> Option<Vec<(Sink, u32)>> {
             let mut buf = b"[[".to_vec();
             buf.extend_from_slice(&t[w[0] + 1..w[1]]);
             buf.extend_from_slice(b"]]");
-            parse_chunk("list.json", &buf, &buf, None)
+            parse_chunk("list.json", &buf, &buf, None, false)
         })
         .collect()
 }
@@ -355,6 +360,7 @@ fn file_in_parallel() {
     let cfg = Config {
         block: 1 << 20,
         threads: 2,
+        count_pods: false,
     };
     let Streamed::Parsed(sink, n) = parse_stream("big.json", &mut &file, cfg).unwrap() else {
         panic!("declined");

@@ -25,6 +25,14 @@ pub(crate) struct MetaW {
     pub(super) deletion_timestamp: Option<String>,
 }
 
+/// The `metadata` of an object only counted ([`crate::Pods::Count`]): its name, checked as
+/// [`MetaW`]'s is; the rest is skipped unread.
+#[derive(Deserialize, Default)]
+pub(crate) struct CountedMetaW {
+    #[serde(default, deserialize_with = "opt_nonempty")]
+    pub name: Option<String>,
+}
+
 impl MetaW {
     /// Namespace (may be empty).
     pub(crate) fn namespace(&self) -> &str {

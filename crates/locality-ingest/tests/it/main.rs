@@ -2,3 +2,4 @@
 
 mod bad_input;
 mod good_input;
+mod pods_counted;

@@ -5,6 +5,23 @@ use std::collections::HashMap;
 
 use super::*;
 
+/// Whether [`Matrix::new`] reads any Pod of `state`: only to derive the EndpointSlices of a
+/// Service with a selector that has none in the input (all of them with `derive`, the
+/// `MatrixConfig` field of `--derive`). A selector-less Service's slices come from its
+/// Endpoints object or are empty, whatever the pods. A caller that loaded the input without
+/// decoding its Pods reads it again when this is true.
+pub fn reads_pods(state: &ClusterState, derive: bool) -> bool {
+    let observed: std::collections::HashSet<(&str, &str)> = state
+        .endpoint_slices
+        .iter()
+        .filter_map(|s| Some((s.meta.namespace.as_str(), s.service_name()?)))
+        .collect();
+    state.services.iter().any(|svc| {
+        svc.selector.is_some()
+            && (derive || !observed.contains(&(svc.meta.namespace.as_str(), svc.meta.name.as_str())))
+    })
+}
+
 /// The slices the mirroring controller writes for `endpoints`, the Endpoints object of the
 /// same name as `svc`; `None` when it mirrors nothing ([`mirroring::should_mirror`]: skip-mirror
 /// label, leader-election annotation, a Service with a selector, or the Endpoints being

@@ -32,6 +32,7 @@ mod routes;
 mod summary;
 
 pub use assumptions::{Assumed, VersionSensitivity};
+pub use inputs::reads_pods;
 use inputs::{PodIndex, destinations, mirror_endpoints};
 use routes::Detail;
 pub use summary::{PortSummary, VerdictCounts};

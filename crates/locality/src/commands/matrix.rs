@@ -19,12 +19,14 @@ use crate::ui::Ui;
 pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
     let mut profile = Profile::from_env();
     let progress = Progress::new(input_size(&args.model.filenames) > PROGRESS_THRESHOLD_BYTES, ui);
-    let loaded = source::load(
+    // The model reads Pods only for Services without EndpointSlices (`--derive`: all).
+    let loaded = source::load_reading(
         &args.model,
         args.namespace.as_deref(),
         args.namespace.as_deref(),
         ui,
         &progress,
+        source::PodsRead::WhenModelled,
     )?;
     progress.finish();
     profile.phase("ingest");

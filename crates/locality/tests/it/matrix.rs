@@ -402,3 +402,50 @@ mod differential;
 mod as_applied;
 #[path = "report/examples.rs"]
 mod examples;
+
+/// `matrix` decodes the Pods of a file only when a Service has no EndpointSlice in it (the
+/// file is read again then); stdin is always read whole. Both give the same document, with
+/// and without the Service's slices.
+#[test]
+fn pods_are_decoded_only_when_a_service_needs_them() {
+    let text = std::fs::read_to_string(example("three-zones.json")).unwrap();
+    let with_slices: Value = serde_json::from_str(&text).unwrap();
+    let mut without_slices = with_slices.clone();
+    without_slices["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|i| i["kind"] != "EndpointSlice");
+    let dir = std::env::temp_dir().join(format!("locality-lazy-pods-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, list, source) in [
+        ("with-slices.json", &with_slices, "EndpointSlices"),
+        ("without-slices.json", &without_slices, "derived"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, serde_json::to_string(list).unwrap()).unwrap();
+        let mut from_file: Value =
+            serde_json::from_str(&run_ok(&["matrix", "-f", path.to_str().unwrap(), "-o", "json"])).unwrap();
+        let out = locality()
+            .args(["matrix", "-f", "-", "-o", "json"])
+            .write_stdin(serde_json::to_string(list).unwrap())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let mut from_stdin: Value = serde_json::from_slice(&out).unwrap();
+        for doc in [&mut from_file, &mut from_stdin] {
+            doc.as_object_mut().unwrap().remove("header");
+        }
+        assert_eq!(from_file, from_stdin, "{name}");
+        let svc = &from_file["services"][0];
+        assert_eq!(svc["endpointSource"], source, "{name}");
+        let c = route(&from_file, "myservice", "IPv4", "node-a", "pod", "clusterIP");
+        assert_ne!(
+            c["endpoints"],
+            serde_json::json!([]),
+            "{name}: the pods back the Service"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
