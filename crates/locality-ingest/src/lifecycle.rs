@@ -174,6 +174,104 @@ impl LifecycleW {
     }
 }
 
+/// agnhost netexec's `--delay-shutdown` in a container's `command` or `args` (`--delay-shutdown=N`
+/// or `--delay-shutdown N`): after SIGTERM the process keeps serving N seconds, then exits (as
+/// the simulated API server reads it). Read word by word without keeping the words: most
+/// containers' command lines are not wanted.
+#[derive(Default)]
+pub(crate) struct DelayShutdownW(pub(crate) Option<i64>);
+
+/// One word of a command line, as [`DelayShutdownW`] needs it.
+enum Word {
+    /// `--delay-shutdown=N`.
+    Flag(Option<i64>),
+    /// `--delay-shutdown`: the value is the next word.
+    Bare,
+    /// Another word, and its value as a number if it is one.
+    Other(Option<i64>),
+}
+
+impl<'de> Deserialize<'de> for Word {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Word;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Word, E> {
+                Ok(Word::of(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Word, E> {
+                Ok(Word::Other(Some(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Word, E> {
+                Ok(Word::Other(i64::try_from(v).ok()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// [`DelayShutdownW`] of a command line already read (a workload template's container).
+pub(crate) fn delay_shutdown<'a>(words: impl Iterator<Item = &'a str>) -> Option<i64> {
+    let (mut found, mut bare) = (None, false);
+    for w in words {
+        let w = Word::of(w);
+        match w {
+            Word::Flag(n) => found = n.or(found),
+            Word::Other(n) if bare => found = n.or(found),
+            Word::Bare | Word::Other(_) => {}
+        }
+        bare = matches!(w, Word::Bare);
+    }
+    found
+}
+
+impl Word {
+    fn of(v: &str) -> Word {
+        match v.strip_prefix("--delay-shutdown") {
+            Some("") => Word::Bare,
+            Some(rest) => match rest.strip_prefix('=') {
+                Some(n) => Word::Flag(n.parse().ok()),
+                None => Word::Other(None),
+            },
+            None => Word::Other(v.parse().ok()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DelayShutdownW {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DelayShutdownW;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of strings")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<DelayShutdownW, E> {
+                Ok(DelayShutdownW(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<DelayShutdownW, E> {
+                Ok(DelayShutdownW(None))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<DelayShutdownW, A::Error> {
+                let (mut found, mut bare) = (None, false);
+                while let Some(w) = seq.next_element::<Word>()? {
+                    match w {
+                        Word::Flag(n) => found = n.or(found),
+                        Word::Other(n) if bare => found = n.or(found),
+                        Word::Bare | Word::Other(_) => {}
+                    }
+                    bare = matches!(w, Word::Bare);
+                }
+                Ok(DelayShutdownW(found))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The longer of two preStop hooks (an unknown duration wins: it is what must be assumed).
 pub(crate) fn longer(a: Option<m::PreStop>, b: Option<m::PreStop>) -> Option<m::PreStop> {
     match (a, b) {
@@ -188,6 +286,19 @@ pub(crate) fn longer(a: Option<m::PreStop>, b: Option<m::PreStop>) -> Option<m::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agnhost_delay_shutdown_is_read_in_both_spellings() {
+        let read = |j: &str| serde_json::from_str::<DelayShutdownW>(j).unwrap().0;
+        assert_eq!(
+            read(r#"["netexec", "--http-port=8080", "--delay-shutdown=3600"]"#),
+            Some(3600)
+        );
+        assert_eq!(read(r#"["netexec", "--delay-shutdown", "15"]"#), Some(15));
+        assert_eq!(read(r#"["netexec", "--http-port=8080", "15"]"#), None);
+        assert_eq!(read(r#"["--delay-shutdown-x=3"]"#), None);
+        assert_eq!(read("null"), None);
+    }
 
     #[test]
     fn exec_sleep_is_read_in_its_usual_spellings() {

@@ -149,11 +149,16 @@ pub(crate) fn behaviour(
         }
         None => 0,
     };
+    // agnhost's `--delay-shutdown` serves after SIGTERM, which follows the preStop hook.
+    let delay = l
+        .shutdown_delay_seconds
+        .and_then(|d| u64::try_from(d).ok())
+        .unwrap_or(0);
     PodBehaviour {
         start_delay_ms: options.pull_ms,
         readiness,
         termination_grace_period_seconds: grace,
-        shutdown_delay_seconds: shutdown.min(grace),
+        shutdown_delay_seconds: (shutdown + delay).min(grace),
         listens: true,
         ready_after_ms: options.ready_after_ms,
     }

@@ -43,6 +43,10 @@ pub(crate) struct PodContainerW {
     pub(super) readiness_probe: Option<M<crate::lifecycle::ProbeW>>,
     #[serde(default)]
     pub(super) lifecycle: Option<M<crate::lifecycle::LifecycleW>>,
+    #[serde(default)]
+    pub(super) command: crate::lifecycle::DelayShutdownW,
+    #[serde(default)]
+    pub(super) args: crate::lifecycle::DelayShutdownW,
 }
 
 /// A workload template's container: as [`PodContainerW`], plus what data-plane detection
@@ -93,11 +97,15 @@ impl ContainerRead for PodContainerW {
 
 impl ContainerRead for ContainerW {
     fn into_pod(self) -> PodContainerW {
+        let delay =
+            crate::lifecycle::delay_shutdown(self.command.iter().chain(&self.args).map(String::as_str));
         PodContainerW {
             ports: self.ports,
             restart_policy: self.restart_policy,
             readiness_probe: self.readiness_probe,
             lifecycle: self.lifecycle,
+            command: crate::lifecycle::DelayShutdownW(None),
+            args: crate::lifecycle::DelayShutdownW(delay),
         }
     }
 }
@@ -216,6 +224,9 @@ impl<C: ContainerRead> PodSpecW<C> {
         {
             if lifecycle.readiness_probe.is_none() {
                 lifecycle.readiness_probe = c.readiness_probe.map(|M(p)| p.into_model());
+            }
+            if let Some(d) = c.args.0.or(c.command.0) {
+                lifecycle.shutdown_delay_seconds = Some(lifecycle.shutdown_delay_seconds.unwrap_or(0).max(d));
             }
             let pre_stop = c.lifecycle.and_then(|M(l)| l.pre_stop());
             lifecycle.pre_stop = crate::lifecycle::longer(lifecycle.pre_stop.take(), pre_stop);

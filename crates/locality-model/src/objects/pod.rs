@@ -85,6 +85,9 @@ pub struct PodLifecycle {
     pub readiness_probe: Option<Probe>,
     /// The longest `preStop` hook of the containers, if any has one.
     pub pre_stop: Option<PreStop>,
+    /// The longest shutdown delay a container's process declares on its command line
+    /// (agnhost netexec's `--delay-shutdown`): after SIGTERM it keeps serving this long.
+    pub shutdown_delay_seconds: Option<i64>,
 }
 
 /// A container probe (`readinessProbe`), reduced to its handler and timing.
