@@ -10,7 +10,7 @@ mod sim;
 mod simulate;
 mod verify;
 pub use sim::*;
-pub use simulate::{Alternative, Override, ServiceSet, SimulateArgs, SimulateOutput};
+pub use simulate::{Alternative, Override, ServiceSet, SimulateArgs, SimulateOutput, grace_period};
 pub use verify::*;
 
 /// Find the nodes where a Kubernetes Service is blind, and say why.

@@ -49,6 +49,9 @@ pub fn write_markdown(r: &SimulationReport, out: &mut dyn Write) -> io::Result<(
             },
             secs(a.duration_seconds)
         );
+        if let Some(line) = super::text::pod_events_line(a) {
+            let _ = writeln!(md, "{}  ", esc(&line));
+        }
         for why in &a.unsettled_reasons {
             let _ = writeln!(md, "Not settled: {}.  ", esc(why));
         }

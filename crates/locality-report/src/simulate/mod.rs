@@ -51,6 +51,9 @@ pub struct SimulationReport {
 pub struct Settings {
     /// How late every node's kube-proxy programs a change (`--proxy-sync`).
     pub proxy_sync_seconds: f64,
+    /// kube-proxy's minSyncPeriod: at most one sync this often (`--proxy-min-sync`; 0: every
+    /// change programmed on its own).
+    pub proxy_min_sync_seconds: f64,
     /// Image pull and container start of a new pod (`--pull`).
     pub pull_seconds: f64,
     /// From container start to the application answering its readiness probe (`--ready-after`).
@@ -75,7 +78,7 @@ pub struct Assumption {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeDoc {
-    /// `rollout`, `set`, `drain`, `nodeDown` or `apply`.
+    /// `rollout`, `set`, `drain`, `nodeDown`, `apply`, `delete` or `replace`.
     #[serde(rename = "type")]
     pub type_: &'static str,
     /// What it changes: `DaemonSet monitoring/node-agent`, `Service edge/gateway`, `Node worker-03`.
@@ -92,6 +95,10 @@ pub struct ChangeDoc {
     /// Its new value (empty: removed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// A `delete` or `replace`: the grace period the pod is deleted with (the one given, or its
+    /// `terminationGracePeriodSeconds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace_period_seconds: Option<u64>,
     /// The change in words.
     pub description: String,
 }
@@ -150,6 +157,23 @@ pub struct Alternative {
     pub totals: Totals,
     /// Every Service port in scope.
     pub service_ports: Vec<ServicePortDoc>,
+    /// For `delete` and `replace`: what happened to the pod and its replacement, in order
+    /// (absent for other changes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pod_events: Vec<PodEventDoc>,
+}
+
+/// One thing that happened to a deleted pod or its replacement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodEventDoc {
+    /// `namespace/name` of the pod deleted.
+    pub pod: String,
+    /// `deleted` (SIGTERM), `notReady` (its endpoint stops serving), `gone` (removed),
+    /// `created` (the replacement), `ready` (the replacement Ready).
+    pub event: &'static str,
+    /// Virtual seconds after the change.
+    pub at_seconds: f64,
 }
 
 /// An alternative's totals.

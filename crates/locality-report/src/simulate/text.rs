@@ -56,6 +56,18 @@ pub fn outcome_text(a: &Alternative) -> String {
     }
 }
 
+/// `Pod shop/web-a: deleted 0 s, notReady 8 s, gone 8.2 s, …` for a `delete` or `replace`
+/// (also used by Markdown).
+pub fn pod_events_line(a: &Alternative) -> Option<String> {
+    let first = a.pod_events.first()?;
+    let events: Vec<String> = a
+        .pod_events
+        .iter()
+        .map(|e| format!("{} {} s", e.event, secs(e.at_seconds)))
+        .collect();
+    Some(format!("Pod {}: {}.", first.pod, events.join(", ")))
+}
+
 fn alternative(s: &mut String, a: &Alternative, step: f64, sync: f64, paint: Paint) {
     let what: Vec<&str> = a.changes.iter().map(|c| c.description.as_str()).collect();
     let _ = writeln!(
@@ -76,6 +88,9 @@ fn alternative(s: &mut String, a: &Alternative, step: f64, sync: f64, paint: Pai
         (step * 1000.0).round(),
         secs(sync)
     );
+    if let Some(line) = pod_events_line(a) {
+        let _ = writeln!(s, "  {line}");
+    }
     for why in &a.unsettled_reasons {
         let _ = writeln!(s, "  Not settled: {why}.");
     }

@@ -10,6 +10,7 @@
 //! not consulted: this is the oracle's view of the change, not a measurement.
 
 pub mod apply;
+pub mod delete;
 mod observe;
 pub mod rollout;
 mod settle;
@@ -81,6 +82,18 @@ pub enum Change {
         /// The objects.
         objects: Vec<Object>,
     },
+    /// `kubectl delete pod` (graceful: SIGTERM, the shutdown delay within the grace period,
+    /// then the kubelet removes the pod; its controller, if any, recreates it), or with a
+    /// `replacement`, `kubectl replace --force -f FILE`: the replacement is created once the
+    /// old pod is gone ([`delete::Deletion`]).
+    DeletePod {
+        /// The pod.
+        pod: ObjectKey,
+        /// `--grace-period` (`None`: the pod's `terminationGracePeriodSeconds`).
+        grace_period_seconds: Option<u64>,
+        /// The file the replacement was read from and the replacement Pod (same key).
+        replacement: Option<(String, Object)>,
+    },
 }
 
 impl std::fmt::Display for Change {
@@ -125,6 +138,24 @@ impl std::fmt::Display for Change {
                     .collect();
                 write!(f, "apply of {} ({})", files.join(", "), keys.join(", "))
             }
+            Change::DeletePod {
+                pod,
+                grace_period_seconds,
+                replacement,
+            } => {
+                match replacement {
+                    Some((file, _)) => write!(
+                        f,
+                        "replacement of pod {}/{} by {file} (kubectl replace --force)",
+                        pod.namespace, pod.name
+                    )?,
+                    None => write!(f, "deletion of pod {}/{}", pod.namespace, pod.name)?,
+                }
+                if let Some(g) = grace_period_seconds {
+                    write!(f, ", grace period {g} s")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -138,6 +169,9 @@ pub struct RunOptions {
     pub limit_ms: Millis,
     /// Keep observing this long after the change settled (kube-proxy catching up).
     pub after_ms: Millis,
+    /// kube-proxy's minSyncPeriod: at most one sync per this many ms (0: every change
+    /// programmed on its own, one sync delay after it).
+    pub proxy_min_sync_ms: Millis,
 }
 
 impl Default for RunOptions {
@@ -146,6 +180,7 @@ impl Default for RunOptions {
             step_ms: 250,
             limit_ms: 3_600_000,
             after_ms: 5_000,
+            proxy_min_sync_ms: 0,
         }
     }
 }
@@ -171,6 +206,18 @@ fn scope(engine: &Engine, change: &Change) -> observe::Scope {
             service.name.clone(),
         )])),
         Change::Drain { .. } | Change::NodeDown { .. } => None,
+        Change::DeletePod { pod, replacement, .. } => {
+            let labels = |o: Option<&Object>| {
+                o.and_then(Object::as_pod)
+                    .map(|p| p.pod.meta.labels.clone())
+                    .unwrap_or_default()
+            };
+            let mut set = apply::selecting(engine, &pod.namespace, &labels(engine.get(pod)));
+            if let Some((_, r)) = replacement {
+                set.extend(apply::selecting(engine, &pod.namespace, &labels(Some(r))));
+            }
+            Some(set)
+        }
     }
 }
 
@@ -299,6 +346,27 @@ pub fn apply(engine: &mut Engine, change: &Change) -> Result<String, SimError> {
             apply::apply_objects(engine, objects)?;
             Ok(String::new())
         }
+        Change::DeletePod {
+            pod,
+            grace_period_seconds,
+            replacement,
+        } => {
+            let mut d = delete::Deletion::start(
+                engine,
+                pod,
+                *grace_period_seconds,
+                replacement.as_ref().map(|(_, o)| o),
+            )?;
+            // Applied on its own (not measured by [`run`]): the replacement once the pod is
+            // gone, waiting at most its grace period and a minute more.
+            let grace = grace_period_seconds.unwrap_or(3_600);
+            let deadline = engine.now() + grace.saturating_mul(1000) + 60_000;
+            while d.waiting() && engine.next_event_time().is_some_and(|t| t <= deadline) {
+                engine.step();
+                d.create_replacement(engine)?;
+            }
+            Ok(String::new())
+        }
     }
 }
 
@@ -313,6 +381,27 @@ impl Engine {
         }
         self.serving_changed(&stopped);
     }
+}
+
+/// Runs the engine `step_ms` on; while a replacement waits for its old pod to go, task by
+/// task, so that it is created the instant the old pod leaves the store (as `kubectl replace
+/// --force` creates it on the watch's DELETED event), not at the next step.
+fn run_step(
+    engine: &mut Engine,
+    step_ms: Millis,
+    deletions: &mut [delete::Deletion],
+) -> Result<(), SimError> {
+    let until = engine.now() + step_ms;
+    while deletions.iter().any(delete::Deletion::waiting)
+        && engine.next_event_time().is_some_and(|t| t <= until)
+    {
+        engine.step();
+        for d in deletions.iter_mut() {
+            d.create_replacement(engine)?;
+        }
+    }
+    engine.run_until(until);
+    Ok(())
 }
 
 /// How many of the drains among `changes` have not finished.
@@ -348,7 +437,12 @@ pub fn run(
     let mut nodes = observe::NodeCache::default();
     let before = observe::snapshot(engine, config, &scope, 0, &mut nodes);
     let mut last_input = observe::fingerprint(engine, &scope);
-    let mut tracker = track::Tracker::new(engine, before, engine.config().proxy_sync_delay_ms, &scope);
+    let mut tracker = track::Tracker::new(
+        engine,
+        before,
+        (engine.config().proxy_sync_delay_ms, options.proxy_min_sync_ms),
+        &scope,
+    );
     let settle = settle::Settle::new(engine, changes);
     let mut node_events_pending = Vec::new();
     // An applied manifest may change Services too: it settles as a Service change does.
@@ -357,7 +451,22 @@ pub fn run(
         .any(|c| matches!(c, Change::SetService { .. } | Change::Apply { .. }));
     let mut last_unfinished = usize::MAX;
     let mut rollouts = Vec::new();
+    let mut deletions = Vec::new();
     for c in changes {
+        if let Change::DeletePod {
+            pod,
+            grace_period_seconds,
+            replacement,
+        } = c
+        {
+            deletions.push(delete::Deletion::start(
+                engine,
+                pod,
+                *grace_period_seconds,
+                replacement.as_ref().map(|(_, o)| o),
+            )?);
+            continue;
+        }
         if let Change::Apply { objects, .. } = c {
             for (workload, marker) in apply::apply_objects(engine, objects)? {
                 rollouts.push(rollout::RolloutWatch::new(engine, &workload, &marker));
@@ -388,7 +497,8 @@ pub fn run(
                 last_input = input;
             }
             // Whether the rollouts and node events are done changes only with the store.
-            done = rollouts.iter_mut().all(|w| w.done(engine));
+            done =
+                rollouts.iter_mut().all(|w| w.done(engine)) && deletions.iter_mut().all(|d| d.done(engine));
             node_events_pending = settle.node_events_pending(engine, changes);
             last_rv = rv;
         }
@@ -413,11 +523,20 @@ pub fn run(
             break;
         }
         progress(now);
-        engine.run_for(step_ms);
+        run_step(engine, step_ms, &mut deletions)?;
     }
     engine.serving_log = None;
     let end = engine.now() - start;
     let mut r = tracker.finish(end, settled_at.is_some(), step_ms);
+    for d in &mut deletions {
+        d.observe(engine);
+        let pod = d.pod_name();
+        r.pod_events.extend(
+            d.events
+                .iter()
+                .map(|(t, e)| (t.saturating_sub(start), pod.clone(), *e)),
+        );
+    }
     if !r.settled {
         for w in &mut rollouts {
             if !w.done(engine) {
@@ -425,6 +544,11 @@ pub fn run(
             }
         }
         r.unsettled.extend(settle.node_events_pending(engine, changes));
+        for d in &mut deletions {
+            if !d.done(engine) {
+                r.unsettled.push(format!("the {} did not finish", d.describe()));
+            }
+        }
         if service_changes && r.duration_ms < settle::SERVICE_SETTLE_MS {
             r.unsettled.push("a Service change settles after 30 s".into());
         }

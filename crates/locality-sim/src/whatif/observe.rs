@@ -247,20 +247,35 @@ pub(crate) fn snapshot(
     Snapshot { at, ports }
 }
 
-/// The snapshots kube-proxy may still be programming from: the newest one at least `sync` old
-/// is what every node's rules say now.
+/// The snapshots kube-proxy may still be programming from, and when it syncs.
+///
+/// kube-proxy syncs one `sync` after a change it watches, but at most once per `min_sync`
+/// (`--iptables-min-sync-period`, 1 s by default): a change that arrives sooner after its last
+/// sync waits for the next allowed one, which then programs everything written up to `sync`
+/// before it (upstream k8s.io/kubernetes `pkg/proxy/runner/bounded_frequency_runner.go`, no
+/// burst since 1.34; the rule the simulated kube-proxies follow, `crate::proxies`
+/// `wake_proxy` and `proxy_sync`).
 #[derive(Debug)]
 pub(crate) struct History {
     sync: Millis,
+    min_sync: Millis,
+    /// The instant of the last sync (`None`: none since the run started).
+    last_sync: Option<Millis>,
+    /// `kept[0]` is what the rules say; the others are written after it, not yet programmed.
     kept: VecDeque<Arc<Snapshot>>,
 }
 
 impl History {
     /// Starts with the state before the change.
-    pub fn new(sync: Millis, first: Snapshot) -> Self {
+    pub fn new(sync: Millis, min_sync: Millis, first: Snapshot) -> Self {
         let mut kept = VecDeque::new();
         kept.push_back(Arc::new(first));
-        History { sync, kept }
+        History {
+            sync,
+            min_sync,
+            last_sync: None,
+            kept,
+        }
     }
 
     /// Records the state written at `s.at`.
@@ -273,12 +288,21 @@ impl History {
         self.kept.back().expect("history is never empty")
     }
 
-    /// What the rules say at `now`: the newest snapshot written at or before `now - sync`
-    /// (the oldest kept when none is that old). Older snapshots are forgotten.
+    /// What the rules say at `now`: the newest snapshot written at or before the last sync
+    /// minus `sync` (the oldest kept when none is that old). Each sync is due one `sync` after
+    /// the oldest snapshot not yet programmed, and `min_sync` after the previous sync. Older
+    /// snapshots are forgotten.
     pub fn programmed(&mut self, now: Millis) -> Arc<Snapshot> {
-        let cutoff = now.saturating_sub(self.sync);
-        while self.kept.len() > 1 && self.kept[1].at <= cutoff {
-            self.kept.pop_front();
+        while let Some(next) = self.kept.get(1) {
+            let due = (next.at + self.sync).max(self.last_sync.map_or(0, |l| l + self.min_sync));
+            if due > now {
+                break;
+            }
+            let cutoff = due - self.sync;
+            while self.kept.len() > 1 && self.kept[1].at <= cutoff {
+                self.kept.pop_front();
+            }
+            self.last_sync = Some(due);
         }
         self.kept[0].clone()
     }
@@ -341,5 +365,56 @@ pub(crate) fn seen(engine: &Engine, route: &Route) -> Seen {
                 Seen::Delivered(1.0 - *local as f64 / targets.len() as f64)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t: Millis) -> Snapshot {
+        Snapshot {
+            at: t,
+            ports: BTreeMap::new(),
+        }
+    }
+
+    /// The instant each snapshot (by `at`) is first programmed, looking every ms.
+    fn programmed_at(sync: Millis, min_sync: Millis, writes: &[Millis]) -> Vec<(Millis, Millis)> {
+        let mut h = History::new(sync, min_sync, at(0));
+        for &w in writes {
+            h.push(at(w));
+        }
+        let mut seen = Vec::new();
+        let mut last = 0;
+        for now in 0..10_000 {
+            let p = h.programmed(now).at;
+            if p != last {
+                seen.push((p, now));
+                last = p;
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn each_change_is_programmed_one_sync_later_without_a_minimum_period() {
+        assert_eq!(
+            programmed_at(1_000, 0, &[10, 300, 2_500]),
+            [(10, 1_010), (300, 1_300), (2_500, 3_500)]
+        );
+    }
+
+    #[test]
+    fn a_minimum_sync_period_holds_a_change_back_to_the_next_allowed_sync() {
+        // The change at 300 comes 290 ms after the one at 10: kube-proxy synced at 1,010 and
+        // syncs next at 2,010, programming everything written up to 1,010.
+        assert_eq!(
+            programmed_at(1_000, 1_000, &[10, 300, 2_500]),
+            [(10, 1_010), (300, 2_010), (2_500, 3_500)]
+        );
+        // A sync programs what was written one sync delay before it: a change 10 ms after
+        // another waits for the next allowed sync.
+        assert_eq!(programmed_at(1_000, 1_000, &[10, 20]), [(10, 1_010), (20, 2_010)]);
     }
 }

@@ -143,7 +143,10 @@ impl Settle {
                         ));
                     }
                 }
-                Change::Rollout { .. } | Change::SetService { .. } | Change::Apply { .. } => {}
+                Change::Rollout { .. }
+                | Change::SetService { .. }
+                | Change::Apply { .. }
+                | Change::DeletePod { .. } => {}
             }
         }
         if pending.is_empty() {

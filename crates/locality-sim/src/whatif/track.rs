@@ -100,6 +100,9 @@ pub struct WhatIf {
     /// When the changes did not settle: what was still pending at the end (a drain refused by
     /// a PodDisruptionBudget, pods not yet evicted, replacements not Ready…).
     pub unsettled: Vec<String>,
+    /// For `--delete` and `--replace`: what happened to the pod and its replacement, at
+    /// virtual ms from the change (`namespace/name` of the pod deleted).
+    pub pod_events: Vec<(Millis, String, super::delete::PodEvent)>,
 }
 
 impl WhatIf {
@@ -249,7 +252,8 @@ pub(crate) struct Tracker {
 
 impl Tracker {
     /// Starts from the state before the change (observed at 0).
-    pub fn new(engine: &Engine, before: Snapshot, sync: Millis, scope: &Scope) -> Self {
+    /// `sync`: kube-proxy's delay and its minimum sync period.
+    pub fn new(engine: &Engine, before: Snapshot, (sync, min_sync): (Millis, Millis), scope: &Scope) -> Self {
         // Clients per Service, counted once on the state before the change (read in the
         // store: copying 100,000 pods for it cost more than counting).
         let mut clients = BTreeMap::new();
@@ -274,7 +278,7 @@ impl Tracker {
             }
         }
         let mut t = Tracker {
-            history: History::new(sync, before),
+            history: History::new(sync, min_sync, before),
             ports: BTreeMap::new(),
             clients,
             sync,
@@ -472,6 +476,7 @@ impl Tracker {
             proxy_sync_ms: self.sync,
             ports,
             unsettled: Vec::new(),
+            pod_events: Vec::new(),
         }
     }
 }

@@ -13,5 +13,6 @@ mod statefulsets;
 mod upstream_vectors;
 mod whatif;
 mod whatif_apply;
+mod whatif_delete;
 mod whatif_identity;
 mod whatif_properties;

@@ -11,7 +11,8 @@ use super::{ModelArgs, parse_timeout};
 
 /// Flags of `simulate`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["rollout", "set", "drain", "node_down", "apply"])))]
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["rollout", "set", "drain", "node_down", "apply", "delete", "replace"])))]
+#[command(group(clap::ArgGroup::new("pod_deletion").args(["delete", "replace"])))]
 pub struct SimulateArgs {
     /// Where the cluster state comes from (-f dumps, a live context read-only, or --sim).
     #[command(flatten)]
@@ -51,6 +52,26 @@ pub struct SimulateArgs {
     /// tolerationSeconds.
     #[arg(long, value_name = "NODE")]
     pub node_down: Option<String>,
+    /// Delete a pod as `kubectl delete pod`: `pod/NAMESPACE/NAME`. Graceful: SIGTERM, the pod
+    /// serves its shutdown delay (preStop sleep, agnhost --delay-shutdown) within its grace
+    /// period, then goes; a pod of a ReplicaSet, DaemonSet or StatefulSet is recreated by its
+    /// controller, a bare pod is not.
+    #[arg(long, value_name = "pod/NS/NAME", value_parser = parse_pod)]
+    pub delete: Option<ObjectKey>,
+    /// Replace a pod as `kubectl replace --force -f FILE`: FILE holds one Pod (the one
+    /// replaced, by namespace and name); it is deleted as --delete deletes it and, once gone,
+    /// created from FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "delete")]
+    pub replace: Option<PathBuf>,
+    /// The grace period of --delete or --replace, in seconds, as kubectl's: negative uses the
+    /// pod's terminationGracePeriodSeconds (the default); 0 becomes 1 (kubectl without --force).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        requires = "pod_deletion"
+    )]
+    pub grace_period: Option<i64>,
     /// Also run these alternatives and compare them in one table: each a comma-separated list
     /// of itp=, etp=, td=, topology-mode= (applied to the Services the change touches),
     /// maxSurge=, maxUnavailable= (the rollout's), or NS/NAME:FIELD=VALUE.
@@ -59,6 +80,11 @@ pub struct SimulateArgs {
     /// How long after a change every node's kube-proxy has programmed it (e.g. 1s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_timeout)]
     pub proxy_sync: Duration,
+    /// kube-proxy's minSyncPeriod (upstream's --iptables-min-sync-period, 1s by default): it
+    /// syncs at most this often, so a change arriving sooner after its last sync waits for
+    /// the next one. 0s programs every change on its own, --proxy-sync after it.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_timeout)]
+    pub proxy_min_sync: Duration,
     /// Image pull and container start of every new pod.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_timeout)]
     pub pull: Duration,
@@ -107,6 +133,31 @@ pub(crate) fn parse_rollout(r: &str) -> Result<ObjectKey, String> {
     match parts[..] {
         [_, ns, name] if !ns.is_empty() && !name.is_empty() => Ok(ObjectKey::new(kind, ns, name)),
         _ => Err("expected KIND/NAMESPACE/NAME".into()),
+    }
+}
+
+/// `--delete pod/NS/NAME` (also `pods/…`, `po/…`).
+pub(crate) fn parse_pod(r: &str) -> Result<ObjectKey, String> {
+    match r.split('/').collect::<Vec<_>>()[..] {
+        [kind, ns, name]
+            if matches!(kind.to_ascii_lowercase().as_str(), "pod" | "pods" | "po")
+                && !ns.is_empty()
+                && !name.is_empty() =>
+        {
+            Ok(ObjectKey::new(Kind::Pod, ns, name))
+        }
+        _ => Err("expected pod/NAMESPACE/NAME".into()),
+    }
+}
+
+/// kubectl's `--grace-period` as a DELETE sends it (k8s.io/kubectl `pkg/cmd/delete/delete.go`
+/// `DeleteOptions.Complete`): negative is not sent (the pod's own applies), 0 without
+/// `--force` becomes 1.
+pub fn grace_period(v: Option<i64>) -> Option<u64> {
+    match v {
+        Some(0) => Some(1),
+        Some(n) => u64::try_from(n).ok(),
+        None => None,
     }
 }
 

@@ -15,6 +15,7 @@ mod module_cycles;
 mod sim;
 mod simulate;
 mod simulate_apply;
+mod simulate_delete;
 mod simulate_min_ready;
 mod simulate_statefulset;
 mod verify;

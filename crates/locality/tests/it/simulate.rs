@@ -298,7 +298,8 @@ fn schema() -> Value {
     .unwrap()
 }
 
-fn errors(doc: &Value) -> Vec<String> {
+/// What the JSON Schema finds wrong with `doc` (empty: valid).
+pub(crate) fn errors(doc: &Value) -> Vec<String> {
     let s = schema();
     let mut e = Vec::new();
     validate(&s, &s, doc, "$", &mut e);
@@ -328,6 +329,12 @@ fn reports_validate_against_the_schema() {
             "monitoring/node-agent:trafficDistribution=PreferSameNode",
         ],
         vec!["--drain", "worker-02"],
+        vec![
+            "--delete",
+            "pod/monitoring/node-agent-sz5px",
+            "--grace-period",
+            "5",
+        ],
     ] {
         let mut all = vec!["simulate", "-f", DUMP, "-o", "json", "-q"];
         all.extend(args.iter().copied());

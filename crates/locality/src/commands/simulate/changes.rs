@@ -18,8 +18,13 @@ pub struct Scenario {
     pub measured: Vec<Change>,
 }
 
-/// The scenario the flags give; `applied`: the `--apply` manifests' objects.
-pub fn scenario(args: &SimulateArgs, applied: Option<Change>) -> Result<Scenario, CliError> {
+/// The scenario the flags give; `applied`: the `--apply` manifests' objects; `replacement`:
+/// `--replace`'s file and Pod (`None` before the file is read: the flags alone are checked).
+pub fn scenario(
+    args: &SimulateArgs,
+    applied: Option<Change>,
+    replacement: Option<(String, locality_sim::Object)>,
+) -> Result<Scenario, CliError> {
     let mut events = Vec::new();
     if let Some(workload) = &args.rollout {
         events.push(Change::Rollout {
@@ -34,13 +39,31 @@ pub fn scenario(args: &SimulateArgs, applied: Option<Change>) -> Result<Scenario
     if let Some(n) = &args.node_down {
         events.push(Change::NodeDown { node: n.clone() });
     }
+    let grace_period_seconds = crate::cli::grace_period(args.grace_period);
+    if let Some(pod) = &args.delete {
+        events.push(Change::DeletePod {
+            pod: pod.clone(),
+            grace_period_seconds,
+            replacement: None,
+        });
+    }
+    if let Some((file, pod)) = replacement {
+        let key = pod
+            .key()
+            .ok_or_else(|| CliError::usage(format!("--replace {file}: the file holds no Pod")))?;
+        events.push(Change::DeletePod {
+            pod: key,
+            grace_period_seconds,
+            replacement: Some((file, pod)),
+        });
+    }
     // The manifests first, then the Service fields set on top of them.
     let sets: Vec<Change> = applied
         .into_iter()
         .map(Ok)
         .chain(args.set.iter().cloned().map(ServiceSet::into_change).map(Ok))
         .collect::<Result<Vec<_>, CliError>>()?;
-    Ok(if events.is_empty() {
+    Ok(if events.is_empty() && args.replace.is_none() {
         Scenario {
             name: "as given".into(),
             prepared: Vec::new(),

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use locality_report::simulate::{
-    Alternative, ChangeDoc, NodeDoc, Outcome, ServicePortDoc, Totals, WindowDoc, WorstNode, seconds, share,
+    Alternative, ChangeDoc, NodeDoc, Outcome, PodEventDoc, ServicePortDoc, Totals, WindowDoc, WorstNode,
+    seconds, share,
 };
 use locality_sim::Engine;
 use locality_sim::whatif::{Cause, Change, WhatIf, strategy};
@@ -19,6 +20,7 @@ pub fn change_doc(engine: &Engine, c: &Change) -> Result<ChangeDoc, String> {
         max_unavailable: None,
         field: None,
         value: None,
+        grace_period_seconds: None,
         description: c.to_string(),
     };
     Ok(match c {
@@ -89,6 +91,36 @@ pub fn change_doc(engine: &Engine, c: &Change) -> Result<ChangeDoc, String> {
         Change::Drain { node } => doc("drain", format!("Node {node}")),
         Change::NodeDown { node } => doc("nodeDown", format!("Node {node}")),
         Change::Apply { files, .. } => doc("apply", files.join(", ")),
+        Change::DeletePod {
+            pod,
+            grace_period_seconds,
+            replacement,
+        } => {
+            let flag = if replacement.is_some() {
+                "--replace"
+            } else {
+                "--delete"
+            };
+            let p = locality_sim::whatif::delete::check(engine, pod, replacement.as_ref().map(|(_, o)| o))
+                .map_err(|e| format!("{flag}: {e}"))?;
+            let grace = grace_period_seconds.unwrap_or(p.behaviour.termination_grace_period_seconds);
+            let description = match grace_period_seconds {
+                Some(_) => c.to_string(),
+                None => format!("{c}, grace period {grace} s (the pod's)"),
+            };
+            ChangeDoc {
+                grace_period_seconds: Some(grace),
+                description,
+                ..doc(
+                    if replacement.is_some() {
+                        "replace"
+                    } else {
+                        "delete"
+                    },
+                    format!("Pod {}/{}", pod.namespace, pod.name),
+                )
+            }
+        }
     })
 }
 
@@ -126,6 +158,7 @@ fn stateful_doc(
         max_unavailable: Some(u.unwrap_or_else(|| "1".into())),
         field: None,
         value: None,
+        grace_period_seconds: None,
         description: format!("rollout of {target} ({how})"),
     })
 }
@@ -217,6 +250,15 @@ pub fn alternative(name: &str, prepared: Vec<ChangeDoc>, changes: Vec<ChangeDoc>
             traffic_left_node_share: ratio(left_w),
         },
         service_ports: ports,
+        pod_events: r
+            .pod_events
+            .iter()
+            .map(|(t, pod, e)| PodEventDoc {
+                pod: pod.clone(),
+                event: e.as_str(),
+                at_seconds: seconds(*t),
+            })
+            .collect(),
     };
     a.summary = locality_report::simulate::text::outcome_text(&a);
     a

@@ -145,10 +145,39 @@ fn applied(
     }))
 }
 
+/// `--replace FILE`: its one Pod, read and defaulted as `--apply` reads a manifest.
+fn replacement(
+    args: &SimulateArgs,
+    options: &SeedOptions,
+    ui: &Ui,
+) -> Result<Option<(String, locality_sim::Object)>, CliError> {
+    let Some(path) = &args.replace else {
+        return Ok(None);
+    };
+    let mut loaded = crate::inputs::load_inputs(std::slice::from_ref(path), args.model.max_input_size, ui)?;
+    let namespace = locality_live::kubeconfig_namespace(&locality_live::LiveOptions::default())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "default".into());
+    locality_model::admission::admit(
+        &mut loaded.state,
+        &locality_model::admission::AdmissionOptions { namespace },
+    );
+    let file = path.display().to_string();
+    let mut objects = locality_sim::whatif::apply::objects_of(&loaded.state, options);
+    objects.retain(|o| !matches!(o, locality_sim::Object::Namespace(_)));
+    match (objects.pop(), objects.is_empty()) {
+        (Some(o @ locality_sim::Object::Pod(_)), true) => Ok(Some((file, o))),
+        _ => Err(CliError::usage(format!(
+            "--replace {file}: expected exactly one Pod (kubectl replace --force of a pod)"
+        ))),
+    }
+}
+
 /// Runs `simulate`.
 pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliError> {
     // Flags are checked before any input is read.
-    changes::scenario(args, None)?;
+    changes::scenario(args, None, None)?;
     let overrides: Vec<(String, Vec<Override>)> = args
         .compare
         .iter()
@@ -170,7 +199,11 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         pull_ms: ms(args.pull),
         ready_after_ms: ms(args.ready_after),
     };
-    let base = changes::scenario(args, applied(args, &seed_options, ui)?)?;
+    let base = changes::scenario(
+        args,
+        applied(args, &seed_options, ui)?,
+        replacement(args, &seed_options, ui)?,
+    )?;
     let matrix = MatrixConfig {
         derive: false,
         ..loaded.config.clone()
@@ -178,6 +211,7 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
     let run_options = RunOptions {
         step_ms: args.step_ms.max(1),
         limit_ms: args.limit.saturating_mul(1000),
+        proxy_min_sync_ms: ms(args.proxy_min_sync),
         ..RunOptions::default()
     };
     ui.status(&format!(
@@ -240,6 +274,7 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         header,
         settings: Settings {
             proxy_sync_seconds: ms(args.proxy_sync) as f64 / 1000.0,
+            proxy_min_sync_seconds: ms(args.proxy_min_sync) as f64 / 1000.0,
             pull_seconds: ms(args.pull) as f64 / 1000.0,
             ready_after_seconds: ms(args.ready_after) as f64 / 1000.0,
             step_seconds: run_options.step_ms as f64 / 1000.0,
