@@ -14,6 +14,7 @@ mod matrix;
 mod module_cycles;
 mod sim;
 mod simulate;
+mod simulate_agreement;
 mod simulate_apply;
 mod simulate_delete;
 mod simulate_min_ready;
