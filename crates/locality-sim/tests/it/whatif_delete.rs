@@ -89,7 +89,12 @@ fn a_bare_pod_serves_its_shutdown_delay_and_is_not_recreated() {
     // the 30 s grace), then exits.
     assert_eq!(at(&r, PodEvent::Deleted), Some(0));
     let kubelet = e.config().controller_delay_ms;
-    assert_eq!(at(&r, PodEvent::NotReady), Some(8_000 + kubelet), "{:?}", r.pod_events);
+    assert_eq!(
+        at(&r, PodEvent::NotReady),
+        Some(8_000 + kubelet),
+        "{:?}",
+        r.pod_events
+    );
     assert!(at(&r, PodEvent::Gone).is_some_and(|t| t > 8_000 + kubelet));
     assert_eq!(at(&r, PodEvent::Created), None, "a bare pod is not recreated");
     assert!(e.get(&ObjectKey::new(Kind::Pod, NS, "web-a")).is_none());
@@ -125,7 +130,11 @@ fn a_replacement_is_created_the_instant_the_old_pod_is_gone() {
     // The window runs from the old process's exit to one sync after the new pod is Ready.
     let w = node_a_windows(&r);
     assert_eq!(w.len(), 1, "{w:?}");
-    assert_eq!(w[0].start_ms, step_after(at(&r, PodEvent::NotReady).unwrap()), "{w:?}");
+    assert_eq!(
+        w[0].start_ms,
+        step_after(at(&r, PodEvent::NotReady).unwrap()),
+        "{w:?}"
+    );
     let sync = e.config().proxy_sync_delay_ms;
     assert!(
         w[0].end_ms > ready + sync && w[0].end_ms <= ready + sync + 100,
