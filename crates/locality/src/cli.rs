@@ -83,19 +83,21 @@ pub enum Command {
     /// Exit codes: 0 ACCEPT, 1 runtime error, 2 usage error, 3 REPAIR, 4 RERUN, 5 HOLD,
     /// 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
     Verify(VerifyArgs),
-    /// What-if on your cluster, SIMULATED: a rollout, a Service change or a node event.
+    /// What-if on your cluster, SIMULATED: a rollout, a Service change, a pod deleted or
+    /// replaced, or a node event.
     ///
     /// Seeds a simulated cluster from the state read (-f dumps, a live context read-only, or
     /// --sim): nodes, workloads with their rollout strategy, pods on their nodes with their
     /// readiness probes, grace periods and preStop delays, Services. Applies the change
-    /// (--rollout KIND/NS/NAME, --set NS/NAME:FIELD=VALUE, --drain NODE, --node-down NODE) and
+    /// (--rollout KIND/NS/NAME, --set NS/NAME:FIELD=VALUE, --delete pod/NS/NAME, --replace
+    /// FILE, --drain NODE, --node-down NODE) and
     /// runs it over virtual time, asking the model at every step which nodes are blind as
     /// kube-proxy has programmed them. Reports each node's drop windows, the client pods
     /// affected, the share of traffic that left its node, and every assumption made;
     /// --compare runs alternatives side by side.
     ///
     /// Exit codes: 0 success, 1 runtime error, 2 usage or input error.
-    Simulate(SimulateArgs),
+    Simulate(Box<SimulateArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
         /// The shell.

@@ -92,7 +92,7 @@ pub enum Change {
         /// `--grace-period` (`None`: the pod's `terminationGracePeriodSeconds`).
         grace_period_seconds: Option<u64>,
         /// The file the replacement was read from and the replacement Pod (same key).
-        replacement: Option<(String, Object)>,
+        replacement: Option<(String, Box<Object>)>,
     },
 }
 
@@ -214,6 +214,7 @@ fn scope(engine: &Engine, change: &Change) -> observe::Scope {
             };
             let mut set = apply::selecting(engine, &pod.namespace, &labels(engine.get(pod)));
             if let Some((_, r)) = replacement {
+                let r: &Object = r;
                 set.extend(apply::selecting(engine, &pod.namespace, &labels(Some(r))));
             }
             Some(set)
@@ -355,7 +356,7 @@ pub fn apply(engine: &mut Engine, change: &Change) -> Result<String, SimError> {
                 engine,
                 pod,
                 *grace_period_seconds,
-                replacement.as_ref().map(|(_, o)| o),
+                replacement.as_ref().map(|(_, o)| &**o),
             )?;
             // Applied on its own (not measured by [`run`]): the replacement once the pod is
             // gone, waiting at most its grace period and a minute more.
@@ -463,7 +464,7 @@ pub fn run(
                 engine,
                 pod,
                 *grace_period_seconds,
-                replacement.as_ref().map(|(_, o)| o),
+                replacement.as_ref().map(|(_, o)| &**o),
             )?);
             continue;
         }

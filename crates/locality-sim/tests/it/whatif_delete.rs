@@ -59,7 +59,7 @@ fn delete(grace: Option<u64>, replacement: Option<Object>) -> Change {
     Change::DeletePod {
         pod: ObjectKey::new(Kind::Pod, NS, "web-a"),
         grace_period_seconds: grace,
-        replacement: replacement.map(|r| ("web-a.yaml".to_string(), r)),
+        replacement: replacement.map(|r| ("web-a.yaml".to_string(), Box::new(r))),
     }
 }
 

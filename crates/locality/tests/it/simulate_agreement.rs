@@ -64,9 +64,17 @@ struct Side {
     window: Option<((u64, u64), (u64, u64))>,
 }
 
-/// `verify` on the simulated cluster, in-process; its outcome and the store's pod events
-/// (time, type, name, ready, being deleted).
-fn run_verify(dir: &Path) -> (VerifyOutcome, Vec<(u64, EventType, String, bool, bool)>) {
+/// One pod event of the simulated cluster's store.
+struct PodRow {
+    at: u64,
+    kind: EventType,
+    name: String,
+    ready: bool,
+    deleting: bool,
+}
+
+/// `verify` on the simulated cluster, in-process; its outcome and the store's pod events.
+fn run_verify(dir: &Path) -> (VerifyOutcome, Vec<PodRow>) {
     let topology = Topology::builtin("four-nodes").unwrap();
     let config = SimConfig {
         event_history: 10_000_000,
@@ -110,13 +118,13 @@ fn run_verify(dir: &Path) -> (VerifyOutcome, Vec<(u64, EventType, String, bool, 
             .filter(|ev| ev.key.kind == Kind::Pod)
             .filter_map(|ev| {
                 let p = ev.object.as_pod()?;
-                Some((
-                    ev.time,
-                    ev.event_type,
-                    p.pod.meta.name.clone(),
-                    p.pod.ready,
-                    p.pod.meta.deletion_timestamp.is_some(),
-                ))
+                Some(PodRow {
+                    at: ev.time,
+                    kind: ev.event_type,
+                    name: p.pod.meta.name.clone(),
+                    ready: p.pod.ready,
+                    deleting: p.pod.meta.deletion_timestamp.is_some(),
+                })
             })
             .collect()
     });
@@ -124,30 +132,25 @@ fn run_verify(dir: &Path) -> (VerifyOutcome, Vec<(u64, EventType, String, bool, 
 }
 
 /// What `verify` measured for one case (`group`: its objects' prefix).
-fn verify_side(
-    outcome: &VerifyOutcome,
-    id: &str,
-    group: &str,
-    events: &[(u64, EventType, String, bool, bool)],
-) -> Side {
+fn verify_side(outcome: &VerifyOutcome, id: &str, group: &str, events: &[PodRow]) -> Side {
     let case = outcome.cases.iter().find(|c| c.id == id).unwrap();
     assert_eq!(case.status, locality_verify::Status::Pass, "{id}: {}", case.why);
     let (old, new) = (format!("{group}-be-n1"), format!("{group}-be-n1-new"));
-    let first = |f: &dyn Fn(&(u64, EventType, String, bool, bool)) -> bool| {
+    let first = |f: &dyn Fn(&PodRow) -> bool| {
         events
             .iter()
             .find(|e| f(e))
-            .map(|e| e.0)
+            .map(|e| e.at)
             .unwrap_or_else(|| panic!("{id}: an event missing"))
     };
-    let deleted = first(&|e| e.2 == old && e.4);
-    let gone = first(&|e| e.2 == old && e.1 == EventType::Deleted);
+    let deleted = first(&|e| e.name == old && e.deleting);
+    let gone = first(&|e| e.name == old && e.kind == EventType::Deleted);
     let not_ready = events
         .iter()
-        .find(|e| e.2 == old && e.4 && !e.3 && e.1 != EventType::Deleted)
-        .map_or(gone, |e| e.0);
-    let created = first(&|e| e.2 == new && e.1 == EventType::Added);
-    let ready = first(&|e| e.2 == new && e.3);
+        .find(|e| e.name == old && e.deleting && !e.ready && e.kind != EventType::Deleted)
+        .map_or(gone, |e| e.at);
+    let created = first(&|e| e.name == new && e.kind == EventType::Added);
+    let ready = first(&|e| e.name == new && e.ready);
     // The tries on the virtual clock, in order.
     let epoch = locality_sim::time::EPOCH_UNIX_SECONDS * 1000;
     let mut tries: Vec<(u64, bool)> = case

@@ -54,7 +54,7 @@ pub fn scenario(
         events.push(Change::DeletePod {
             pod: key,
             grace_period_seconds,
-            replacement: Some((file, pod)),
+            replacement: Some((file, Box::new(pod))),
         });
     }
     // The manifests first, then the Service fields set on top of them.

@@ -101,7 +101,7 @@ pub fn change_doc(engine: &Engine, c: &Change) -> Result<ChangeDoc, String> {
             } else {
                 "--delete"
             };
-            let p = locality_sim::whatif::delete::check(engine, pod, replacement.as_ref().map(|(_, o)| o))
+            let p = locality_sim::whatif::delete::check(engine, pod, replacement.as_ref().map(|(_, o)| &**o))
                 .map_err(|e| format!("{flag}: {e}"))?;
             let grace = grace_period_seconds.unwrap_or(p.behaviour.termination_grace_period_seconds);
             let description = match grace_period_seconds {
