@@ -118,6 +118,10 @@ struct PortAcc {
     before: BTreeMap<String, Seen>,
     last: BTreeMap<String, Seen>,
     open: BTreeMap<String, (Millis, Cause)>,
+    /// Nodes blind before the change and not unblind since: their blindness is not the
+    /// change's doing (it lasts at least until the change is programmed), so it opens no
+    /// window; those still here at the end are blind throughout.
+    carried: BTreeSet<String>,
     nodes: BTreeMap<String, NodeTimeline>,
     /// The nodes of `last` delivered elsewhere (a share above 0), with that share.
     leaving: BTreeMap<String, f64>,
@@ -162,7 +166,10 @@ impl PortAcc {
         if self.before.get(n).is_none_or(|b| !same(*b, s)) {
             self.changed = true;
         }
-        match (s.blind(), self.open.contains_key(n)) {
+        if !s.blind() {
+            self.carried.remove(n);
+        }
+        match (s.blind() && !self.carried.contains(n), self.open.contains_key(n)) {
             (true, false) => {
                 let cause = if s == Seen::EndpointGone {
                     Cause::EndpointGone
@@ -291,7 +298,11 @@ impl Tracker {
         for (key, nodes) in &first.ports {
             let acc = t.ports.entry(key.clone()).or_default();
             for (n, r) in nodes {
-                acc.before.insert(n.clone(), seen(engine, r));
+                let s = seen(engine, r);
+                if s.blind() {
+                    acc.carried.insert(n.clone());
+                }
+                acc.before.insert(n.clone(), s);
             }
         }
         t
@@ -428,15 +439,9 @@ impl Tracker {
                 .filter(|(_, s)| s.blind())
                 .map(|(n, _)| n.clone())
                 .collect();
-            let mut throughout = Vec::new();
+            let throughout: Vec<String> = std::mem::take(&mut acc.carried).into_iter().collect();
             for (n, (start, cause)) in open {
-                let whole = start == 0 && blind_before.contains(&n);
-                let single = acc.nodes.get(&n).is_none_or(|t| t.windows.is_empty());
-                if whole && single {
-                    throughout.push(n);
-                } else {
-                    close(&mut acc.nodes, &n, start, end, cause);
-                }
+                close(&mut acc.nodes, &n, start, end, cause);
             }
             let clients = self.clients.get(&key.0).cloned().unwrap_or_default();
             for (n, c) in &clients {
