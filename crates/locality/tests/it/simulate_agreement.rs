@@ -33,7 +33,9 @@
 //!
 //! Seen red: `simulate --kube-proxy-version 1.25` (no serving-terminating fallback) opens
 //! E-a's window at the deletion, 13 s before the old endpoint stopped; programming 250 ms
-//! later than the simulated kube-proxy moves E-b's start out of its bracket.
+//! later than the simulated kube-proxy moves E-b's start out of its bracket; a seed that
+//! ignores agnhost's `--delay-shutdown` ends every old backend at SIGTERM (and gives H3 a
+//! window `verify` did not see).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -329,6 +331,14 @@ fn simulate_agrees_with_verify_on_the_rollout_cases() {
             {
                 wrong.push(format!("{id}: events out of order: {side:?}"));
             }
+        }
+        // The old backend served as long on both sides: `verify` deleted it with grace 0 after
+        // `H` ms; `simulate` was given `--grace-period` ⌈H⌉ s (its kubelet then removes the
+        // pod, `SimConfig::kubelet_cleanup_delay_ms` later).
+        let held = v.gone - v.deleted;
+        let cleanup = SimConfig::default().kubelet_cleanup_delay_ms;
+        if !(held..=held.div_ceil(1000) * 1000 + cleanup).contains(&(s.gone - s.deleted)) {
+            wrong.push(format!("{id}: the old backend was not deleted as long after"));
         }
         match (offsets(&v), offsets(&s)) {
             (None, None) => {}
