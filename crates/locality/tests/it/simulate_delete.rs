@@ -1,5 +1,6 @@
 //! `locality simulate --delete` and `--replace` through the real binary: `kubectl delete pod`
-//! and `kubectl replace --force` of one pod, validated as kubectl and the API server would.
+//! and `kubectl replace --force` of one pod, validated as kubectl and the API server would;
+//! and `--proxy-min-sync`, which the agreement with `verify` leaves at 0.
 
 use locality_testkit::files::TempDir;
 use serde_json::Value;
@@ -123,4 +124,41 @@ fn delete_and_replace_are_validated() {
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         assert!(err.contains(said), "{args:?}: {err}");
     }
+}
+
+/// `--proxy-min-sync`: kube-proxy syncs at most once per period, so the removal of an exited
+/// agent can wait for the next allowed sync: PreferSameNode's endpointGone windows, at most one
+/// sync interval by default, can then outlast it.
+#[test]
+fn a_minimum_sync_period_can_hold_a_change_back() {
+    let longest = |min_sync: &str| {
+        let doc = json(&[
+            "simulate",
+            "-f",
+            DUMP,
+            "--rollout",
+            "daemonset/monitoring/node-agent",
+            "--set",
+            "monitoring/node-agent:internalTrafficPolicy=Cluster",
+            "--set",
+            "monitoring/node-agent:trafficDistribution=PreferSameNode",
+            "--proxy-min-sync",
+            min_sync,
+            "-o",
+            "json",
+            "-q",
+        ]);
+        assert!(super::simulate::errors(&doc).is_empty());
+        let s = &doc["settings"];
+        assert_eq!(s["proxyMinSyncSeconds"].as_f64(), humantime(min_sync), "{s}");
+        doc["alternatives"][0]["totals"]["longestWindowSeconds"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(longest("0s") <= 1.25, "one sync and a step at most");
+    assert!(longest("1s") > 1.25, "held back to the next allowed sync");
+}
+
+fn humantime(s: &str) -> Option<f64> {
+    s.strip_suffix('s').and_then(|n| n.parse().ok())
 }
