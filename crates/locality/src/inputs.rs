@@ -60,6 +60,30 @@ pub fn load_inputs_with(
     Ok(loaded)
 }
 
+/// Loads `paths` as [`load_inputs_with`] does, and reads the objects as if `kubectl apply`
+/// had stored them first (docs/semantics.md "Files are read as applied"): those naming no
+/// namespace land in `namespace_flag` (`-n`), else the kubeconfig context's, else `default`.
+pub fn load_as_applied(
+    paths: &[PathBuf],
+    max_input_size: Option<u64>,
+    pods: Pods,
+    namespace_flag: Option<&str>,
+) -> Result<Loaded, CliError> {
+    let mut loaded = load_inputs_with(paths, max_input_size, pods)?;
+    let namespace = match namespace_flag {
+        Some(ns) => ns.to_string(),
+        None => locality_live::kubeconfig_namespace(&locality_live::LiveOptions::default())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| "default".into()),
+    };
+    locality_model::admission::admit(
+        &mut loaded.state,
+        &locality_model::admission::AdmissionOptions { namespace },
+    );
+    Ok(loaded)
+}
+
 /// Warns about what a load skipped (kinds locality does not read) and its warnings.
 pub fn warn_about(loaded: &Loaded, ui: &Ui) {
     if !loaded.skipped_kinds.is_empty() {

@@ -12,7 +12,7 @@ use locality_report::header::{ReportHeader, ReportSource, Summary};
 
 use crate::cli::{ModelArgs, ProxyModeArg};
 use crate::error::CliError;
-use crate::inputs::{load_inputs_with, rereadable, resolve_versions, warn_about};
+use crate::inputs::{load_as_applied, rereadable, resolve_versions, warn_about};
 use crate::progress::Progress;
 use crate::ui::Ui;
 
@@ -177,23 +177,8 @@ fn load_any(
         return load_simulated(args, topology, ui, progress);
     }
     if !args.filenames.is_empty() {
-        // Read as if applied first (docs/semantics.md "Files are read as applied").
-        let namespace = match namespace_flag {
-            Some(ns) => ns.to_string(),
-            None => locality_live::kubeconfig_namespace(&LiveOptions::default())
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| "default".into()),
-        };
-        let read = |p: locality_ingest::Pods| -> Result<locality_ingest::Loaded, CliError> {
-            let mut loaded = load_inputs_with(&args.filenames, args.max_input_size, p)?;
-            locality_model::admission::admit(
-                &mut loaded.state,
-                &locality_model::admission::AdmissionOptions {
-                    namespace: namespace.clone(),
-                },
-            );
-            Ok(loaded)
+        let read = |p: locality_ingest::Pods| {
+            load_as_applied(&args.filenames, args.max_input_size, p, namespace_flag)
         };
         let mut loaded = if pods == PodsRead::WhenModelled && rereadable(&args.filenames) {
             read(locality_ingest::Pods::Count)?

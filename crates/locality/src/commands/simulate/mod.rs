@@ -130,19 +130,28 @@ fn applied(
     if args.apply.is_empty() {
         return Ok(None);
     }
-    let mut loaded = crate::inputs::load_inputs(&args.apply, args.model.max_input_size, ui)?;
-    let namespace = locality_live::kubeconfig_namespace(&locality_live::LiveOptions::default())
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| "default".into());
-    locality_model::admission::admit(
-        &mut loaded.state,
-        &locality_model::admission::AdmissionOptions { namespace },
-    );
+    let loaded = load_manifests(&args.apply, args, ui)?;
     Ok(Some(locality_sim::whatif::Change::Apply {
         files: loaded.files.clone(),
         objects: locality_sim::whatif::apply::objects_of(&loaded.state, options),
     }))
+}
+
+/// Manifests of `--apply` or `--replace`, read as applied (in the kubeconfig context's
+/// namespace, else `default`, when they name none).
+fn load_manifests(
+    paths: &[std::path::PathBuf],
+    args: &SimulateArgs,
+    ui: &Ui,
+) -> Result<locality_ingest::Loaded, CliError> {
+    let loaded = crate::inputs::load_as_applied(
+        paths,
+        args.model.max_input_size,
+        locality_ingest::Pods::Decode,
+        None,
+    )?;
+    crate::inputs::warn_about(&loaded, ui);
+    Ok(loaded)
 }
 
 /// `--replace FILE`: its one Pod, read and defaulted as `--apply` reads a manifest.
@@ -154,15 +163,7 @@ fn replacement(
     let Some(path) = &args.replace else {
         return Ok(None);
     };
-    let mut loaded = crate::inputs::load_inputs(std::slice::from_ref(path), args.model.max_input_size, ui)?;
-    let namespace = locality_live::kubeconfig_namespace(&locality_live::LiveOptions::default())
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| "default".into());
-    locality_model::admission::admit(
-        &mut loaded.state,
-        &locality_model::admission::AdmissionOptions { namespace },
-    );
+    let loaded = load_manifests(std::slice::from_ref(path), args, ui)?;
     let file = path.display().to_string();
     let mut objects = locality_sim::whatif::apply::objects_of(&loaded.state, options);
     objects.retain(|o| !matches!(o, locality_sim::Object::Namespace(_)));
