@@ -100,7 +100,7 @@ pub enum PodsRead {
     /// Only when the model reads them ([`locality_model::matrix::reads_pods`]: a Service
     /// with a selector and no EndpointSlice in the input, or `--derive`): the files are read
     /// with Pods counted, and read again when they are needed. Stdin and other streams,
-    /// which cannot be read twice, are always read whole.
+    /// which cannot be read twice, and every input under `--derive` are read whole at once.
     WhenModelled,
 }
 
@@ -180,12 +180,16 @@ fn load_any(
         let read = |p: locality_ingest::Pods| {
             load_as_applied(&args.filenames, args.max_input_size, p, namespace_flag)
         };
-        let mut loaded = if pods == PodsRead::WhenModelled && rereadable(&args.filenames) {
+        // `--derive` reads every Service's pods: no point counting them first.
+        let lazy = pods == PodsRead::WhenModelled && !args.derive && rereadable(&args.filenames);
+        let mut loaded = if lazy {
             read(locality_ingest::Pods::Count)?
         } else {
             read(locality_ingest::Pods::Decode)?
         };
         if loaded.unread_pods > 0 && locality_model::matrix::reads_pods(&loaded.state, args.derive) {
+            // Released before the second read, so the two states are never held at once.
+            drop(loaded);
             loaded = read(locality_ingest::Pods::Decode)?;
         }
         warn_about(&loaded, ui);
