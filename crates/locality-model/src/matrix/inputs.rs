@@ -11,15 +11,25 @@ use super::*;
 /// Endpoints object or are empty, whatever the pods. A caller that loaded the input without
 /// decoding its Pods reads it again when this is true.
 pub fn reads_pods(state: &ClusterState, derive: bool) -> bool {
-    let observed: std::collections::HashSet<(&str, &str)> = state
-        .endpoint_slices
-        .iter()
-        .filter_map(|s| Some((s.meta.namespace.as_str(), s.service_name()?)))
-        .collect();
+    let observed = slices_by_service(state);
     state.services.iter().any(|svc| {
         svc.selector.is_some()
-            && (derive || !observed.contains(&(svc.meta.namespace.as_str(), svc.meta.name.as_str())))
+            && (derive || !observed.contains_key(&(svc.meta.namespace.as_str(), svc.meta.name.as_str())))
     })
+}
+
+/// The input's EndpointSlices by the (namespace, name) of the Service they name in their
+/// `kubernetes.io/service-name` label.
+pub(super) fn slices_by_service(state: &ClusterState) -> HashMap<(&str, &str), Vec<&EndpointSlice>> {
+    let mut by: HashMap<(&str, &str), Vec<&EndpointSlice>> = HashMap::new();
+    for slice in &state.endpoint_slices {
+        if let Some(svc) = slice.service_name() {
+            by.entry((slice.meta.namespace.as_str(), svc))
+                .or_default()
+                .push(slice);
+        }
+    }
+    by
 }
 
 /// The slices the mirroring controller writes for `endpoints`, the Endpoints object of the

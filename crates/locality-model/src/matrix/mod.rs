@@ -33,7 +33,7 @@ mod summary;
 
 pub use assumptions::{Assumed, VersionSensitivity};
 pub use inputs::reads_pods;
-use inputs::{PodIndex, destinations, mirror_endpoints};
+use inputs::{PodIndex, destinations, mirror_endpoints, slices_by_service};
 use routes::Detail;
 pub use summary::{PortSummary, VerdictCounts};
 
@@ -326,15 +326,7 @@ impl<'s> Matrix<'s> {
         }
 
         // Observed slices per Service.
-        let mut slices_by_service: HashMap<(&str, &str), Vec<&EndpointSlice>> = HashMap::new();
-        for slice in &state.endpoint_slices {
-            if let Some(svc) = slice.service_name() {
-                slices_by_service
-                    .entry((slice.meta.namespace.as_str(), svc))
-                    .or_default()
-                    .push(slice);
-            }
-        }
+        let slices_by_service = slices_by_service(state);
         // Endpoints objects by namespace and name (that of their Service).
         let endpoints_by_name: HashMap<(&str, &str), &Endpoints> = state
             .endpoints

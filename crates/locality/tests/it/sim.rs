@@ -110,15 +110,7 @@ fn serve_then_read_the_simulated_cluster_live() {
     }
     // Stops the server even when an assertion fails.
     let guard = Kill(child);
-    // Wait for the kubeconfig: it is written only once the server listens.
-    let start = std::time::Instant::now();
-    while !kubeconfig.exists() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "sim serve did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_kubeconfig(&kubeconfig);
     // Let the simulated controllers schedule and start the fixture (50× speed).
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let kc = kubeconfig.to_str().unwrap();
@@ -396,4 +388,16 @@ fn audit_and_simulate_count_the_same_clients() {
         .filter(|(_, c)| *c > 0)
         .collect();
     assert_eq!(simulated, audit);
+}
+
+/// Waits (at most 20 s) for the kubeconfig `sim serve` writes only once it listens.
+fn wait_for_kubeconfig(kubeconfig: &std::path::Path) {
+    let start = std::time::Instant::now();
+    while !kubeconfig.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "sim serve did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -38,14 +38,7 @@ fn serve(name: &str, args: &[&str]) -> Served {
         dir,
         addr: String::new(),
     };
-    let start = std::time::Instant::now();
-    while !kubeconfig.exists() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "sim serve did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    super::wait_for_kubeconfig(&kubeconfig);
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
     served.addr = text
         .lines()
