@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use crate::fasthash::FastMap;
 use crate::objects::{Kind, Object, ObjectKey};
 use crate::time::{Millis, rfc3339};
 
@@ -99,10 +100,74 @@ pub enum StoreError {
     },
 }
 
+/// The stored objects: in slots, found by key through a hash index (a point lookup reads one
+/// key instead of comparing strings down a 100,000-object B-tree) and listed in key order
+/// through an ordered index.
+#[derive(Debug, Clone, Default)]
+struct Objects {
+    slots: Vec<Option<Stored>>,
+    free: Vec<usize>,
+    index: FastMap<ObjectKey, usize>,
+    order: BTreeMap<ObjectKey, usize>,
+}
+
+impl Objects {
+    fn reserve(&mut self, objects: usize) {
+        self.slots.reserve(objects);
+        self.index.reserve(objects);
+    }
+
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    fn contains_key(&self, key: &ObjectKey) -> bool {
+        self.index.contains_key(key)
+    }
+
+    fn get(&self, key: &ObjectKey) -> Option<&Stored> {
+        self.index.get(key).and_then(|&i| self.slots[i].as_ref())
+    }
+
+    fn get_mut(&mut self, key: &ObjectKey) -> Option<&mut Stored> {
+        self.index.get(key).and_then(|&i| self.slots[i].as_mut())
+    }
+
+    /// Stores a new object (the caller checked that `key` is free).
+    fn insert(&mut self, key: ObjectKey, stored: Stored) {
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(stored);
+                i
+            }
+            None => {
+                self.slots.push(Some(stored));
+                self.slots.len() - 1
+            }
+        };
+        self.index.insert(key.clone(), slot);
+        self.order.insert(key, slot);
+    }
+
+    fn remove(&mut self, key: &ObjectKey) -> Option<Stored> {
+        let slot = self.index.remove(key)?;
+        self.order.remove(key);
+        self.free.push(slot);
+        self.slots[slot].take()
+    }
+
+    /// The objects from `start` on, in key order.
+    fn from(&self, start: ObjectKey) -> impl Iterator<Item = (&ObjectKey, &Stored)> {
+        self.order
+            .range((Bound::Included(start), Bound::Unbounded))
+            .filter_map(|(k, &i)| Some((k, self.slots[i].as_ref()?)))
+    }
+}
+
 /// The simulated object store and its event log.
 #[derive(Debug, Clone, Default)]
 pub struct Store {
-    objects: BTreeMap<ObjectKey, Stored>,
+    objects: Objects,
     log: Vec<WatchEvent>,
     /// Versions `<= compacted` are no longer in the log.
     compacted: u64,
@@ -119,6 +184,7 @@ impl Store {
     /// Room in the event log for about `objects` more changes.
     pub(crate) fn reserve(&mut self, objects: usize) {
         self.log.reserve(objects);
+        self.objects.reserve(objects);
     }
 
     /// The current (latest) resourceVersion.
@@ -133,7 +199,7 @@ impl Store {
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
+        self.objects.len() == 0
     }
 
     /// The object at `key`.
@@ -143,9 +209,8 @@ impl Store {
 
     /// All objects of a kind, by namespace then name.
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = (&ObjectKey, &Stored)> {
-        let start = ObjectKey::new(kind, "", "");
         self.objects
-            .range((Bound::Included(start), Bound::Unbounded))
+            .from(ObjectKey::new(kind, "", ""))
             .take_while(move |(k, _)| k.kind == kind)
     }
 
@@ -155,9 +220,8 @@ impl Store {
         kind: Kind,
         namespace: &'a str,
     ) -> impl Iterator<Item = (&'a ObjectKey, &'a Stored)> + 'a {
-        let start = ObjectKey::new(kind, namespace, "");
         self.objects
-            .range((Bound::Included(start), Bound::Unbounded))
+            .from(ObjectKey::new(kind, namespace, ""))
             .take_while(move |(k, _)| k.kind == kind && k.namespace == namespace)
     }
 
