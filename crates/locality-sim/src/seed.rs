@@ -194,13 +194,18 @@ fn controller_of(p: &Pod) -> Option<&OwnerReference> {
 /// The simulated API refused an object (a name it cannot store).
 pub fn seed(state: &ClusterState, config: SimConfig, options: &SeedOptions) -> Result<Seeded, SimError> {
     let mut a: BTreeSet<Assumption> = BTreeSet::new();
-    let sync = config.proxy_sync_delay_ms;
+    let (sync, min_sync) = (config.proxy_sync_delay_ms, config.proxy_min_sync_period_ms);
     let mut e = Engine::new(config);
     a.insert(Assumption {
         subject: "kube-proxy".into(),
         value: secs(sync),
         reason: "every node's kube-proxy programs a change this long after it is written (--proxy-sync)"
             .into(),
+    });
+    a.insert(Assumption {
+        subject: "kube-proxy minSyncPeriod".into(),
+        value: secs(min_sync),
+        reason: "kube-proxy syncs at most this often: a change written sooner after its last sync waits for the next one, so the rules can hold a change --proxy-sync plus this long (--proxy-min-sync; kube-proxy's own default)".into(),
     });
     a.insert(Assumption {
         subject: "image pull".into(),

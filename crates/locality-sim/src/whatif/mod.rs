@@ -169,9 +169,6 @@ pub struct RunOptions {
     pub limit_ms: Millis,
     /// Keep observing this long after the change settled (kube-proxy catching up).
     pub after_ms: Millis,
-    /// kube-proxy's minSyncPeriod: at most one sync per this many ms (0: every change
-    /// programmed on its own, one sync delay after it).
-    pub proxy_min_sync_ms: Millis,
 }
 
 impl Default for RunOptions {
@@ -180,7 +177,6 @@ impl Default for RunOptions {
             step_ms: 250,
             limit_ms: 3_600_000,
             after_ms: 5_000,
-            proxy_min_sync_ms: 0,
         }
     }
 }
@@ -441,7 +437,10 @@ pub fn run(
     let mut tracker = track::Tracker::new(
         engine,
         before,
-        (engine.config().proxy_sync_delay_ms, options.proxy_min_sync_ms),
+        (
+            engine.config().proxy_sync_delay_ms,
+            engine.config().proxy_min_sync_period_ms,
+        ),
         &scope,
     );
     let settle = settle::Settle::new(engine, changes);

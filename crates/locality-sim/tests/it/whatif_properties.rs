@@ -1,8 +1,13 @@
 //! Properties of what-if rollouts (docs/simulate.md), over generated clusters and timings: an
 //! agent DaemonSet on every node behind one Service, rolled with the strategy drawn.
 //!
+//! kube-proxy's sync interval is the longest a written change waits before the rules hold it:
+//! the programming delay (`SimConfig::proxy_sync_delay_ms`, `--proxy-sync`) plus the minimum
+//! sync period (`proxy_min_sync_period_ms`, `--proxy-min-sync`; a change written just after a
+//! sync waits for the next allowed one), both drawn.
+//!
 //! 1. `internalTrafficPolicy: Local`, `maxSurge ≥ 1`, and the old pod serving until the new
-//!    one is Ready and programmed (a preStop delay of at least one kube-proxy sync): no drop
+//!    one is Ready and programmed (a preStop delay of at least one sync interval): no drop
 //!    window.
 //! 2. `trafficDistribution: PreferSameNode` (ITP Cluster), another Ready endpoint elsewhere:
 //!    every drop is the rules still sending to pods that exited: each instant of a window lies
@@ -11,8 +16,12 @@
 //!    most one sync interval plus a step; exits can chain (the rules fall back to another
 //!    node's old pod, which exits before the first exit is programmed), and the window then
 //!    spans both.
-//! 3. Growing `maxSurge` never increases the blind node-seconds (up to the step quantisation:
-//!    one step per node with a window).
+//! 3. Growing `maxSurge` never increases the blind node-seconds, up to the quantisation of
+//!    the rules: one step per node with a window, and one minimum sync period per such node
+//!    (a change waits for the next allowed sync, and when the previous one happened depends on
+//!    the rollout's own timing: `Case { nodes: 5, zones: 1, sync_ms: 500, min_sync_ms: 1000,
+//!    pre_stop_s: 0, start_ms: 4069, period_s: 1, seed: 388 }` loses 3,250 ms at maxSurge 2
+//!    and 4,750 ms at 3, the same rollout with `min_sync_ms: 0` no more at 3 than at 2).
 
 use crate::whatif::config;
 use locality_model::objects::TrafficPolicy;
@@ -28,6 +37,7 @@ struct Case {
     nodes: usize,
     zones: usize,
     sync_ms: u64,
+    min_sync_ms: u64,
     pre_stop_s: u64,
     start_ms: u64,
     period_s: u64,
@@ -39,16 +49,18 @@ fn cases() -> impl Strategy<Value = Case> {
         2usize..6,
         1usize..4,
         1u64..4,
+        0u64..3,
         0u64..6,
         500u64..6000,
         1u64..6,
         1u64..1000,
     )
         .prop_map(
-            |(nodes, zones, sync_s, pre_stop_s, start_ms, period_s, seed)| Case {
+            |(nodes, zones, sync_s, min_sync_s, pre_stop_s, start_ms, period_s, seed)| Case {
                 nodes,
                 zones,
                 sync_ms: sync_s * 500,
+                min_sync_ms: min_sync_s * 500,
                 pre_stop_s,
                 start_ms,
                 period_s,
@@ -84,6 +96,7 @@ fn engine(c: &Case, prefer_same_node: bool) -> Engine {
     let sim = SimConfig {
         seed: c.seed,
         proxy_sync_delay_ms: c.sync_ms,
+        proxy_min_sync_period_ms: c.min_sync_ms,
         ..SimConfig::default()
     };
     let mut e = Engine::from_topology(&t, sim).unwrap();
@@ -129,11 +142,16 @@ fn rollout_with_exits(c: &Case, prefer_same_node: bool, surge: u32) -> (WhatIf, 
     (r, exits)
 }
 
+/// kube-proxy's sync interval: the longest a written change waits before the rules hold it.
+fn sync_interval(c: &Case) -> u64 {
+    c.sync_ms + c.min_sync_ms
+}
+
 /// How long after a pod's exit a node can still be sent to it: until kube-proxy programs the
 /// EndpointSlice write that follows the exit, one sync interval after the first step that sees
 /// it (the write comes one controller delay after the exit).
 fn exit_reach(c: &Case) -> u64 {
-    c.sync_ms + STEP + SimConfig::default().controller_delay_ms
+    sync_interval(c) + STEP + SimConfig::default().controller_delay_ms
 }
 
 /// The exits that can explain blindness inside `w`: those before its end whose reach
@@ -170,7 +188,7 @@ proptest! {
 
     #[test]
     fn local_with_a_surge_and_serving_until_programmed_has_no_window(c in cases(), surge in 1u32..3) {
-        let c = Case { pre_stop_s: c.pre_stop_s.max(c.sync_ms.div_ceil(1000) + 1), ..c };
+        let c = Case { pre_stop_s: c.pre_stop_s.max(sync_interval(&c).div_ceil(1000) + 1), ..c };
         let r = rollout(&c, false, surge);
         let p = &r.ports[0];
         prop_assert_eq!(p.windowed().count(), 0, "{:?}: {:?}", c, p.windowed().collect::<Vec<_>>());
@@ -186,7 +204,7 @@ proptest! {
                 let gap = unexplained(w, &exits, reach);
                 prop_assert!(gap.is_none(), "{:?} surge {} {}: {:?} blind at {:?}, exits {:?}", c, surge, node, w, gap, exits);
                 if exits_in(w, &exits, reach).len() == 1 {
-                    prop_assert!(w.end_ms - w.start_ms <= c.sync_ms + STEP, "{:?} surge {} {}: {:?}, exits {:?}", c, surge, node, w, exits);
+                    prop_assert!(w.end_ms - w.start_ms <= sync_interval(&c) + STEP, "{:?} surge {} {}: {:?}, exits {:?}", c, surge, node, w, exits);
                 }
             }
         }
@@ -196,7 +214,8 @@ proptest! {
     fn more_surge_never_drops_more(c in cases(), surge in 0u32..3) {
         let (less, _) = blind_ms(&rollout(&c, false, surge));
         let (more, windowed) = blind_ms(&rollout(&c, false, surge + 1));
-        prop_assert!(more <= less + windowed as u64 * STEP, "{:?}: maxSurge {} → {} ms, {} → {} ms", c, surge, less, surge + 1, more);
+        let quantum = STEP + c.min_sync_ms;
+        prop_assert!(more <= less + windowed as u64 * quantum, "{:?}: maxSurge {} → {} ms, {} → {} ms", c, surge, less, surge + 1, more);
     }
 }
 
@@ -210,6 +229,7 @@ fn prefer_same_node_chained_exits_are_explained() {
         nodes: 2,
         zones: 1,
         sync_ms: 1500,
+        min_sync_ms: 0,
         pre_stop_s: 0,
         start_ms: 500,
         period_s: 1,
@@ -219,8 +239,38 @@ fn prefer_same_node_chained_exits_are_explained() {
     let node0 = &r.ports[0].nodes["node-0"];
     assert_eq!(node0.windows.len(), 1, "{node0:?}");
     let w = &node0.windows[0];
-    assert!(w.end_ms - w.start_ms > c.sync_ms + STEP, "{w:?}");
+    assert!(w.end_ms - w.start_ms > sync_interval(&c) + STEP, "{w:?}");
     let reach = exit_reach(&c);
     assert_eq!(exits_in(w, &exits, reach).len(), 2, "{w:?} {exits:?}");
     assert_eq!(unexplained(w, &exits, reach), None, "{w:?} {exits:?}");
+}
+
+/// Property 3's quantum: with a minimum sync period, one more surge can lose more, by less than
+/// one period (and a step) per node with a window; without one, it loses no more.
+#[test]
+fn more_surge_can_lose_one_minimum_sync_period_per_node() {
+    let c = Case {
+        nodes: 5,
+        zones: 1,
+        sync_ms: 500,
+        min_sync_ms: 1000,
+        pre_stop_s: 0,
+        start_ms: 4069,
+        period_s: 1,
+        seed: 388,
+    };
+    let (at2, _) = blind_ms(&rollout(&c, false, 2));
+    let (at3, windowed) = blind_ms(&rollout(&c, false, 3));
+    assert!(
+        at3 > at2 + windowed as u64 * STEP,
+        "{at2} → {at3} ms, {windowed} nodes"
+    );
+    assert!(at3 <= at2 + windowed as u64 * (STEP + c.min_sync_ms));
+    let c = Case { min_sync_ms: 0, ..c };
+    let (at2, _) = blind_ms(&rollout(&c, false, 2));
+    let (at3, windowed) = blind_ms(&rollout(&c, false, 3));
+    assert!(
+        at3 <= at2 + windowed as u64 * STEP,
+        "{at2} → {at3} ms, {windowed} nodes"
+    );
 }

@@ -80,10 +80,10 @@ pub struct SimulateArgs {
     /// How long after a change every node's kube-proxy has programmed it (e.g. 1s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_timeout)]
     pub proxy_sync: Duration,
-    /// kube-proxy's minSyncPeriod (upstream's --iptables-min-sync-period, 1s by default): it
-    /// syncs at most this often, so a change arriving sooner after its last sync waits for
-    /// the next one. 0s programs every change on its own, --proxy-sync after it.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_timeout)]
+    /// kube-proxy's minSyncPeriod (its --iptables-min-sync-period, 1s by default there and
+    /// here): it syncs at most this often, so a change arriving sooner after its last sync
+    /// waits for the next one. 0s programs every change on its own, --proxy-sync after it.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_timeout)]
     pub proxy_min_sync: Duration,
     /// Image pull and container start of every new pod.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_timeout)]

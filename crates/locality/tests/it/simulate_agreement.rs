@@ -24,8 +24,8 @@
 //! end of a window.
 //!
 //! Both sides program every change on its own, one sync after it: the simulated cluster is
-//! given kube-proxy's minimum sync period 0, as `simulate` assumes by default
-//! (`--proxy-min-sync 0s`). With upstream's 1 s, a change that follows the previous sync by
+//! given kube-proxy's minimum sync period 0, and `simulate` too (`--proxy-min-sync 0s`; both
+//! default to upstream's 1 s). With 1 s, a change that follows the previous sync by
 //! less than a second waits for the next one, and when the previous sync happened depends on
 //! the readiness probe's phase against the deletion, which the two runs do not share: an edge
 //! then moves by up to a second on either side (the rule itself is the same on both sides:
@@ -80,7 +80,7 @@ fn run_verify(dir: &Path) -> (VerifyOutcome, Vec<PodRow>) {
     let topology = Topology::builtin("four-nodes").unwrap();
     let config = SimConfig {
         event_history: 10_000_000,
-        // As `simulate` assumes by default (`--proxy-min-sync 0s`): see the module docs.
+        // As `simulate` is told (`--proxy-min-sync 0s`): see the module docs.
         proxy_min_sync_period_ms: 0,
         ..SimConfig::default()
     };
@@ -238,6 +238,8 @@ fn simulate_side(dir: &Path, id: &str, group: &str, v: &Side) -> (Side, Value) {
         "0s",
         "--proxy-sync",
         "1s",
+        "--proxy-min-sync",
+        "0s",
         "--step-ms",
         "10",
         "-o",

@@ -190,6 +190,7 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         kube_version: loaded.config.kube_version,
         kube_proxy_version: loaded.config.kube_proxy_version,
         proxy_sync_delay_ms: ms(args.proxy_sync),
+        proxy_min_sync_period_ms: ms(args.proxy_min_sync),
         // The verdicts are the model's: no simulated kube-proxy is asked.
         kube_proxies: false,
         // Checked with the model's configuration when it was loaded.
@@ -212,7 +213,6 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
     let run_options = RunOptions {
         step_ms: args.step_ms.max(1),
         limit_ms: args.limit.saturating_mul(1000),
-        proxy_min_sync_ms: ms(args.proxy_min_sync),
         ..RunOptions::default()
     };
     ui.status(&format!(
