@@ -170,6 +170,7 @@ pub fn to_object(r: &Resource, v: &Value) -> Result<Object, ApiError> {
                     workload: w,
                     template_annotations: string_map(&v["spec"]["template"]["metadata"]["annotations"]),
                     template_digest: unmodelled_digest(&v["spec"]["template"]["spec"]),
+                    generation: 1,
                 })
             })
         }

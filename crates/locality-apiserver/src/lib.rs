@@ -82,6 +82,7 @@ mod router;
 mod select;
 mod server;
 mod status;
+mod status_watch;
 mod stored;
 mod subresources;
 mod table;

@@ -1,6 +1,7 @@
 //! The reading verbs: get, list (selectors, `limit`/`continue`) and watch (from a
 //! resourceVersion, with objects entering and leaving a selection), as JSON, protobuf or `Table` (a watch in protobuf is length-delimited `WatchEvent` frames).
 
+use crate::status_watch::StatusWatch;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -202,10 +203,13 @@ pub(crate) async fn watch(
     let shared = shared.clone();
     let mut changed = shared.changed.subscribe();
     let mut expired = shared.expired.subscribe();
+    let mut statuses = StatusWatch::new(kind);
     // First batch: the initial state (no resourceVersion) or the replay from `from`.
     let (first, mut cursor) = {
         let mut sim = shared.lock();
         sim.catch_up();
+        // The statuses the first batch carries (or, replayed, the client will read next).
+        statuses.changed(&sim, &f, &[]);
         let store = sim.engine.store();
         let now_rv = store.resource_version();
         match from {
@@ -265,12 +269,14 @@ pub(crate) async fn watch(
                     break;
                 };
                 let store = sim.engine.store();
-                let selected: Vec<(EventType, Arc<Object>, u64)> = events
+                let mut selected: Vec<(EventType, Arc<Object>, u64)> = events
                     .iter()
                     .filter(|e| Some(e.key.kind) == kind)
                     .filter_map(|e| f.convert(e, &mut last, store))
                     .collect();
                 cursor = events.last().map_or(cursor, |e| e.resource_version);
+                let status_only = statuses.changed(&sim, &f, &selected);
+                selected.extend(status_only);
                 encode_events(&sim, &t, want, selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)))
             };
             for l in lines {

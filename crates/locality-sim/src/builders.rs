@@ -203,6 +203,7 @@ pub fn workload(
         pod_behaviour: behaviour,
         template_annotations: Labels::new(),
         template_digest: 0,
+        generation: 1,
     })
 }
 

@@ -40,6 +40,7 @@ pub mod builders;
 mod cloudlb;
 mod controllers;
 mod daemonsets;
+mod defaults;
 mod disruption;
 mod endpointslices;
 mod engine;
@@ -71,6 +72,7 @@ pub mod whatif;
 mod workloads;
 
 pub use cloudlb::LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS;
+pub use defaults::with_api_defaults;
 pub use disruption::{
     DELETE_POLL_MS, DisruptionStatus, Drain, EVICTION_RETRY_MS, EvictionRefused, stored_budget,
 };
@@ -91,6 +93,7 @@ pub use rng::SplitMix64;
 pub use seed::{Assumption, SeedOptions, Seeded, seed};
 pub use statefulsets::StatefulSetStatus;
 pub use store::{EventType, Store, StoreError, Stored, WatchEvent};
+pub use templates::{LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_TEMPLATE_HASH, template_hash};
 pub use topology::Topology;
 pub use topology::{BUILTIN as BUILTIN_TOPOLOGIES, NodeSpec, TopologyError};
 pub use traffic::{Client, ConnectError, Outcome, Target};

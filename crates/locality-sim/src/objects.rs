@@ -233,6 +233,10 @@ pub struct SimWorkload {
     /// images, commands, arguments, environment): part of the template hash, so changing
     /// them rolls the workload as on a real cluster. 0 when there are none.
     pub template_digest: u64,
+    /// `metadata.generation`, kept by the simulated store: 1 at creation, one more at each
+    /// write that changes anything but metadata (the API server's rule for workloads; their
+    /// status is computed when read, never written).
+    pub generation: i64,
 }
 
 /// An object of a kind the simulated cluster stores without simulating it ([`Kind::STORED`]):

@@ -179,6 +179,7 @@ pub(crate) fn sim_workload(w: &Workload, behaviour: PodBehaviour) -> SimWorkload
         pod_behaviour: behaviour,
         template_annotations: Default::default(),
         template_digest: if w.containers.is_empty() { 0 } else { digest },
+        generation: 1,
     }
 }
 

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use crate::defaults::with_api_defaults;
 use crate::fasthash::FastMap;
-use crate::objects::{Kind, Object, ObjectKey};
+use crate::objects::{Kind, Object, ObjectKey, SimWorkload};
 use crate::time::{Millis, rfc3339};
 
 /// Type of a watch event.
@@ -61,6 +62,10 @@ pub struct Stored {
     pub created: Millis,
     /// Virtual deletion time (`metadata.deletionTimestamp`), once a graceful delete started.
     pub deletion: Option<Millis>,
+    /// The resourceVersion of the write that set a workload's `metadata.generation` (its
+    /// creation or its last spec change): once the controllers have read it, they have
+    /// observed that generation.
+    pub generation_rv: u64,
     /// The object (its `meta.uid`, `creation_timestamp`, `deletion_timestamp` are kept in sync).
     pub object: Arc<Object>,
 }
@@ -245,6 +250,9 @@ impl Store {
             self.uids,
             (self.uids * 2_654_435_761) & 0xffff
         );
+        if let Object::Workload(w) = &mut object {
+            w.generation = 1;
+        }
         let meta = object.meta_mut();
         meta.uid = uid.clone();
         meta.creation_timestamp = Some(rfc3339(now));
@@ -258,6 +266,7 @@ impl Store {
                 uid,
                 created: now,
                 deletion: None,
+                generation_rv: rv,
                 object,
             },
         );
@@ -296,6 +305,14 @@ impl Store {
             meta.creation_timestamp = old.creation_timestamp.clone();
             meta.deletion_timestamp = old.deletion_timestamp.clone();
         }
+        let mut new_generation = false;
+        if let (Object::Workload(old), Object::Workload(new)) = (&*stored.object, &mut object) {
+            new.generation = old.generation;
+            if !same_but_metadata(old, new) {
+                new.generation += 1;
+                new_generation = true;
+            }
+        }
         if *stored.object == object {
             return Ok(stored.resource_version);
         }
@@ -303,6 +320,9 @@ impl Store {
         let rv = self.append(now, EventType::Modified, key.clone(), object.clone());
         let stored = self.objects.get_mut(&key).expect("checked above");
         stored.resource_version = rv;
+        if new_generation {
+            stored.generation_rv = rv;
+        }
         stored.object = object;
         Ok(rv)
     }
@@ -378,6 +398,17 @@ impl Store {
         });
         self.rv
     }
+}
+
+/// Equal apart from metadata, as the API server stores them (defaulted): a write between them
+/// leaves `metadata.generation` as it is. A workload read back and written again carries the
+/// defaults it was served with.
+fn same_but_metadata(a: &SimWorkload, b: &SimWorkload) -> bool {
+    let mut a = with_api_defaults(a);
+    let b = with_api_defaults(b);
+    a.workload.meta = b.workload.meta.clone();
+    a.generation = b.generation;
+    a == b
 }
 
 #[cfg(test)]

@@ -37,6 +37,12 @@ impl Engine {
         }
     }
 
+    /// True once the simulated controllers have read every change up to `resource_version`
+    /// (a workload's `status.observedGeneration` is its generation from then on).
+    pub fn controllers_have_read(&self, resource_version: u64) -> bool {
+        self.controller_cursor >= resource_version
+    }
+
     /// When the simulated controllers first saw the pod at `key` Ready (its Ready condition's
     /// `lastTransitionTime` as they read it); `None` while it is not Ready or not yet seen.
     pub fn pod_ready_since(&self, key: &ObjectKey) -> Option<Millis> {

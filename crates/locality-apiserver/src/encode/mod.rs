@@ -14,6 +14,7 @@ use locality_model::objects::{
 };
 use locality_sim::time::{Millis, rfc3339};
 use locality_sim::{Engine, Kind, Object, ObjectKey};
+use locality_sim::{LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_TEMPLATE_HASH, template_hash};
 use locality_sim::{SimPod, SimWorkload};
 use serde_json::{Map, Value, json};
 
@@ -51,6 +52,10 @@ pub struct Owned {
     pub total: u32,
     /// How many are Ready.
     pub ready: u32,
+    /// How many run the workload's current template (a DaemonSet's pods with its current
+    /// `controller-revision-hash`, a Deployment's in the ReplicaSet of its current
+    /// `pod-template-hash`; every pod of the others).
+    pub updated: u32,
     /// When each Ready one became Ready, as the simulated controllers saw it (`None`: not
     /// seen yet).
     pub ready_since: Vec<Option<Millis>>,
@@ -83,11 +88,29 @@ impl<'a> Ctx<'a> {
     fn owned(&self) -> &HashMap<String, Owned> {
         self.owned.get_or_init(|| {
             let mut m: HashMap<String, Owned> = HashMap::new();
-            let mut rs_owner: HashMap<String, String> = HashMap::new();
+            // Per ReplicaSet uid: its Deployment's uid, and whether it holds the Deployment's
+            // current template.
+            let mut rs_owner: HashMap<String, (String, bool)> = HashMap::new();
+            // Per DaemonSet uid: the revision hash of its current template.
+            let mut revision: HashMap<String, String> = HashMap::new();
+            let current: HashMap<&str, String> = self
+                .engine
+                .store()
+                .list(Kind::Deployment)
+                .filter_map(|(_, s)| s.object.as_workload())
+                .map(|d| (d.workload.meta.uid.as_str(), template_hash(d)))
+                .collect();
             for (_, s) in self.engine.store().list(Kind::ReplicaSet) {
                 let meta = s.object.meta();
                 if let Some(o) = meta.owner_references.iter().find(|o| o.controller) {
-                    rs_owner.insert(meta.uid.clone(), o.uid.clone());
+                    let hash = meta.labels.get(LABEL_POD_TEMPLATE_HASH);
+                    let now = current.get(o.uid.as_str()).is_some_and(|h| Some(h) == hash);
+                    rs_owner.insert(meta.uid.clone(), (o.uid.clone(), now));
+                }
+            }
+            for (_, s) in self.engine.store().list(Kind::DaemonSet) {
+                if let Some(d) = s.object.as_workload() {
+                    revision.insert(d.workload.meta.uid.clone(), template_hash(d));
                 }
             }
             for (_, s) in self.engine.store().list(Kind::Pod) {
@@ -103,17 +126,21 @@ impl<'a> Ctx<'a> {
                     ))
                 });
                 for o in p.pod.meta.owner_references.iter().filter(|o| o.controller) {
-                    let mut add = |uid: &str| {
+                    let mut add = |uid: &str, updated: bool| {
                         let e = m.entry(uid.to_string()).or_default();
                         e.total += 1;
+                        e.updated += u32::from(updated);
                         if let Some(t) = since {
                             e.ready += 1;
                             e.ready_since.push(t);
                         }
                     };
-                    add(&o.uid);
-                    if let Some(dep) = rs_owner.get(&o.uid) {
-                        add(dep);
+                    let revision_now = revision
+                        .get(&o.uid)
+                        .is_none_or(|h| p.pod.meta.labels.get(LABEL_CONTROLLER_REVISION_HASH) == Some(h));
+                    add(&o.uid, revision_now);
+                    if let Some((dep, now)) = rs_owner.get(&o.uid) {
+                        add(dep, *now);
                     }
                 }
             }
@@ -204,7 +231,7 @@ pub fn encode(ctx: &Ctx<'_>, object: &Object, rv: u64) -> Value {
             }
         }
         Object::EndpointSlice(s) => endpoint_slice(s, &mut v),
-        Object::Workload(w) => workload(ctx, w, &mut v),
+        Object::Workload(w) => workload(ctx, w, rv, &mut v),
         Object::Stored(o) => crate::stored::encode(o, &mut v),
     }
     v
@@ -219,7 +246,11 @@ pub fn metadata(meta: &ObjectMeta, rv: u64, kind: Kind, object: &Object) -> Valu
     }
     m.insert("uid".into(), json!(meta.uid));
     m.insert("resourceVersion".into(), json!(rv.to_string()));
-    m.insert("generation".into(), json!(1));
+    let generation = match object {
+        Object::Workload(w) => w.generation,
+        _ => 1,
+    };
+    m.insert("generation".into(), json!(generation));
     if let Some(t) = &meta.creation_timestamp {
         m.insert("creationTimestamp".into(), json!(t));
     }

@@ -225,29 +225,40 @@ pub(super) fn template(ctx: &Ctx<'_>, w: &SimWorkload) -> Value {
     })
 }
 
-pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
+pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, rv: u64, v: &mut Value) {
     let wl = &w.workload;
     let owned = ctx.owned().get(&wl.meta.uid).cloned().unwrap_or_default();
-    let (total, ready) = (owned.total, owned.ready);
+    let (total, ready, updated) = (owned.total, owned.ready, owned.updated);
+    // The generation the simulated controllers have acted on: this one once they have read
+    // the write that made it (`status.observedGeneration`; 0 before the first).
+    let written = Kind::of_workload(wl.kind)
+        .and_then(|k| {
+            let key = ObjectKey::new(k, &wl.meta.namespace, &wl.meta.name);
+            ctx.engine.store().get(&key)
+        })
+        .map_or(rv, |s| s.generation_rv.min(rv));
+    let observed = if ctx.engine.controllers_have_read(written) {
+        w.generation
+    } else {
+        w.generation - 1
+    };
     // `availableReplicas`, `numberAvailable`: Ready for `minReadySeconds` (`IsPodAvailable`).
     let available = owned.available(wl.min_ready_seconds, ctx.engine.now());
     let mut spec = Map::new();
     spec.insert("selector".into(), label_selector(&wl.selector));
     spec.insert("template".into(), template(ctx, w));
-    // Stored as the API server defaults them (pkg/apis/apps/v1/defaults.go
-    // `SetDefaults_Deployment`: 25% and 25%; `SetDefaults_DaemonSet`: maxUnavailable 1,
-    // maxSurge 0), the values the simulated controllers use.
-    let (surge, unavailable) = match wl.kind {
-        WorkloadKind::Deployment => ("25%", "25%"),
-        _ => ("0", "1"),
-    };
+    // Stored as the API server defaults them (`with_api_defaults`: 25% and 25% for a
+    // Deployment, maxSurge 0 and maxUnavailable 1 for a DaemonSet), the values the simulated
+    // controllers use.
+    let defaulted = locality_sim::with_api_defaults(w);
+    let d = &defaulted.workload;
     let rolling = || {
         json!({
-            "maxSurge": int_or_string(wl.max_surge.as_deref().unwrap_or(surge)),
-            "maxUnavailable": int_or_string(wl.max_unavailable.as_deref().unwrap_or(unavailable)),
+            "maxSurge": int_or_string(d.max_surge.as_deref().unwrap_or("0")),
+            "maxUnavailable": int_or_string(d.max_unavailable.as_deref().unwrap_or("1")),
         })
     };
-    let strategy_type = wl
+    let strategy_type = d
         .update_strategy
         .clone()
         .unwrap_or_else(|| "RollingUpdate".into());
@@ -268,9 +279,9 @@ pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
             spec.insert("progressDeadlineSeconds".into(), json!(600));
             let all_available = available == replicas && total == replicas;
             v["status"] = json!({
-                "observedGeneration": 1,
+                "observedGeneration": observed,
                 "replicas": total,
-                "updatedReplicas": total.min(replicas),
+                "updatedReplicas": updated,
                 "readyReplicas": ready,
                 "availableReplicas": available,
                 "conditions": [{
@@ -284,25 +295,25 @@ pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
         WorkloadKind::ReplicaSet => {
             spec.insert("replicas".into(), json!(replicas));
             v["status"] = json!({
-                "observedGeneration": 1,
+                "observedGeneration": observed,
                 "replicas": total,
                 "fullyLabeledReplicas": total,
                 "readyReplicas": ready,
                 "availableReplicas": available,
             });
         }
-        WorkloadKind::StatefulSet => stateful_set(ctx, w, &mut spec, v),
+        WorkloadKind::StatefulSet => stateful_set(ctx, w, observed, &mut spec, v),
         WorkloadKind::DaemonSet => {
             spec.insert("updateStrategy".into(), strategy);
             spec.insert("revisionHistoryLimit".into(), json!(10));
             v["status"] = json!({
-                "observedGeneration": 1,
+                "observedGeneration": observed,
                 "currentNumberScheduled": total,
                 "desiredNumberScheduled": total,
                 "numberMisscheduled": 0,
                 "numberReady": ready,
                 "numberAvailable": available,
-                "updatedNumberScheduled": total,
+                "updatedNumberScheduled": updated,
             });
         }
     }
@@ -315,7 +326,7 @@ pub(super) fn workload(ctx: &Ctx<'_>, w: &SimWorkload, v: &mut Value) {
 /// it the API server drops the field, `dropStatefulSetDisabledFields`), the fields the
 /// simulation does not model (`serviceName`, `volumeClaimTemplates`, `ordinals`) as created;
 /// the status as the simulated controller computes it (`computeReplicaStatus`).
-fn stateful_set(ctx: &Ctx<'_>, w: &SimWorkload, spec: &mut Map<String, Value>, v: &mut Value) {
+fn stateful_set(ctx: &Ctx<'_>, w: &SimWorkload, observed: i64, spec: &mut Map<String, Value>, v: &mut Value) {
     let wl = &w.workload;
     let raw = ctx.raw.get(&wl.meta.uid).map(|r| &r["spec"]);
     spec.insert("replicas".into(), json!(wl.replicas.unwrap_or(1)));
@@ -350,7 +361,7 @@ fn stateful_set(ctx: &Ctx<'_>, w: &SimWorkload, spec: &mut Map<String, Value>, v
         locality_sim::ObjectKey::new(locality_sim::Kind::StatefulSet, &wl.meta.namespace, &wl.meta.name);
     let st = ctx.engine.stateful_set_status(&key).unwrap_or_default();
     v["status"] = json!({
-        "observedGeneration": 1,
+        "observedGeneration": observed,
         "replicas": st.replicas,
         "readyReplicas": st.ready_replicas,
         "currentReplicas": st.current_replicas,

@@ -1,6 +1,7 @@
 //! The simulated API server driven by the real kubectl binary (skipped, with a message, when
 //! kubectl is not installed).
 
+mod rollout_status;
 mod services_and_nodes;
 mod statefulsets;
 mod writes;

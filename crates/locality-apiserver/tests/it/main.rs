@@ -12,3 +12,4 @@ mod pods_log;
 mod pods_proxy;
 mod protobuf_bodies;
 mod statefulsets;
+mod workload_status;

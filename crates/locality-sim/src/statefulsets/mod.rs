@@ -239,6 +239,7 @@ mod tests {
             pod_behaviour: PodBehaviour::default(),
             template_annotations: Default::default(),
             template_digest: 0,
+            generation: 1,
         }
     }
 
