@@ -72,6 +72,10 @@ pub struct SimulateArgs {
         requires = "pod_deletion"
     )]
     pub grace_period: Option<i64>,
+    /// With --delete, as `kubectl delete --force`: with --grace-period 0 (or none given) the
+    /// pod is removed from the API at once, bypassing graceful deletion.
+    #[arg(long, requires = "delete", conflicts_with = "replace")]
+    pub force: bool,
     /// Also run these alternatives and compare them in one table: each a comma-separated list
     /// of itp=, etp=, td=, topology-mode= (applied to the Services the change touches),
     /// maxSurge=, maxUnavailable= (the rollout's), or NS/NAME:FIELD=VALUE.
@@ -152,12 +156,14 @@ pub(crate) fn parse_pod(r: &str) -> Result<ObjectKey, String> {
 
 /// kubectl's `--grace-period` as a DELETE sends it (k8s.io/kubectl `pkg/cmd/delete/delete.go`
 /// `DeleteOptions.Complete`): negative is not sent (the pod's own applies), 0 without
-/// `--force` becomes 1.
-pub fn grace_period(v: Option<i64>) -> Option<u64> {
+/// `--force` becomes 1, and with `--force` a negative or absent one becomes 0 (removed at
+/// once).
+pub fn grace_period(v: Option<i64>, force: bool) -> Option<u64> {
     match v {
-        Some(0) => Some(1),
-        Some(n) => u64::try_from(n).ok(),
-        None => None,
+        Some(0) if !force => Some(1),
+        Some(n) if n >= 0 => u64::try_from(n).ok(),
+        _ if force => Some(0),
+        _ => None,
     }
 }
 

@@ -74,6 +74,30 @@ fn a_grace_period_of_zero_becomes_one_as_kubectl_sends_it() {
     assert_eq!(doc["alternatives"][0]["changes"][0]["gracePeriodSeconds"], 1);
 }
 
+/// `--force`, as `kubectl delete --force`: without a grace period (or with 0) the pod is
+/// removed from the API at once, no graceful deletion first; a grace period given is kept.
+#[test]
+fn force_removes_the_pod_at_once() {
+    let pod = format!("pod/monitoring/{AGENT}");
+    let base = [
+        "simulate", "-f", DUMP, "--delete", &pod, "--force", "-o", "json", "-q",
+    ];
+    for extra in [&[][..], &["--grace-period", "0"][..]] {
+        let doc = json(&[&base[..], extra].concat());
+        let a = &doc["alternatives"][0];
+        assert_eq!(a["changes"][0]["gracePeriodSeconds"], 0, "{extra:?}");
+        let seen = events(a);
+        assert_eq!(seen.first(), Some(&"gone"), "{extra:?}: {seen:?}");
+        assert!(
+            !seen.contains(&"deleted"),
+            "{extra:?}: no graceful deletion: {seen:?}"
+        );
+        assert_eq!(a["settled"], true, "{a}");
+    }
+    let doc = json(&[&base[..], &["--grace-period", "5"][..]].concat());
+    assert_eq!(doc["alternatives"][0]["changes"][0]["gracePeriodSeconds"], 5);
+}
+
 #[test]
 fn delete_and_replace_are_validated() {
     let tmp = TempDir::new("simulate-delete-usage");
@@ -98,6 +122,14 @@ fn delete_and_replace_are_validated() {
         (
             vec!["--rollout", "ds/monitoring/node-agent", "--grace-period", "3"],
             "--grace-period",
+        ),
+        (
+            vec!["--replace", other.to_str().unwrap(), "--force"],
+            "cannot be used with '--force'",
+        ),
+        (
+            vec!["--rollout", "ds/monitoring/node-agent", "--force"],
+            "--delete",
         ),
         (
             vec!["--replace", service.to_str().unwrap()],

@@ -39,7 +39,7 @@ pub fn scenario(
     if let Some(n) = &args.node_down {
         events.push(Change::NodeDown { node: n.clone() });
     }
-    let grace_period_seconds = crate::cli::grace_period(args.grace_period);
+    let grace_period_seconds = crate::cli::grace_period(args.grace_period, args.force);
     if let Some(pod) = &args.delete {
         events.push(Change::DeletePod {
             pod: pod.clone(),
