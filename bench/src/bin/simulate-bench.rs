@@ -128,6 +128,17 @@ fn run(bin: &Path, file: &Path) -> (f64, u64, bool) {
     )
 }
 
+/// Median, minimum and maximum.
+fn spread(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let mid = if !v.len().is_multiple_of(2) {
+        v[v.len() / 2]
+    } else {
+        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+    };
+    (mid, v[0], v[v.len() - 1])
+}
+
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = std::env::var_os("BENCH_OUT").map_or_else(|| root.join("bench/out"), PathBuf::from);
@@ -144,29 +155,55 @@ fn main() {
         "DaemonSet rollout (`maxSurge 0`, `maxUnavailable 10%`) behind ITP Local, {CLIENTS_PER_NODE} client pods per node; wall clock of the whole command (read, seed, warm-up, rollout, report), release build, {} CPUs.\n",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(5);
     let _ = writeln!(
         report,
-        "| nodes | pods | seconds | nodes with drop windows | settled |\n|---:|---:|---:|---:|---|"
+        "Each size is run once to warm the page cache, then {runs} rounds in turn (every size once per round); seconds are medians, a ratio is the median of the rounds' ratios (each taken within one round), with its range.\n"
     );
-    let mut times = Vec::new();
-    for &n in &sizes {
-        eprintln!("simulate-bench: {n} nodes…");
-        let file = write_dump(&out, n);
-        let (secs, windows, settled) = run(&bin, &file);
+    let _ = writeln!(
+        report,
+        "| nodes | pods | median seconds | min–max | nodes with drop windows | settled |\n|---:|---:|---:|---:|---:|---|"
+    );
+    let files: Vec<PathBuf> = sizes.iter().map(|&n| write_dump(&out, n)).collect();
+    let mut last = Vec::new();
+    for (&n, file) in sizes.iter().zip(&files) {
+        eprintln!("simulate-bench: {n} nodes, warm-up…");
+        last.push(run(&bin, file));
+    }
+    // rounds[r][i]: round r's seconds for size i.
+    let mut rounds: Vec<Vec<f64>> = Vec::new();
+    for r in 0..runs {
+        eprintln!("simulate-bench: round {} of {runs}…", r + 1);
+        let round = files
+            .iter()
+            .zip(&mut last)
+            .map(|(file, l)| {
+                *l = run(&bin, file);
+                l.0
+            })
+            .collect();
+        rounds.push(round);
+    }
+    for (i, &n) in sizes.iter().enumerate() {
+        let (mid, lo, hi) = spread(rounds.iter().map(|r| r[i]).collect());
+        let (_, windows, settled) = last[i];
         let _ = writeln!(
             report,
-            "| {n} | {} | {secs:.2} | {windows} | {settled} |",
+            "| {n} | {} | {mid:.2} | {lo:.2}–{hi:.2} | {windows} | {settled} |",
             n * (CLIENTS_PER_NODE + 1)
         );
-        times.push((n, secs));
     }
-    if let (Some(&(a, ta)), Some(&(b, tb))) = (times.first(), times.last())
-        && b > a
-    {
+    if sizes.len() > 1 && sizes[sizes.len() - 1] > sizes[0] {
+        let (a, b) = (sizes[0], sizes[sizes.len() - 1]);
+        let (ratio, lo, hi) = spread(rounds.iter().map(|r| r[r.len() - 1] / r[0]).collect());
+        let (tb, _, _) = spread(rounds.iter().map(|r| r[r.len() - 1]).collect());
         let _ = writeln!(
             report,
-            "\n{b}/{a} nodes: {:.1}× the time for {:.0}× the nodes (target ≤ 12×); {b} nodes in {tb:.2} s (target < 10 s).",
-            tb / ta,
+            "\n{b}/{a} nodes: {ratio:.1}× the time ({lo:.1}–{hi:.1}× over the rounds) for {:.0}× the nodes (target ≤ 12×); {b} nodes in {tb:.2} s (target < 10 s).",
             b as f64 / a as f64
         );
     }
