@@ -208,8 +208,14 @@ pub(crate) async fn watch(
     let (first, mut cursor) = {
         let mut sim = shared.lock();
         sim.catch_up();
-        // The statuses the first batch carries (or, replayed, the client will read next).
-        statuses.changed(&sim, &f, &[]);
+        // The statuses the first batch carries. A watch from an older resourceVersion has no
+        // baseline: the client read the statuses then, and they may have changed since with
+        // no event of the watched kind, so its first pass sends every workload it sees.
+        if from.is_none_or(|rv| rv >= sim.engine.store().resource_version()) {
+            statuses.changed(&sim, &f, &[]);
+        } else {
+            statuses.resend_unseen();
+        }
         let store = sim.engine.store();
         let now_rv = store.resource_version();
         match from {

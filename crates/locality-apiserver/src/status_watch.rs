@@ -28,6 +28,9 @@ pub(crate) type Sent = (EventType, Arc<Object>, u64);
 pub(crate) struct StatusWatch {
     kind: Option<Kind>,
     last: HashMap<ObjectKey, Value>,
+    /// Send the workloads not seen yet instead of only recording them (a watch resumed from
+    /// an older resourceVersion: its client's statuses are as old as that).
+    send_unseen: bool,
 }
 
 /// The kinds whose status the simulated cluster computes when read.
@@ -44,12 +47,19 @@ impl StatusWatch {
         StatusWatch {
             kind: kind.filter(|k| computed_status(*k)),
             last: HashMap::new(),
+            send_unseen: false,
         }
     }
 
+    /// The next pass sends every workload it has not recorded yet.
+    pub(crate) fn resend_unseen(&mut self) {
+        self.send_unseen = true;
+    }
+
     /// Takes in `sent` (what the watch just sent, their statuses as of now) and returns the
-    /// `MODIFIED` events of the workloads `filter` sees whose status changed otherwise. The
-    /// first call only records (the watch's first batch carries the current statuses).
+    /// `MODIFIED` events of the workloads `filter` sees whose status changed otherwise. A
+    /// workload seen for the first time is only recorded (the watch's first batch carries the
+    /// current statuses), unless [`StatusWatch::resend_unseen`] asked for it.
     pub(crate) fn changed(&mut self, sim: &Sim, filter: &Filter, sent: &[Sent]) -> Vec<Sent> {
         let Some(kind) = self.kind else {
             return Vec::new();
@@ -85,9 +95,13 @@ impl StatusWatch {
                 Some(_) => {}
                 None => {
                     self.last.insert(key.clone(), now);
+                    if self.send_unseen {
+                        out.push((EventType::Modified, stored.object.clone(), rv));
+                    }
                 }
             }
         }
+        self.send_unseen = false;
         out
     }
 }
