@@ -138,3 +138,32 @@ fn a_rollout_is_watched_to_its_end_through_status_events() {
         "{events:#?}"
     );
 }
+
+/// A watch resumed from the resourceVersion of an earlier read is sent the statuses that
+/// changed since, though the workload itself was not written: its client read them then.
+#[test]
+fn a_watch_from_an_earlier_read_is_sent_the_statuses_changed_since() {
+    let r = start(0.0);
+    let (code, body) = http(&r, "POST", DS, "application/json", &agent().to_string());
+    assert_eq!(code, 201, "{body}");
+    let v = status(&r);
+    let rv = v["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    assert_eq!(v["status"]["numberReady"], 0, "{v}");
+    // The pods start and turn Ready: the DaemonSet itself is not written.
+    r.advance(60_000);
+    let v = status(&r);
+    let ready = v["status"]["numberReady"].as_u64().unwrap();
+    assert!(ready > 0, "{v}");
+    assert_eq!(
+        v["metadata"]["resourceVersion"].as_str(),
+        Some(rv.as_str()),
+        "{v}"
+    );
+    let events = watch_until(&r, &rv, |e| e["object"]["status"]["numberReady"] == ready);
+    assert!(
+        events
+            .last()
+            .is_some_and(|e| e["type"] == "MODIFIED" && e["object"]["status"]["numberReady"] == ready),
+        "{events:#?}"
+    );
+}
