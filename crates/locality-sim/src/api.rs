@@ -28,7 +28,7 @@ impl Engine {
             match self.store.get(&ns) {
                 None => return Err(StoreError::NotFound(ns).into()),
                 Some(s) if s.deletion.is_some() => {
-                    return Err(StoreError::NamespaceTerminating(key.namespace.clone()).into());
+                    return Err(StoreError::NamespaceTerminating(key.namespace.to_string()).into());
                 }
                 Some(_) => {}
             }
@@ -92,9 +92,9 @@ impl Engine {
         } else {
             self.store.remove(key, self.now)?;
             if key.kind == Kind::Node {
-                self.nodes.remove(&key.name);
-                self.node_set.remove(&key.name);
-                self.idle_proxies.remove(&key.name);
+                self.nodes.remove(key.name.as_str());
+                self.node_set.remove(key.name.as_str());
+                self.idle_proxies.remove(key.name.as_str());
                 // Its kubelet goes with it (a Node created again later starts Ready).
                 self.lifecycle.forget_kubelet(&key.name);
             }

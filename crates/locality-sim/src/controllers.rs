@@ -23,7 +23,9 @@ struct Dirty {
     workloads: BTreeSet<ObjectKey>,
     all_daemonsets: bool,
     schedule: bool,
-    pods: BTreeSet<ObjectKey>,
+    /// Pods with events, sorted and deduplicated before use (a pass over a cluster's start
+    /// sees every pod: a sort costs less than a tree).
+    pods: Vec<ObjectKey>,
     deleted_owners: Vec<String>,
 }
 
@@ -48,7 +50,7 @@ impl Engine {
             let k = &ev.key;
             match k.kind {
                 Kind::Pod => {
-                    d.pods.insert(k.clone());
+                    d.pods.push(k.clone());
                     let alive = ev.event_type != EventType::Deleted;
                     self.ready_since
                         .observe(k, ev.object.as_pod().filter(|_| alive), self.now);
@@ -165,6 +167,8 @@ impl Engine {
         } else {
             self.scheduler_catch_up();
         }
+        d.pods.sort_unstable();
+        d.pods.dedup();
         for key in &d.pods {
             self.kubelet_sync(key);
         }

@@ -129,7 +129,7 @@ fn sync_service(
         .list_namespace(Kind::EndpointSlice, ns)
         .filter_map(|(_, s)| s.object.as_endpoint_slice())
         .filter(|s| {
-            s.meta.labels.get(LABEL_SERVICE_NAME) == Some(&key.name)
+            s.meta.labels.get(LABEL_SERVICE_NAME).map(String::as_str) == Some(key.name.as_str())
                 && s.meta.labels.get(LABEL_MANAGED_BY).map(String::as_str) == Some(CONTROLLER_NAME)
         })
         .collect();

@@ -15,6 +15,7 @@ use crate::objects::{Object, ObjectKey};
 use crate::rng::SplitMix64;
 use crate::store::{Store, StoreError, WatchEvent};
 use crate::time::Millis;
+use compact_str::CompactString;
 
 /// The shared informer forgets versions no kube-proxy reads after every this many events.
 pub(crate) const PRUNE_EVERY: usize = 4096;
@@ -197,7 +198,7 @@ pub struct Engine {
     pub(crate) pruned: usize,
     pub(crate) nodes: BTreeMap<String, NodeRuntime>,
     /// The names of `nodes`, for the lookups of every pod event (`kubelet_running`).
-    pub(crate) node_set: FastSet<String>,
+    pub(crate) node_set: FastSet<CompactString>,
     pub(crate) node_count: u32,
     pub(crate) pods: FastMap<ObjectKey, PodRuntime>,
     pub(crate) pod_by_ip: FastMap<IpAddr, ObjectKey>,

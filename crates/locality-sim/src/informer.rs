@@ -116,7 +116,7 @@ impl ProxyInformer {
     /// (Services, EndpointSlices, Nodes).
     pub fn push(&mut self, ev: &WatchEvent) -> bool {
         let position = self.len() + 1;
-        let ns_name = (ev.key.namespace.clone(), ev.key.name.clone());
+        let ns_name = (ev.key.namespace.to_string(), ev.key.name.to_string());
         let deleted = ev.event_type == EventType::Deleted;
         let mut slice_change = false;
         match ev.key.kind {
@@ -149,7 +149,7 @@ impl ProxyInformer {
             }
             Kind::Node => {
                 let next = self.node_ids.len() as u32;
-                let id = *self.node_ids.entry(ev.key.name.clone()).or_insert(next);
+                let id = *self.node_ids.entry(ev.key.name.to_string()).or_insert(next);
                 if id as usize == self.zones.len() {
                     self.zones.push(Vec::new());
                 }

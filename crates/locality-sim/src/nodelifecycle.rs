@@ -53,6 +53,7 @@ use locality_model::version::KubeVersion;
 use crate::fasthash::FastMap;
 use crate::objects::ObjectKey;
 use crate::time::Millis;
+use compact_str::CompactString;
 
 /// The taint for a Ready condition False (upstream `v1.TaintNodeNotReady`).
 pub const TAINT_NOT_READY: &str = "node.kubernetes.io/not-ready";
@@ -191,7 +192,7 @@ pub(crate) struct Eviction {
 pub(crate) struct NodeLifecycle {
     /// Store events up to this resourceVersion are in the index.
     pub cursor: u64,
-    pub(crate) health: FastMap<String, NodeHealth>,
+    pub(crate) health: FastMap<CompactString, NodeHealth>,
     pub(crate) pods_on: FastMap<String, BTreeSet<ObjectKey>>,
     pub(crate) node_of: FastMap<ObjectKey, String>,
     pub(crate) evictions: FastMap<ObjectKey, Eviction>,

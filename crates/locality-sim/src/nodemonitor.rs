@@ -3,7 +3,7 @@
 //! read, the controllers' catch-up with the store's Node and pod events, a health pass over
 //! one node (`monitorNodeHealth`), `MarkPodsNotReady`, and a kubelet's resync when it is back.
 
-use std::collections::BTreeSet;
+use compact_str::CompactString;
 
 use crate::engine::{Engine, SimError, Task};
 use crate::nodelifecycle::{
@@ -68,7 +68,7 @@ impl Engine {
         self.lifecycle_catch_up();
         let now = self.now;
         let grace = self.node_monitor_grace_period_ms();
-        let h = self.lifecycle.health.entry(node.to_string()).or_default();
+        let h = self.lifecycle.health.entry(CompactString::new(node)).or_default();
         let previous = h.kubelet;
         if previous == state {
             return Ok(());
@@ -131,30 +131,32 @@ impl Engine {
         if rv <= self.lifecycle.cursor {
             return;
         }
-        let mut nodes: BTreeSet<String> = BTreeSet::new();
-        let mut pods: BTreeSet<ObjectKey> = BTreeSet::new();
+        // Sorted and deduplicated below: a sort costs less than a tree when a pass sees every
+        // pod (a cluster's start).
+        let mut nodes: Vec<String> = Vec::new();
+        let mut pods: Vec<ObjectKey> = Vec::new();
         match self.store.events_since(self.lifecycle.cursor) {
             Ok(events) => {
                 for ev in events {
                     match ev.key.kind {
-                        Kind::Node => {
-                            nodes.insert(ev.key.name.clone());
-                        }
-                        Kind::Pod => {
-                            pods.insert(ev.key.clone());
-                        }
+                        Kind::Node => nodes.push(ev.key.name.to_string()),
+                        Kind::Pod => pods.push(ev.key.clone()),
                         _ => {}
                     }
                 }
             }
             Err(_) => {
                 // The log no longer reaches back: rebuild from the store.
-                nodes.extend(self.store.list(Kind::Node).map(|(k, _)| k.name.clone()));
-                nodes.extend(self.lifecycle.health.keys().cloned());
+                nodes.extend(self.store.list(Kind::Node).map(|(k, _)| k.name.to_string()));
+                nodes.extend(self.lifecycle.health.keys().map(ToString::to_string));
                 pods.extend(self.store.list(Kind::Pod).map(|(k, _)| k.clone()));
                 pods.extend(self.lifecycle.node_of.keys().cloned());
             }
         }
+        nodes.sort_unstable();
+        nodes.dedup();
+        pods.sort_unstable();
+        pods.dedup();
         self.lifecycle.cursor = rv;
         for node in nodes {
             self.lifecycle_node_changed(&node);
@@ -178,7 +180,7 @@ impl Engine {
             return;
         };
         let now = self.now;
-        let h = self.lifecycle.health.entry(name.to_string()).or_default();
+        let h = self.lifecycle.health.entry(CompactString::new(name)).or_default();
         let mut pass = false;
         if node.ready != h.seen {
             h.seen = node.ready;
@@ -228,14 +230,14 @@ impl Engine {
             }
         };
         // A node runtime exists exactly while its Node is stored.
-        if !self.node_set.contains(&node) {
+        if !self.node_set.contains(node.as_str()) {
             self.schedule_pod_gc(&node);
             return;
         }
         let (condition, tainted) = self
             .lifecycle
             .health
-            .get(&node)
+            .get(node.as_str())
             .map_or((Some(true), false), |h| (h.condition, !h.no_execute.is_empty()));
         // `processPod`: a pod on a node the controller sees not Ready is marked not ready. Not
         // once the kubelet has posted Ready again: upstream's kubelet would write its pods'

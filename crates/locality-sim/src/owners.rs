@@ -68,7 +68,7 @@ impl OwnerIndex {
         for uid in &f.owners {
             let n = self
                 .active
-                .entry((key.namespace.clone(), uid.clone()))
+                .entry((key.namespace.to_string(), uid.clone()))
                 .or_default();
             if add {
                 *n += 1;

@@ -12,6 +12,7 @@ use crate::kubeproxy::{DataPlaneProfile, SimKubeProxy};
 use crate::objects::Kind;
 use crate::store::WatchEvent;
 use crate::time::Millis;
+use compact_str::CompactString;
 
 impl Engine {
     /// Sets the data-plane profile of a node's simulated kube-proxy (before or after the node
@@ -67,9 +68,9 @@ impl Engine {
             let woken: Vec<String> = if ev.key.kind == Kind::Node {
                 let own = self
                     .nodes
-                    .get(&ev.key.name)
+                    .get(ev.key.name.as_str())
                     .is_some_and(|n| n.proxy.identity == ev.key.name);
-                own.then(|| self.idle_proxies.take(&ev.key.name))
+                own.then(|| self.idle_proxies.take(ev.key.name.as_str()))
                     .flatten()
                     .into_iter()
                     .collect()
@@ -139,7 +140,7 @@ impl Engine {
         }
         self.node_count += 1;
         let proxy = self.new_proxy(name);
-        self.node_set.insert(name.to_string());
+        self.node_set.insert(CompactString::new(name));
         self.nodes.insert(
             name.to_string(),
             NodeRuntime {

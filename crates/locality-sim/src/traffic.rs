@@ -431,8 +431,8 @@ impl Engine {
             return Outcome::Refused;
         }
         Outcome::Response {
-            namespace: key.namespace.clone(),
-            pod: key.name.clone(),
+            namespace: key.namespace.to_string(),
+            pod: key.name.to_string(),
             node: rt.node.clone(),
             masqueraded_to: None,
         }
@@ -450,8 +450,8 @@ impl Engine {
                     .any(|cp| cp.container_port == port && cp.protocol == protocol)
             {
                 return Outcome::Response {
-                    namespace: key.namespace.clone(),
-                    pod: key.name.clone(),
+                    namespace: key.namespace.to_string(),
+                    pod: key.name.to_string(),
                     node: rt.node.clone(),
                     masqueraded_to: None,
                 };

@@ -110,7 +110,7 @@ impl Engine {
             w.workload.kind = WorkloadKind::ReplicaSet;
             w.workload.meta = ObjectMeta {
                 name: new_name.clone(),
-                namespace: key.namespace.clone(),
+                namespace: key.namespace.to_string(),
                 labels: with(&dep.workload.template_labels, LABEL_POD_TEMPLATE_HASH, &hash),
                 owner_references: vec![owner_ref("Deployment", &dep.workload.meta)],
                 ..ObjectMeta::default()

@@ -260,7 +260,6 @@ pub struct Matrix<'s> {
     groups: Vec<NodeGroup>,
     /// Group of each node (index into `groups`).
     node_group: Vec<usize>,
-    node_index: HashMap<&'s str, usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -286,6 +285,18 @@ impl<'s> Matrix<'s> {
             p
         };
         let default_proxy = proxy_at(config.kube_proxy_version);
+        // The features of each version met, worked out once (a dump often names a version per
+        // node, and most nodes share a few).
+        let mut by_version: Vec<(KubeVersion, ProxyFeatures)> =
+            vec![(config.kube_proxy_version, default_proxy)];
+        let mut features_of = |v: KubeVersion| match by_version.iter().find(|(k, _)| *k == v) {
+            Some((_, p)) => *p,
+            None => {
+                let p = proxy_at(v);
+                by_version.push((v, p));
+                p
+            }
+        };
 
         let mut nodes: Vec<MatrixNode<'s>> = state
             .nodes
@@ -296,16 +307,10 @@ impl<'s> Matrix<'s> {
                 proxy: config
                     .node_proxy_versions
                     .get(&n.meta.name)
-                    .map(|v| proxy_at(*v))
-                    .unwrap_or(default_proxy),
+                    .map_or(default_proxy, |v| features_of(*v)),
             })
             .collect();
         nodes.sort_by(|a, b| a.node.meta.name.cmp(&b.node.meta.name));
-        let node_index: HashMap<&str, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.node.meta.name.as_str(), i))
-            .collect();
 
         let mut groups: Vec<NodeGroup> = Vec::new();
         let mut node_group: Vec<usize> = Vec::with_capacity(nodes.len());
@@ -333,11 +338,9 @@ impl<'s> Matrix<'s> {
             .iter()
             .map(|e| ((e.meta.namespace.as_str(), e.meta.name.as_str()), e))
             .collect();
-        // Built on first use: dumps with observed slices never need it.
+        // Built on first use: dumps with observed slices never need them.
         let mut pods: Option<PodIndex<'s>> = None;
-        let node_by_name: BTreeMap<&str, &Node> =
-            state.nodes.iter().map(|n| (n.meta.name.as_str(), n)).collect();
-        let topology = endpointslice::TopologyCache::from_nodes(&state.nodes);
+        let mut derivation: Option<(BTreeMap<&str, &Node>, endpointslice::TopologyCache)> = None;
         let mut notes = MatrixNotes::default();
 
         let mut services: Vec<&Service> = state.services.iter().collect();
@@ -360,11 +363,17 @@ impl<'s> Matrix<'s> {
                 (None, Some(slices)) => (slices, EndpointSource::Mirrored),
                 (None, None) => {
                     let selected = pods.get_or_insert_with(|| PodIndex::new(&state.pods)).select(svc);
+                    let (node_by_name, topology) = derivation.get_or_insert_with(|| {
+                        (
+                            state.nodes.iter().map(|n| (n.meta.name.as_str(), n)).collect(),
+                            endpointslice::TopologyCache::from_nodes(&state.nodes),
+                        )
+                    });
                     let d = endpointslice::derive_endpoint_slices(
                         svc,
                         &selected,
-                        &node_by_name,
-                        &topology,
+                        &*node_by_name,
+                        topology,
                         &control_plane,
                     );
                     let name = format!("{}/{}", svc.meta.namespace, svc.meta.name);
@@ -427,7 +436,6 @@ impl<'s> Matrix<'s> {
             default_proxy,
             groups,
             node_group,
-            node_index,
         }
     }
 
@@ -585,6 +593,7 @@ impl<'s> Matrix<'s> {
 
     /// Index of a node by name.
     pub fn node_position(&self, name: &str) -> Option<usize> {
-        self.node_index.get(name).copied()
+        // Nodes are sorted by name, and names are unique in the API.
+        self.nodes.binary_search_by(|n| n.name().cmp(name)).ok()
     }
 }

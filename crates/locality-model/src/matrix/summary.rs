@@ -137,7 +137,7 @@ impl<'s> Matrix<'s> {
         let mut specials: Vec<usize> = indexes[default_pos]
             .2
             .special_nodes()
-            .filter_map(|name| self.node_index.get(name).copied())
+            .filter_map(|name| self.node_position(name))
             .collect();
         specials.sort_unstable();
         specials.dedup();

@@ -124,7 +124,7 @@ impl Engine {
             return Vec::new();
         }
         let local = svc.external_traffic_policy == Some(TrafficPolicy::Local);
-        let id = (service.namespace.clone(), service.name.clone());
+        let id = (service.namespace.to_string(), service.name.to_string());
         self.nodes
             .iter()
             .filter(|(name, _)| {

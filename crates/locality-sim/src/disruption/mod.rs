@@ -292,7 +292,7 @@ impl Engine {
     fn budgets_of(&self, pod: &SimPod) -> Vec<(String, PodDisruptionBudgetSpec)> {
         self.store
             .list_namespace(Kind::PodDisruptionBudget, &pod.pod.meta.namespace)
-            .filter_map(|(k, s)| Some((k.name.clone(), spec_of(s.object.as_stored()?)?)))
+            .filter_map(|(k, s)| Some((k.name.to_string(), spec_of(s.object.as_stored()?)?)))
             .filter(|(_, spec)| {
                 spec.selector.as_ref().is_some_and(|s| {
                     let sel = model_selector(s);

@@ -198,8 +198,8 @@ fn scope(engine: &Engine, change: &Change) -> observe::Scope {
         }
         Change::Apply { objects, .. } => apply::scope(engine, objects),
         Change::SetService { service, .. } => Some(BTreeSet::from([(
-            service.namespace.clone(),
-            service.name.clone(),
+            service.namespace.to_string(),
+            service.name.to_string(),
         )])),
         Change::Drain { .. } | Change::NodeDown { .. } => None,
         Change::DeletePod { pod, replacement, .. } => {

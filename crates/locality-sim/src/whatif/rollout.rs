@@ -123,7 +123,7 @@ impl RolloutWatch {
             {
                 let done = self.pod_done(p);
                 self.pending += usize::from(!done);
-                self.pods.insert(k.name.clone(), done);
+                self.pods.insert(k.name.to_string(), done);
             }
         }
     }

@@ -118,7 +118,7 @@ fn in_place_slices_hold_what_the_model_derives() {
         let victims: Vec<String> = e
             .store()
             .list_namespace(Kind::Pod, NS)
-            .map(|(k, _)| k.name.clone())
+            .map(|(k, _)| k.name.to_string())
             .take(7)
             .collect();
         for v in &victims {
@@ -160,7 +160,7 @@ fn one_pod_change_rewrites_one_slice() {
         .unwrap()
         .iter()
         .filter(|ev| ev.key.kind == Kind::EndpointSlice)
-        .map(|ev| (ev.event_type, ev.key.name.clone()))
+        .map(|ev| (ev.event_type, ev.key.name.to_string()))
         .collect();
     assert!(!touched.is_empty(), "the terminating endpoint must be written");
     assert!(

@@ -333,7 +333,11 @@ fn deleting_a_node_garbage_collects_its_pods() {
     };
     assert_eq!(agents(&e).len(), 3);
     assert_eq!(endpoint_ready(&e, "web", "web-a"), Some(true));
-    let on_a: Vec<String> = e.pods_on_node("node-a").into_iter().map(|k| k.name).collect();
+    let on_a: Vec<String> = e
+        .pods_on_node("node-a")
+        .into_iter()
+        .map(|k| k.name.to_string())
+        .collect();
     assert_eq!(on_a.len(), 3, "{on_a:?}");
 
     e.delete(&ObjectKey::new(Kind::Node, "", "node-a")).unwrap();
@@ -384,7 +388,7 @@ fn deleting_a_node_garbage_collects_its_pods() {
         .store()
         .events()
         .iter()
-        .filter(|ev| ev.key.kind == Kind::Pod && on_a.contains(&ev.key.name))
+        .filter(|ev| ev.key.kind == Kind::Pod && on_a.iter().any(|n| *n == ev.key.name))
         .filter_map(|ev| ev.object.as_pod())
         .filter(|p| p.pod.phase == locality_model::objects::PodPhase::Failed)
         .count();

@@ -127,7 +127,7 @@ fn pod_history(e: &Engine, from: u64) -> Vec<(u64, String, &'static str)> {
                 .iter()
                 .any(|(_, n, w)| n == &ev.key.name && *w == what && what == "deleting")
         {
-            out.push((ev.time, ev.key.name.clone(), what));
+            out.push((ev.time, ev.key.name.to_string(), what));
         }
     }
     out
@@ -144,7 +144,7 @@ fn pod_names(e: &Engine) -> Vec<String> {
     e.store()
         .list_namespace(Kind::Pod, NS)
         .filter(|(k, _)| k.name.starts_with("db-"))
-        .map(|(k, _)| k.name.clone())
+        .map(|(k, _)| k.name.to_string())
         .collect()
 }
 

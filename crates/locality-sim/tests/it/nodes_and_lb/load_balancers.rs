@@ -114,7 +114,7 @@ fn load_balancer_services_get_ingress_ips_from_the_simulated_pool() {
     assert_eq!(vip(&e, "lb3"), ip("203.0.113.1"));
     assert_eq!(
         e.load_balancer_service(&ip("203.0.113.1"))
-            .map(|(k, _)| k.name.clone()),
+            .map(|(k, _)| k.name.to_string()),
         Some("lb3".to_string())
     );
     assert!(e.load_balancer_service(&ip("203.0.113.2")).is_none());

@@ -33,7 +33,7 @@ fn taint_eviction_after_the_default_toleration_spares_daemonset_pods() {
     let on_a = |e: &Engine, prefix: &str| -> Vec<String> {
         e.pods_on_node("node-a")
             .into_iter()
-            .map(|k| k.name)
+            .map(|k| k.name.to_string())
             .filter(|n| n.starts_with(prefix))
             .collect()
     };
