@@ -125,7 +125,7 @@ fn pod_history(e: &Engine, from: u64) -> Vec<(u64, String, &'static str)> {
         if !what.is_empty()
             && !out
                 .iter()
-                .any(|(_, n, w)| n == &ev.key.name && *w == what && what == "deleting")
+                .any(|(_, n, w)| *n == ev.key.name && *w == what && what == "deleting")
         {
             out.push((ev.time, ev.key.name.to_string(), what));
         }
