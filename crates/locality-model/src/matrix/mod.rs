@@ -137,6 +137,8 @@ pub struct MatrixNode<'s> {
     pub zone: &'s str,
     /// kube-proxy behaviour on this node.
     pub proxy: ProxyFeatures,
+    /// A Windows node ([`Node::is_windows`], read once: every route asks).
+    pub windows: bool,
 }
 
 impl MatrixNode<'_> {
@@ -304,6 +306,7 @@ impl<'s> Matrix<'s> {
             .map(|n| MatrixNode {
                 node: n,
                 zone: n.zone().unwrap_or(""),
+                windows: n.is_windows(),
                 proxy: config
                     .node_proxy_versions
                     .get(&n.meta.name)
@@ -316,7 +319,7 @@ impl<'s> Matrix<'s> {
         let mut node_group: Vec<usize> = Vec::with_capacity(nodes.len());
         let mut group_of: HashMap<(&str, ProxyFeatures, bool), usize> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
-            let key = (n.zone, n.proxy, n.node.is_windows());
+            let key = (n.zone, n.proxy, n.windows);
             let g = *group_of.entry(key).or_insert_with(|| {
                 groups.push(NodeGroup {
                     zone: n.zone.to_string(),
@@ -496,7 +499,7 @@ impl<'s> Matrix<'s> {
         let facts = routes::NodeFacts {
             proxy: &n.proxy,
             ip: node_ip,
-            windows: n.node.is_windows(),
+            windows: n.windows,
         };
         let routes = self.routes_of(entry, info, &cat, facts, detail);
         (routes, cat)
@@ -567,8 +570,7 @@ impl<'s> Matrix<'s> {
                     zone: n.zone,
                 };
                 let node_ip = n.ip(entry.info.family);
-                let r =
-                    self.routes_with_duplicates(entry, &n.proxy, node, node_ip, n.node.is_windows(), detail);
+                let r = self.routes_with_duplicates(entry, &n.proxy, node, node_ip, n.windows, detail);
                 out.push((i, make(r.routes, r.categorized)));
             }
             return out;

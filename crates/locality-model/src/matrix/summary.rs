@@ -184,7 +184,7 @@ impl<'s> Matrix<'s> {
                 name: n.name(),
                 zone: n.zone,
             };
-            if evaluate(pos, node, n.node.is_windows(), 1, &indexes, &mut counts) {
+            if evaluate(pos, node, n.windows, 1, &indexes, &mut counts) {
                 blind_count += 1;
                 blind_special.push(i);
             }

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use super::duplicates::{DuplicateEndpoint, canonical_order};
 use super::endpoint::ProxyEndpoint;
-use crate::objects::{EndpointSlice, IpFamily, Protocol, ServicePort};
+use crate::objects::{Endpoint, EndpointSlice, IpFamily, Protocol, ServicePort};
 
 /// The endpoints of one service port and family, from the Service's EndpointSlices
 /// (`endpointslicecache.go` `addEndpoints` and `endpointsMapFromEndpointInfo`).
@@ -26,10 +26,11 @@ pub fn endpoints_for_port<'a>(
     port: &ServicePort,
     family: IpFamily,
 ) -> PortEndpoints {
-    // Every copy read, in reading order, with its address and the position of its slice in
-    // `names`; sorted by address below (a stable sort: the copies of one address stay in
-    // reading order). Sorting one vector costs less than hashing every copy into a map.
-    let mut read_all: Vec<((IpAddr, u16), ProxyEndpoint, usize)> = Vec::new();
+    // Every copy read, in reading order: its address, the position of its slice in `names`
+    // and the entry itself; sorted by address below (a stable sort: the copies of one address
+    // stay in reading order). Sorting these small records, then building each endpoint once in
+    // its final place, costs less than hashing every copy into a map or sorting the endpoints.
+    let mut read_all: Vec<((IpAddr, u16), usize, &Endpoint)> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     for slice in slices {
         if slice.address_type.family() != Some(family) {
@@ -48,34 +49,37 @@ pub fn endpoints_for_port<'a>(
         let at = names.len();
         names.push(&slice.meta.name);
         for ep in &slice.endpoints {
-            let Some(ip) = ep.addresses.first().copied() else {
-                continue;
-            };
-            let hints = ep.hints.as_ref();
-            let candidate = ProxyEndpoint {
-                ip,
-                port: number,
-                node_name: ep.node_name.clone(),
-                ready: ep.conditions.ready.unwrap_or(true),
-                serving: ep.conditions.serving.unwrap_or(true),
-                terminating: ep.conditions.terminating.unwrap_or(false),
-                zone_hints: hints.map(|h| h.for_zones.clone()).unwrap_or_default(),
-                node_hints: hints.map(|h| h.for_nodes.clone()).unwrap_or_default(),
-                zone: ep.zone.clone(),
-                target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
-            };
-            read_all.push(((ip, number), candidate, at));
+            if let Some(ip) = ep.addresses.first().copied() {
+                read_all.push(((ip, number), at, ep));
+            }
         }
     }
     read_all.sort_by_key(|(key, _, _)| *key);
+    let proxy_endpoint = |(ip, port): (IpAddr, u16), ep: &Endpoint| {
+        let hints = ep.hints.as_ref();
+        ProxyEndpoint {
+            ip,
+            port,
+            node_name: ep.node_name.clone(),
+            ready: ep.conditions.ready.unwrap_or(true),
+            serving: ep.conditions.serving.unwrap_or(true),
+            terminating: ep.conditions.terminating.unwrap_or(false),
+            zone_hints: hints.map(|h| h.for_zones.clone()).unwrap_or_default(),
+            node_hints: hints.map(|h| h.for_nodes.clone()).unwrap_or_default(),
+            zone: ep.zone.clone(),
+            target: ep.target_ref.as_ref().map(|(_, _, name)| name.clone()),
+        }
+    };
     let mut out = PortEndpoints::default();
+    out.endpoints.reserve(read_all.len());
     let mut copies_of = read_all.into_iter().peekable();
-    while let Some((key, first, first_at)) = copies_of.next() {
+    while let Some((key, first_at, first)) = copies_of.next() {
         // The further copies of the same address, in reading order.
         let mut more: Vec<(ProxyEndpoint, usize)> = Vec::new();
-        while let Some((_, copy, at)) = copies_of.next_if(|(k, _, _)| *k == key) {
-            more.push((copy, at));
+        while let Some((_, at, copy)) = copies_of.next_if(|(k, _, _)| *k == key) {
+            more.push((proxy_endpoint(key, copy), at));
         }
+        let first = proxy_endpoint(key, first);
         if more.is_empty() {
             out.endpoints.push(first);
             continue;

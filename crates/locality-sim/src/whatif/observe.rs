@@ -64,8 +64,9 @@ impl Route {
 pub(crate) struct Snapshot {
     /// Virtual ms since the change.
     pub at: Millis,
-    /// Per port, per node: (node name, route), sorted by node name.
-    pub ports: BTreeMap<PortKey, Vec<(String, Route)>>,
+    /// Per port, per node: (node name, route), sorted by node name. The names are shared
+    /// with the other snapshots while the Nodes stay the same ([`NodeCache`]).
+    pub ports: BTreeMap<PortKey, Vec<(Arc<str>, Route)>>,
 }
 
 /// Which Services a what-if watches (`None`: all).
@@ -85,6 +86,8 @@ pub(crate) struct NodeCache {
     /// The resourceVersions of the Nodes cloned, in store order (each write has its own).
     versions: Vec<u64>,
     nodes: Vec<locality_model::objects::Node>,
+    /// Their names, sorted (the matrix's order).
+    names: Vec<Arc<str>>,
     /// The EndpointSlices the model was last given, by key, with their resourceVersion: a
     /// step changes a few of them, so the others are not cloned again.
     slices: HashMap<ObjectKey, (u64, EndpointSlice)>,
@@ -109,6 +112,9 @@ fn scoped_state(engine: &Engine, scope: &Scope, cache: &mut NodeCache) -> Cluste
                 cache.nodes.push(n.clone());
             }
         }
+        let mut names: Vec<&str> = cache.nodes.iter().map(|n| n.meta.name.as_str()).collect();
+        names.sort_unstable();
+        cache.names = names.into_iter().map(Arc::from).collect();
         cache.versions = versions;
     }
     state.nodes = std::mem::take(&mut cache.nodes);
@@ -215,7 +221,10 @@ pub(crate) fn snapshot(
         let routes = matrix.port_route(i, None, Source::Pod, Destination::ClusterIp);
         let mut nodes = Vec::with_capacity(routes.len());
         for (ni, r) in routes {
-            let name = matrix.nodes[ni].name().to_string();
+            let name = match cache.names.get(ni) {
+                Some(n) if **n == *matrix.nodes[ni].name() => n.clone(),
+                _ => Arc::from(matrix.nodes[ni].name()),
+            };
             let route = match r.as_ref().map(|m| &m.route) {
                 Some(m) if m.verdict == VerdictKind::Drop => Route::Drop,
                 Some(m) if m.verdict == VerdictKind::Deliver => {

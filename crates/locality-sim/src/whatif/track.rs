@@ -115,20 +115,20 @@ impl WhatIf {
 #[derive(Debug, Default)]
 struct PortAcc {
     changed: bool,
-    before: BTreeMap<String, Seen>,
-    last: BTreeMap<String, Seen>,
-    open: BTreeMap<String, (Millis, Cause)>,
+    before: BTreeMap<Arc<str>, Seen>,
+    last: BTreeMap<Arc<str>, Seen>,
+    open: BTreeMap<Arc<str>, (Millis, Cause)>,
     /// Nodes blind before the change and not unblind since: their blindness is not the
     /// change's doing (it lasts at least until the change is programmed), so it opens no
     /// window; those still here at the end are blind throughout.
-    carried: BTreeSet<String>,
+    carried: BTreeSet<Arc<str>>,
     nodes: BTreeMap<String, NodeTimeline>,
     /// The nodes of `last` delivered elsewhere (a share above 0), with that share.
-    leaving: BTreeMap<String, f64>,
+    leaving: BTreeMap<Arc<str>, f64>,
     /// Every node `last` saw delivered has its timeline in `nodes`, but those in `pending`.
     entries_made: bool,
     /// Nodes seen delivered since the last `accumulate` (their timeline made there).
-    pending: Vec<String>,
+    pending: Vec<Arc<str>>,
 }
 
 impl PortAcc {
@@ -137,8 +137,8 @@ impl PortAcc {
     fn accumulate(&mut self, dt: f64) {
         if !self.entries_made {
             for (n, s) in &self.last {
-                if matches!(s, Seen::Delivered(_)) && !self.nodes.contains_key(n) {
-                    self.nodes.insert(n.clone(), NodeTimeline::default());
+                if matches!(s, Seen::Delivered(_)) && !self.nodes.contains_key(&**n) {
+                    self.nodes.insert(n.to_string(), NodeTimeline::default());
                 }
             }
             self.entries_made = true;
@@ -146,13 +146,13 @@ impl PortAcc {
         }
         for n in std::mem::take(&mut self.pending) {
             if self.last.get(&n).is_some_and(|s| matches!(s, Seen::Delivered(_)))
-                && !self.nodes.contains_key(&n)
+                && !self.nodes.contains_key(&*n)
             {
-                self.nodes.insert(n, NodeTimeline::default());
+                self.nodes.insert(n.to_string(), NodeTimeline::default());
             }
         }
         for (n, left) in &self.leaving {
-            if let Some(t) = self.nodes.get_mut(n) {
+            if let Some(t) = self.nodes.get_mut(&**n) {
                 t.left_ms += dt * left;
             }
         }
@@ -162,7 +162,7 @@ impl PortAcc {
 impl PortAcc {
     /// Records what node `n` (one of `last`'s) sees at `now`: the change flag, a window
     /// opened or closed, its share leaving the node.
-    fn look(&mut self, n: &String, s: Seen, now: Millis) {
+    fn look(&mut self, n: &Arc<str>, s: Seen, now: Millis) {
         if self.before.get(n).is_none_or(|b| !same(*b, s)) {
             self.changed = true;
         }
@@ -396,14 +396,10 @@ impl Tracker {
                 acc.look(n, seen(engine, r), now);
             }
             // Nodes that left the matrix (deleted) close their windows.
-            let gone: Vec<String> = acc
+            let gone: Vec<Arc<str>> = acc
                 .open
                 .keys()
-                .filter(|n| {
-                    nodes
-                        .binary_search_by(|(m, _)| m.as_str().cmp(n.as_str()))
-                        .is_err()
-                })
+                .filter(|n| nodes.binary_search_by(|(m, _)| m.cmp(n)).is_err())
                 .cloned()
                 .collect();
             for n in gone {
@@ -426,20 +422,23 @@ impl Tracker {
     pub fn finish(mut self, end: Millis, settled: bool, step_ms: Millis) -> WhatIf {
         let mut ports = Vec::new();
         for (key, mut acc) in std::mem::take(&mut self.ports) {
-            let open: Vec<(String, (Millis, Cause))> = std::mem::take(&mut acc.open).into_iter().collect();
+            let open: Vec<(Arc<str>, (Millis, Cause))> = std::mem::take(&mut acc.open).into_iter().collect();
             let blind_before: Vec<String> = acc
                 .before
                 .iter()
                 .filter(|(_, s)| s.blind())
-                .map(|(n, _)| n.clone())
+                .map(|(n, _)| n.to_string())
                 .collect();
             let blind_after: Vec<String> = acc
                 .last
                 .iter()
                 .filter(|(_, s)| s.blind())
-                .map(|(n, _)| n.clone())
+                .map(|(n, _)| n.to_string())
                 .collect();
-            let throughout: Vec<String> = std::mem::take(&mut acc.carried).into_iter().collect();
+            let throughout: Vec<String> = std::mem::take(&mut acc.carried)
+                .into_iter()
+                .map(|n| n.to_string())
+                .collect();
             for (n, (start, cause)) in open {
                 close(&mut acc.nodes, &n, start, end, cause);
             }
