@@ -193,8 +193,8 @@ pub(crate) struct NodeLifecycle {
     /// Store events up to this resourceVersion are in the index.
     pub cursor: u64,
     pub(crate) health: FastMap<CompactString, NodeHealth>,
-    pub(crate) pods_on: FastMap<String, BTreeSet<ObjectKey>>,
-    pub(crate) node_of: FastMap<ObjectKey, String>,
+    pub(crate) pods_on: FastMap<CompactString, BTreeSet<ObjectKey>>,
+    pub(crate) node_of: FastMap<ObjectKey, CompactString>,
     pub(crate) evictions: FastMap<ObjectKey, Eviction>,
     /// A digest of each bound pod's tolerations, to notice changes (upstream `PodUpdated`
     /// processes a pod again when its tolerations change).
@@ -224,7 +224,7 @@ impl NodeLifecycle {
     }
 
     pub(crate) fn file(&mut self, key: &ObjectKey, node: Option<&str>) -> bool {
-        if self.node_of.get(key).map(String::as_str) == node {
+        if self.node_of.get(key).map(CompactString::as_str) == node {
             return false;
         }
         if let Some(old) = self.node_of.remove(key)
@@ -236,8 +236,16 @@ impl NodeLifecycle {
             }
         }
         if let Some(n) = node {
-            self.node_of.insert(key.clone(), n.to_string());
-            self.pods_on.entry(n.to_string()).or_default().insert(key.clone());
+            self.node_of.insert(key.clone(), CompactString::new(n));
+            match self.pods_on.get_mut(n) {
+                Some(set) => {
+                    set.insert(key.clone());
+                }
+                None => {
+                    self.pods_on
+                        .insert(CompactString::new(n), BTreeSet::from([key.clone()]));
+                }
+            }
             return true;
         }
         false

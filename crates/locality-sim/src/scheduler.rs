@@ -98,7 +98,13 @@ impl Engine {
                 );
                 continue;
             }
-            let load = |n: &Node| self.scheduler.load.get(&n.meta.name).copied().unwrap_or(0);
+            let load = |n: &Node| {
+                self.scheduler
+                    .load
+                    .get(n.meta.name.as_str())
+                    .copied()
+                    .unwrap_or(0)
+            };
             let min = feasible.iter().map(|n| load(n)).min().unwrap_or(0);
             let best: Vec<&&Node> = feasible.iter().filter(|n| load(n) == min).collect();
             let pick = best[self.rng.below(best.len() as u64) as usize].meta.name.clone();

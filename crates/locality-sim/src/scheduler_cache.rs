@@ -2,6 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use compact_str::CompactString;
+
 use crate::fasthash::FastMap;
 
 use crate::objects::{ObjectKey, SimPod};
@@ -13,8 +15,8 @@ pub(crate) struct SchedulerCache {
     pub cursor: u64,
     pub(crate) pending: BTreeSet<(u64, ObjectKey)>,
     pending_since: FastMap<ObjectKey, u64>,
-    node_of: FastMap<ObjectKey, String>,
-    pub(crate) load: FastMap<String, usize>,
+    node_of: FastMap<ObjectKey, CompactString>,
+    pub(crate) load: FastMap<CompactString, usize>,
 }
 
 impl SchedulerCache {
@@ -36,15 +38,20 @@ impl SchedulerCache {
             self.pending.insert((created, key.clone()));
             self.pending_since.insert(key.clone(), created);
         }
-        if self.node_of.get(key).map(String::as_str) != node {
+        if self.node_of.get(key).map(CompactString::as_str) != node {
             if let Some(old) = self.node_of.remove(key)
                 && let Some(l) = self.load.get_mut(&old)
             {
                 *l = l.saturating_sub(1);
             }
             if let Some(n) = node {
-                self.node_of.insert(key.clone(), n.to_string());
-                *self.load.entry(n.to_string()).or_default() += 1;
+                self.node_of.insert(key.clone(), CompactString::new(n));
+                match self.load.get_mut(n) {
+                    Some(l) => *l += 1,
+                    None => {
+                        self.load.insert(CompactString::new(n), 1);
+                    }
+                }
             }
         }
     }
