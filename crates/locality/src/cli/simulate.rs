@@ -308,4 +308,19 @@ mod tests {
         assert_eq!(o.overrides[2], Override::MaxSurge("1".into()));
         assert!(parse_alternative("colour=blue").is_err());
     }
+
+    /// `kubectl delete` (`DeleteOptions.Complete`) and `kubectl replace` (`Complete`, which
+    /// turns 0 into 1 and waits for the deletion) never remove a pod at once without
+    /// `--force`; `kubectl delete --force` does, with no grace period or 0.
+    #[test]
+    fn grace_period_follows_kubectl() {
+        assert_eq!(grace_period(Some(0), false), Some(1));
+        assert_eq!(grace_period(Some(30), false), Some(30));
+        assert_eq!(grace_period(Some(-1), false), None);
+        assert_eq!(grace_period(None, false), None);
+        assert_eq!(grace_period(Some(0), true), Some(0));
+        assert_eq!(grace_period(None, true), Some(0));
+        assert_eq!(grace_period(Some(-1), true), Some(0));
+        assert_eq!(grace_period(Some(5), true), Some(5));
+    }
 }
