@@ -89,6 +89,36 @@ fn prefer_same_traffic_distribution_off_ignores_node_hints() {
     );
 }
 
+/// Each node follows its own kube-proxy's version (`MatrixConfig::node_proxy_versions`, as
+/// read from each Node's kubeletVersion): with endpoints hinted for their own nodes, the
+/// nodes at 1.34 keep traffic on the node, the one at 1.32 (before node hints) spreads it.
+/// Versions named for nodes the state does not have change nothing.
+#[test]
+fn each_node_follows_its_own_kube_proxy_version() {
+    let hinted = |ip: &str, node: &str| {
+        let mut e = endpoint(ip, node, READY);
+        e.hints = Some(EndpointHints {
+            for_zones: vec![],
+            for_nodes: vec![node.into()],
+        });
+        e
+    };
+    let mut s = state(vec![
+        hinted("10.244.0.5", "node-a"),
+        hinted("10.244.1.5", "node-b"),
+        hinted("10.244.2.5", "node-c"),
+    ]);
+    s.nodes.push(node("node-c", Some("zone-a")));
+    let mut c = config(34, &[]);
+    for name in ["node-0", "node-b", "node-bz", "node-d"] {
+        c.node_proxy_versions.insert(name.into(), KubeVersion::new(1, 32));
+    }
+    let endpoints = |node: &str| pod_to_cluster_ip(&s, node, c.clone()).route.endpoints.len();
+    assert_eq!(endpoints("node-a"), 1);
+    assert_eq!(endpoints("node-b"), 3);
+    assert_eq!(endpoints("node-c"), 1);
+}
+
 /// Only a serving-terminating endpoint: kube-proxy 1.27 falls back to it; with
 /// `ProxyTerminatingEndpoints=false` it has no endpoint and rejects.
 #[test]
