@@ -46,6 +46,16 @@ fn pod_to_cluster_ip(state: &ClusterState, node: &str, config: MatrixConfig) -> 
         .expect("pod -> clusterIP")
 }
 
+/// A ready endpoint on `node`, hinted for that node only.
+fn hinted(ip: &str, node: &str) -> Endpoint {
+    let mut e = endpoint(ip, node, READY);
+    e.hints = Some(EndpointHints {
+        for_zones: vec![],
+        for_nodes: vec![node.into()],
+    });
+    e
+}
+
 fn gate_trace(r: &MatrixRoute) -> Option<String> {
     r.route
         .trace
@@ -59,14 +69,6 @@ fn gate_trace(r: &MatrixRoute) -> Option<String> {
 /// spreads over both.
 #[test]
 fn prefer_same_traffic_distribution_off_ignores_node_hints() {
-    let hinted = |ip: &str, node: &str| {
-        let mut e = endpoint(ip, node, READY);
-        e.hints = Some(EndpointHints {
-            for_zones: vec![],
-            for_nodes: vec![node.into()],
-        });
-        e
-    };
     let s = state(vec![
         hinted("10.244.0.5", "node-a"),
         hinted("10.244.1.5", "node-b"),
@@ -95,14 +97,6 @@ fn prefer_same_traffic_distribution_off_ignores_node_hints() {
 /// Versions named for nodes the state does not have change nothing.
 #[test]
 fn each_node_follows_its_own_kube_proxy_version() {
-    let hinted = |ip: &str, node: &str| {
-        let mut e = endpoint(ip, node, READY);
-        e.hints = Some(EndpointHints {
-            for_zones: vec![],
-            for_nodes: vec![node.into()],
-        });
-        e
-    };
     let mut s = state(vec![
         hinted("10.244.0.5", "node-a"),
         hinted("10.244.1.5", "node-b"),
