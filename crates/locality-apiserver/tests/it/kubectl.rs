@@ -32,6 +32,27 @@ spec:
       periodSeconds: 1
 "#;
 
+/// Each kubectl 1.27 … 1.33 in turn, in a namespace of its own (`{prefix}-{minor}`, created by
+/// that kubectl) where it has applied `file`: `each(version, kubectl binary, namespace, the
+/// apply's output)`.
+pub(super) fn each_kubectl_version(
+    r: &locality_apiserver::Running,
+    file: &str,
+    prefix: &str,
+    mut each: impl FnMut(&str, &std::path::Path, &str, common::Out),
+) {
+    for minor in 27..=33 {
+        let version = format!("1.{minor}");
+        let bin = crate::clients::versioned_kubectl(&version);
+        let ns = format!("{prefix}-{minor}");
+        let out = common::kubectl_bin(&bin, r, &["create", "namespace", &ns]);
+        assert!(out.ok, "kubectl {version}: {}", out.stderr);
+        let out = common::kubectl_bin(&bin, r, &["-n", &ns, "apply", "-f", file]);
+        assert!(out.ok, "kubectl {version}: {}", out.stderr);
+        each(&version, &bin, &ns, out);
+    }
+}
+
 const DEPLOYMENT: &str = r#"apiVersion: apps/v1
 kind: Deployment
 metadata:

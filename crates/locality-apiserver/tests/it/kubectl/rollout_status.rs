@@ -3,8 +3,7 @@
 //! rollout is done, so it needs the server's status events (`status_watch`) and the
 //! generation kept by the simulated store.
 
-use super::DEPLOYMENT;
-use crate::clients::versioned_kubectl;
+use super::{DEPLOYMENT, each_kubectl_version};
 use crate::common::{self, scratch, start};
 
 const DAEMONSET: &str = r#"apiVersion: apps/v1
@@ -34,20 +33,13 @@ fn kubectl_1_27_to_1_33_rollout_status_follows_a_rollout_to_its_end() {
     // has started (the clock runs 20 times real time), so one run need not see it; all of
     // them missing it is the old server, whose generation and updated count said "done" at once.
     let mut progress = 0;
-    for minor in 27..=33 {
-        let version = format!("1.{minor}");
-        let bin = versioned_kubectl(&version);
-        let kubectl = |args: &[&str]| common::kubectl_bin(&bin, &r, args);
-        let ns = format!("rollout-{minor}");
-        let out = kubectl(&["create", "namespace", &ns]);
-        assert!(out.ok, "kubectl {version}: {}", out.stderr);
-        let out = kubectl(&["-n", &ns, "apply", "-f", file]);
-        assert!(out.ok, "kubectl {version}: {}", out.stderr);
+    each_kubectl_version(&r, file, "rollout", |version, bin, ns, _| {
+        let kubectl = |args: &[&str]| common::kubectl_bin(bin, &r, args);
         for (workload, what) in [
             ("deployment/gateway", "deployment \"gateway\""),
             ("daemonset/agent", "daemon set \"agent\""),
         ] {
-            let status = || kubectl(&["-n", &ns, "rollout", "status", workload, "--timeout=90s"]);
+            let status = || kubectl(&["-n", ns, "rollout", "status", workload, "--timeout=90s"]);
             let out = status();
             assert!(
                 out.ok,
@@ -56,7 +48,7 @@ fn kubectl_1_27_to_1_33_rollout_status_follows_a_rollout_to_its_end() {
             );
             // A template change: a new generation, rolled pod by pod, followed to its end.
             let patch = r#"{"spec":{"template":{"metadata":{"labels":{"rev":"2"}}}}}"#;
-            let out = kubectl(&["-n", &ns, "patch", workload, "--type", "merge", "-p", patch]);
+            let out = kubectl(&["-n", ns, "patch", workload, "--type", "merge", "-p", patch]);
             assert!(out.ok, "kubectl {version} {workload}: {}", out.stderr);
             let out = status();
             assert!(
@@ -74,7 +66,7 @@ fn kubectl_1_27_to_1_33_rollout_status_follows_a_rollout_to_its_end() {
             progress += usize::from(out.stdout.contains("Waiting for"));
             let out = kubectl(&[
                 "-n",
-                &ns,
+                ns,
                 "get",
                 workload,
                 "-o",
@@ -82,6 +74,6 @@ fn kubectl_1_27_to_1_33_rollout_status_follows_a_rollout_to_its_end() {
             ]);
             assert_eq!(out.stdout, "2 2", "kubectl {version} {workload}: {}", out.stderr);
         }
-    }
+    });
     assert!(progress > 0, "no rollout status showed its progress");
 }

@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::clients::versioned_kubectl;
+use super::each_kubectl_version;
 use crate::common::{self, eventually, scratch, start};
 
 const STATEFULSET: &str = r#"apiVersion: apps/v1
@@ -34,15 +34,8 @@ fn kubectl_1_27_to_1_33_get_statefulsets_wide_yaml_and_watch() {
     let file = dir.path().join("sts.yaml");
     std::fs::write(&file, STATEFULSET).unwrap();
     let file = file.to_str().unwrap();
-    for minor in 27..=33 {
-        let version = format!("1.{minor}");
-        let bin = versioned_kubectl(&version);
-        let kubectl = |args: &[&str]| common::kubectl_bin(&bin, &r, args);
-        let ns = format!("sts-{minor}");
-        let out = kubectl(&["create", "namespace", &ns]);
-        assert!(out.ok, "kubectl {version}: {}", out.stderr);
-        let out = kubectl(&["-n", &ns, "apply", "-f", file]);
-        assert!(out.ok, "kubectl {version}: {}", out.stderr);
+    each_kubectl_version(&r, file, "sts", |version, bin, ns, out| {
+        let kubectl = |args: &[&str]| common::kubectl_bin(bin, &r, args);
         assert!(
             out.stdout.contains("statefulset.apps/db created"),
             "kubectl {version}: {}",
@@ -64,7 +57,7 @@ fn kubectl_1_27_to_1_33_get_statefulsets_wide_yaml_and_watch() {
         let header: Vec<&str> = all.stdout.lines().next().unwrap().split_whitespace().collect();
         assert_eq!(header, ["NAMESPACE", "NAME", "READY", "AGE"], "kubectl {version}");
 
-        let out = kubectl(&["-n", &ns, "get", "statefulsets", "-o", "wide"]);
+        let out = kubectl(&["-n", ns, "get", "statefulsets", "-o", "wide"]);
         assert!(out.ok, "kubectl {version}: {}", out.stderr);
         let lines: Vec<Vec<&str>> = out
             .stdout
@@ -84,7 +77,7 @@ fn kubectl_1_27_to_1_33_get_statefulsets_wide_yaml_and_watch() {
             out.stdout
         );
 
-        let out = kubectl(&["-n", &ns, "get", "sts", "db", "-o", "yaml"]);
+        let out = kubectl(&["-n", ns, "get", "sts", "db", "-o", "yaml"]);
         assert!(out.ok, "kubectl {version}: {}", out.stderr);
         for want in [
             "kind: StatefulSet",
@@ -102,20 +95,20 @@ fn kubectl_1_27_to_1_33_get_statefulsets_wide_yaml_and_watch() {
         }
 
         // A watch sees the scale to 3 (`get -w` asks for Tables).
-        let mut watch = Command::new(&bin)
+        let mut watch = Command::new(bin)
             .arg("--kubeconfig")
             .arg(r.kubeconfig_path())
-            .args(["-n", &ns, "get", "sts", "-w", "--no-headers"])
+            .args(["-n", ns, "get", "sts", "-w", "--no-headers"])
             .env_remove("KUBECONFIG")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("run kubectl get -w");
         std::thread::sleep(Duration::from_millis(500));
-        let out = kubectl(&["-n", &ns, "scale", "sts", "db", "--replicas=3"]);
+        let out = kubectl(&["-n", ns, "scale", "sts", "db", "--replicas=3"]);
         assert!(out.ok, "kubectl {version}: {}", out.stderr);
         let seen = eventually(60, || {
-            let out = kubectl(&["-n", &ns, "get", "sts", "db", "--no-headers"]);
+            let out = kubectl(&["-n", ns, "get", "sts", "db", "--no-headers"]);
             out.stdout.contains("3/3").then_some(())
         });
         assert!(seen.is_some(), "kubectl {version}: never 3/3");
@@ -134,5 +127,5 @@ fn kubectl_1_27_to_1_33_get_statefulsets_wide_yaml_and_watch() {
             readies.iter().any(|r| r.ends_with("/3")),
             "kubectl {version}: {watched}"
         );
-    }
+    });
 }
