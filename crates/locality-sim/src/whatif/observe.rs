@@ -214,6 +214,9 @@ pub(crate) fn snapshot(
     let mut state = scoped_state(engine, scope, cache);
     let matrix = Matrix::new(&state, config.clone());
     let mut ports = BTreeMap::new();
+    // The matrix orders the cached Nodes by name, as `cache.names` is (names are unique in the
+    // store): a node's name is at its index.
+    let shared_names = cache.names.len() == matrix.nodes.len();
     for (i, p) in matrix.ports.iter().enumerate() {
         let mut interned: HashMap<Vec<usize>, Arc<[IpAddr]>> = HashMap::new();
         // A pod's connection to the cluster IP (with an unknown proxy mode whose modes
@@ -221,9 +224,11 @@ pub(crate) fn snapshot(
         let routes = matrix.port_route(i, None, Source::Pod, Destination::ClusterIp);
         let mut nodes = Vec::with_capacity(routes.len());
         for (ni, r) in routes {
-            let name = match cache.names.get(ni) {
-                Some(n) if **n == *matrix.nodes[ni].name() => n.clone(),
-                _ => Arc::from(matrix.nodes[ni].name()),
+            let name = if shared_names {
+                debug_assert_eq!(&*cache.names[ni], matrix.nodes[ni].name());
+                cache.names[ni].clone()
+            } else {
+                Arc::from(matrix.nodes[ni].name())
             };
             let route = match r.as_ref().map(|m| &m.route) {
                 Some(m) if m.verdict == VerdictKind::Drop => Route::Drop,
