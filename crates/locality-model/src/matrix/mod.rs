@@ -10,8 +10,8 @@
 //! host an endpoint nor are named in a node hint categorize alike within a zone, so one
 //! representative answers for all of them.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
 
 use crate::endpointslice;
 use crate::endpointslice::mirroring::{self, NotMirrored, SkippedAddress};
@@ -28,12 +28,15 @@ use crate::version::KubeVersion;
 
 mod assumptions;
 mod inputs;
+mod nodes;
 mod routes;
 mod summary;
 
 pub use assumptions::{Assumed, VersionSensitivity};
 pub use inputs::reads_pods;
 use inputs::{PodIndex, destinations, mirror_endpoints, slices_by_service};
+use nodes::{Features, NodeGroup};
+pub use nodes::{MatrixNode, NodeTable};
 use routes::Detail;
 pub use summary::{PortSummary, VerdictCounts};
 
@@ -69,7 +72,7 @@ impl DataPlane {
 }
 
 /// Inputs of the matrix besides the objects.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MatrixConfig {
     /// API server and controller manager version.
     pub kube_version: KubeVersion,
@@ -126,35 +129,6 @@ pub enum EndpointSource {
     /// controller model (a selector-less Service without observed slices).
     #[serde(rename = "mirrored")]
     Mirrored,
-}
-
-/// A node as the matrix sees it.
-#[derive(Debug, Clone)]
-pub struct MatrixNode<'s> {
-    /// The Node object.
-    pub node: &'s Node,
-    /// Zone label (`""` when absent).
-    pub zone: &'s str,
-    /// kube-proxy behaviour on this node.
-    pub proxy: ProxyFeatures,
-    /// A Windows node ([`Node::is_windows`], read once: every route asks).
-    pub windows: bool,
-}
-
-impl MatrixNode<'_> {
-    /// Node name.
-    pub fn name(&self) -> &str {
-        &self.node.meta.name
-    }
-    /// kube-proxy's node IP in `family`: the Node's first InternalIP of that family
-    /// (`pkg/proxy/util` `GetNodeIPs` reads the Node's addresses), when the input has one.
-    pub fn ip(&self, family: crate::objects::IpFamily) -> Option<IpAddr> {
-        self.node
-            .internal_ips
-            .iter()
-            .copied()
-            .find(|ip| crate::objects::IpFamily::of(ip) == family)
-    }
 }
 
 /// One service port in one IP family, with its endpoints.
@@ -259,17 +233,9 @@ pub struct Matrix<'s> {
     pub control_plane: ControlPlaneFeatures,
     default_proxy: ProxyFeatures,
     /// Groups of nodes that categorize alike unless special: (zone, proxy features, windows).
-    groups: Vec<NodeGroup>,
+    groups: Cow<'s, [NodeGroup]>,
     /// Group of each node (index into `groups`).
-    node_group: Vec<usize>,
-}
-
-#[derive(Debug, Clone)]
-struct NodeGroup {
-    zone: String,
-    proxy: ProxyFeatures,
-    windows: bool,
-    nodes: Vec<usize>,
+    node_group: Cow<'s, [usize]>,
 }
 
 /// A name no Node or hint can have: the representative of a group's ordinary nodes.
@@ -278,68 +244,58 @@ const ANONYMOUS_NODE: &str = "\u{0}anonymous-node";
 impl<'s> Matrix<'s> {
     /// Builds the matrix inputs for `state`.
     pub fn new(state: &'s ClusterState, config: MatrixConfig) -> Self {
-        let control_plane = ControlPlaneFeatures::applying(config.kube_version, &config.feature_gates);
-        let proxy_at = |v: KubeVersion| {
-            let mut p = ProxyFeatures::applying(v, &config.feature_gates);
-            // An API server that drops spec.internalTrafficPolicy leaves kube-proxy nothing
-            // to honour.
-            p.internal_traffic_policy &= control_plane.internal_traffic_policy;
-            p
-        };
-        let default_proxy = proxy_at(config.kube_proxy_version);
-        // The features of each version met, worked out once (a dump often names a version per
-        // node, and most nodes share a few).
-        let mut by_version: Vec<(KubeVersion, ProxyFeatures)> =
-            vec![(config.kube_proxy_version, default_proxy)];
-        let mut features_of = |v: KubeVersion| match by_version.iter().find(|(k, _)| *k == v) {
-            Some((_, p)) => *p,
-            None => {
-                let p = proxy_at(v);
-                by_version.push((v, p));
-                p
-            }
-        };
-
-        let mut nodes: Vec<MatrixNode<'s>> = state
-            .nodes
-            .iter()
-            .map(|n| MatrixNode {
-                node: n,
-                zone: n.zone().unwrap_or(""),
-                windows: n.is_windows(),
-                proxy: default_proxy,
-            })
+        let features = Features::of(&config);
+        let nodes: Vec<MatrixNode<'s>> = nodes::matrix_nodes(&state.nodes, &config, features)
+            .into_iter()
+            .map(|(_, n)| n)
             .collect();
-        nodes.sort_by(|a, b| a.node.meta.name.cmp(&b.node.meta.name));
-        // Each node's own kube-proxy version: both lists are in name order, so one walk along
-        // both finds them (a search of the map per node was a good part of this constructor's
-        // time on a 5,000-node cluster).
-        let mut versions = config.node_proxy_versions.iter().peekable();
-        for n in &mut nodes {
-            while versions.next_if(|(name, _)| name.as_str() < n.name()).is_some() {}
-            if let Some((_, v)) = versions.peek().filter(|(name, _)| name.as_str() == n.name()) {
-                n.proxy = features_of(**v);
-            }
-        }
+        let (groups, node_group) = nodes::groups(nodes.iter());
+        Self::build(
+            state,
+            config,
+            features,
+            nodes,
+            Cow::Owned(groups),
+            Cow::Owned(node_group),
+        )
+    }
 
-        let mut groups: Vec<NodeGroup> = Vec::new();
-        let mut node_group: Vec<usize> = Vec::with_capacity(nodes.len());
-        let mut group_of: HashMap<(&str, ProxyFeatures, bool), usize> = HashMap::new();
-        for (i, n) in nodes.iter().enumerate() {
-            let key = (n.zone, n.proxy, n.windows);
-            let g = *group_of.entry(key).or_insert_with(|| {
-                groups.push(NodeGroup {
-                    zone: n.zone.to_string(),
-                    proxy: n.proxy,
-                    windows: key.2,
-                    nodes: Vec::new(),
-                });
-                groups.len() - 1
-            });
-            groups[g].nodes.push(i);
-            node_group.push(g);
+    /// The same as [`Matrix::new`] with `table`'s configuration, taking the Nodes' order,
+    /// zones, OS, kube-proxy behaviour and groups from `table`, which must have been built
+    /// from `state.nodes` (the same Nodes in the same order; a table of another length is
+    /// not used).
+    pub fn with_nodes(state: &'s ClusterState, table: &'s NodeTable) -> Self {
+        if table.len() != state.nodes.len() {
+            return Self::new(state, table.config.clone());
         }
+        let nodes = table.matrix_nodes(&state.nodes);
+        debug_assert!(
+            nodes.windows(2).all(|w| w[0].name() < w[1].name()),
+            "a node table used with other Nodes than its own"
+        );
+        Self::build(
+            state,
+            table.config.clone(),
+            table.features,
+            nodes,
+            Cow::Borrowed(&table.groups),
+            Cow::Borrowed(&table.node_group),
+        )
+    }
 
+    /// The rest of the constructors: the Service ports with their endpoints.
+    fn build(
+        state: &'s ClusterState,
+        config: MatrixConfig,
+        features: Features,
+        nodes: Vec<MatrixNode<'s>>,
+        groups: Cow<'s, [NodeGroup]>,
+        node_group: Cow<'s, [usize]>,
+    ) -> Self {
+        let Features {
+            control_plane,
+            default_proxy,
+        } = features;
         // Observed slices per Service.
         let slices_by_service = slices_by_service(state);
         // Endpoints objects by namespace and name (that of their Service).

@@ -4,9 +4,10 @@ use crate::support;
 
 use std::collections::BTreeMap;
 
-use locality_model::matrix::{Assumed, DataPlane, Matrix, MatrixConfig, VerdictCounts};
+use locality_model::matrix::{Assumed, DataPlane, Matrix, MatrixConfig, NodeTable, VerdictCounts};
 use locality_model::objects::*;
 use locality_model::proxy::{Destination, ProxyMode, Source, VerdictKind};
+use locality_model::version::KubeVersion;
 use proptest::prelude::*;
 use support::*;
 
@@ -347,6 +348,32 @@ proptest! {
                     }
                 }
             }
+        }
+    }
+
+    /// A matrix built with a [`NodeTable`] of its Nodes (what a simulation keeps from one
+    /// step to the next) is the matrix built without one: the same nodes in the same order,
+    /// the same routes and the same summaries, whatever each node's OS and kube-proxy version.
+    #[test]
+    fn a_node_table_changes_nothing((nodes, services) in arb_cluster(), windows in any::<u8>(), old_proxy in any::<u8>(), unknown_mode in any::<bool>()) {
+        let mut state = build(&nodes, &services);
+        let mut config = if unknown_mode { MatrixConfig { data_plane: DataPlane::KubeProxy(None), ..Default::default() } } else { matrix_config(ProxyMode::Iptables) };
+        for i in 0..nodes.len() {
+            if windows >> i & 1 == 1 {
+                state.nodes[i].meta.labels.insert(LABEL_OS.into(), "windows".into());
+            }
+            if old_proxy >> i & 1 == 1 {
+                config.node_proxy_versions.insert(node_name(i), KubeVersion::new(1, 30));
+            }
+        }
+        let table = NodeTable::new(&state.nodes, config.clone());
+        let plain = Matrix::new(&state, config);
+        let tabled = Matrix::with_nodes(&state, &table);
+        let names = |m: &Matrix<'_>| m.nodes.iter().map(|n| (n.name().to_string(), n.zone.to_string(), n.windows, n.proxy)).collect::<Vec<_>>();
+        prop_assert_eq!(names(&plain), names(&tabled));
+        prop_assert_eq!(dump(&plain), dump(&tabled));
+        for p in 0..plain.ports.len() {
+            prop_assert_eq!(format!("{:?}", plain.summary(p, usize::MAX)), format!("{:?}", tabled.summary(p, usize::MAX)));
         }
     }
 }

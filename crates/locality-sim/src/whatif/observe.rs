@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use locality_model::matrix::{Matrix, MatrixConfig};
+use locality_model::matrix::{Matrix, MatrixConfig, NodeTable};
 use locality_model::objects::{ClusterState, EndpointSlice, LABEL_SERVICE_NAME};
 use locality_model::proxy::{Destination, Source, VerdictKind};
 
@@ -88,6 +88,8 @@ pub(crate) struct NodeCache {
     nodes: Vec<locality_model::objects::Node>,
     /// Their names, sorted (the matrix's order).
     names: Vec<Arc<str>>,
+    /// The model's table of them (`None`: not built for these Nodes yet).
+    table: Option<NodeTable>,
     /// The EndpointSlices the model was last given, by key, with their resourceVersion: a
     /// step changes a few of them, so the others are not cloned again.
     slices: HashMap<ObjectKey, (u64, EndpointSlice)>,
@@ -116,6 +118,7 @@ fn scoped_state(engine: &Engine, scope: &Scope, cache: &mut NodeCache) -> Cluste
         names.sort_unstable();
         cache.names = names.into_iter().map(Arc::from).collect();
         cache.versions = versions;
+        cache.table = None;
     }
     state.nodes = std::mem::take(&mut cache.nodes);
     for (_, s) in engine.store().list(Kind::Service) {
@@ -212,7 +215,11 @@ pub(crate) fn snapshot(
     cache: &mut NodeCache,
 ) -> Snapshot {
     let mut state = scoped_state(engine, scope, cache);
-    let matrix = Matrix::new(&state, config.clone());
+    if cache.table.as_ref().is_none_or(|t| t.config() != config) {
+        cache.table = Some(NodeTable::new(&state.nodes, config.clone()));
+    }
+    let table = cache.table.take().expect("built above");
+    let matrix = Matrix::with_nodes(&state, &table);
     let mut ports = BTreeMap::new();
     // The matrix orders the cached Nodes by name, as `cache.names` is (names are unique in the
     // store): a node's name is at its index.
@@ -257,6 +264,7 @@ pub(crate) fn snapshot(
         ports.insert(port_key(p), nodes);
     }
     drop(matrix);
+    cache.table = Some(table);
     cache.keep(&mut state);
     Snapshot { at, ports }
 }
