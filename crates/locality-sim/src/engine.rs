@@ -14,6 +14,7 @@ use crate::kubeproxy::{DataPlaneProfile, SimKubeProxy};
 use crate::objects::{Object, ObjectKey};
 use crate::rng::SplitMix64;
 use crate::store::{Store, StoreError, WatchEvent};
+use crate::tasks::{Task, TaskQueue};
 use crate::time::Millis;
 use compact_str::CompactString;
 
@@ -113,40 +114,6 @@ pub enum SimError {
     Topology(String),
 }
 
-/// Something the engine will do at a virtual instant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Task {
-    /// Run the simulated controllers over the store's new events.
-    Reconcile,
-    /// The kubelet's container for a pod is running.
-    ContainerStarted(ObjectKey, String),
-    /// A readiness probe runs.
-    Probe(ObjectKey, String),
-    /// The pod's process exits after SIGTERM (shutdown delay or grace period over).
-    ProcessExit(ObjectKey, String),
-    /// The kubelet removes the terminated pod.
-    RemovePod(ObjectKey, String),
-    /// A node's kube-proxy syncs its rules.
-    ProxySync(String),
-    /// The simulated node lifecycle controller's health pass over one node.
-    NodeMonitor(String),
-    /// The simulated taint-eviction controller deletes a pod (uid, eviction token).
-    TaintEviction(ObjectKey, String, u64),
-    /// The simulated pod GC force-deletes the pods of a node that no longer exists.
-    PodGcOrphans(String),
-    /// A pass of the drain of a node (`disruption`).
-    Drain(String),
-    /// The simulated StatefulSet controller syncs one StatefulSet again (a pod's
-    /// `minReadySeconds` are over).
-    SyncStatefulSet(ObjectKey),
-    /// The simulated DaemonSet controller syncs one DaemonSet again (a pod's
-    /// `minReadySeconds` are over).
-    SyncDaemonSet(ObjectKey),
-    /// The simulated Deployment controller syncs one Deployment again (a pod's
-    /// `minReadySeconds` are over).
-    SyncDeployment(ObjectKey),
-}
-
 /// Node-local runtime state of a simulated pod (the kubelet's view, not in the store).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PodRuntime {
@@ -185,8 +152,7 @@ pub struct Engine {
     pub(crate) config: SimConfig,
     pub(crate) rng: SplitMix64,
     pub(crate) store: Store,
-    pub(crate) tasks: BTreeMap<(Millis, u64), Task>,
-    pub(crate) seq: u64,
+    pub(crate) tasks: TaskQueue,
     pub(crate) controller_cursor: u64,
     pub(crate) reconcile_pending: bool,
     pub(crate) proxy_cursor: u64,
@@ -259,8 +225,7 @@ impl Engine {
             rng: SplitMix64::new(config.seed),
             config,
             store: Store::new(),
-            tasks: BTreeMap::new(),
-            seq: 0,
+            tasks: Default::default(),
             controller_cursor: 0,
             reconcile_pending: false,
             proxy_cursor: 0,
@@ -336,12 +301,12 @@ impl Engine {
 
     /// Virtual time of the next task, if any.
     pub fn next_event_time(&self) -> Option<Millis> {
-        self.tasks.keys().next().map(|(t, _)| *t)
+        self.tasks.next_instant()
     }
 
     /// Runs the next task; false when nothing is scheduled.
     pub fn step(&mut self) -> bool {
-        let Some(((t, _), task)) = self.tasks.pop_first() else {
+        let Some((t, task)) = self.tasks.pop() else {
             return false;
         };
         self.now = self.now.max(t);
@@ -364,8 +329,7 @@ impl Engine {
     }
 
     pub(crate) fn schedule(&mut self, at: Millis, task: Task) {
-        self.seq += 1;
-        self.tasks.insert((at.max(self.now), self.seq), task);
+        self.tasks.push(at.max(self.now), task);
     }
 
     fn run_task(&mut self, task: Task) {

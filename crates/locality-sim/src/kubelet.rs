@@ -5,8 +5,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use locality_model::objects::{PodPhase, Protocol};
 
-use crate::engine::{Engine, Task};
+use crate::engine::Engine;
 use crate::objects::{Object, ObjectKey, ProbeHandler};
+use crate::tasks::Task;
 
 impl Engine {
     /// The pod CIDRs of a simulated node: `10.244.<n>.0/24` and `fd00:10:244:<n>::/64`.
@@ -128,16 +129,19 @@ impl Engine {
     }
 
     pub(crate) fn probe(&mut self, key: &ObjectKey, uid: &str) {
-        let Some((pod, _)) = self.stored_pod(key) else {
+        // The stored object is shared (`Arc`): read it in place, copy it only to write a
+        // change (most probes change nothing).
+        let Some((_, stored)) = self.stored_pod(key) else {
             return;
         };
+        let Some(pod) = stored.as_pod() else { return };
         if pod.pod.meta.uid != uid {
             return;
         }
-        let Some(probe) = pod.behaviour.readiness.clone() else {
+        let Some(probe) = &pod.behaviour.readiness else {
             return;
         };
-        let Some(rt) = self.pods.get(key).cloned() else {
+        let Some(rt) = self.pods.get(key) else {
             return;
         };
         // A probe of an older chain (the kubelet restarted), or one due while the kubelet is
@@ -164,7 +168,6 @@ impl Engine {
                 }
                 ProbeHandler::Exec => true,
             };
-        let mut pod = pod.clone();
         let failures = if success { 0 } else { rt.probe_failures + 1 };
         let at = self.now + probe.period_seconds.max(1) * 1000;
         // The prober reports a result change (upstream `prober/worker.go`: the results manager
@@ -184,6 +187,7 @@ impl Engine {
             }
         }
         if let Some(ready) = change {
+            let mut pod = pod.clone();
             pod.pod.ready = ready;
             let _ = self.update(Object::Pod(pod), None);
         }

@@ -64,6 +64,7 @@ mod snapshot;
 mod statefulsets;
 mod store;
 mod tainteviction;
+mod tasks;
 mod templates;
 pub mod time;
 mod topology;

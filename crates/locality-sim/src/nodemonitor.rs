@@ -5,12 +5,13 @@
 
 use compact_str::CompactString;
 
-use crate::engine::{Engine, SimError, Task};
+use crate::engine::{Engine, SimError};
 use crate::nodelifecycle::{
     KubeletState, NODE_MONITOR_PERIOD_MS, ReadyConditionTimes, TAINT_NOT_READY, TAINT_UNREACHABLE,
     default_node_monitor_grace_period_ms, no_execute, swap_taints, tick_after, tolerations_digest,
 };
 use crate::objects::{Kind, Object, ObjectKey};
+use crate::tasks::Task;
 use crate::time::Millis;
 
 impl Engine {

@@ -7,10 +7,11 @@ use std::collections::BTreeSet;
 
 use locality_model::version::KubeVersion;
 
-use crate::engine::{Engine, NodeRuntime, PRUNE_EVERY, Task};
+use crate::engine::{Engine, NodeRuntime, PRUNE_EVERY};
 use crate::kubeproxy::{DataPlaneProfile, SimKubeProxy};
 use crate::objects::Kind;
 use crate::store::WatchEvent;
+use crate::tasks::Task;
 use crate::time::Millis;
 use compact_str::CompactString;
 
@@ -106,9 +107,7 @@ impl Engine {
         let earliest = proxy.last_sync().map_or(0, |t| t + min_sync);
         let at = (time + proxy.lag_ms).max(earliest).max(self.now);
         proxy.next_sync = Some(at);
-        self.seq += 1;
-        self.tasks
-            .insert((at, self.seq), Task::ProxySync(name.to_string()));
+        self.schedule(at, Task::ProxySync(name.to_string()));
     }
 
     pub(crate) fn proxy_sync(&mut self, node: &str) {
@@ -124,9 +123,7 @@ impl Engine {
                 let due = self.informer.time_of(i).unwrap_or(now);
                 let at = (due + n.proxy.lag_ms).max(now + self.config.proxy_min_sync_period_ms);
                 n.proxy.next_sync = Some(at);
-                self.seq += 1;
-                self.tasks
-                    .insert((at, self.seq), Task::ProxySync(node.to_string()));
+                self.schedule(at, Task::ProxySync(node.to_string()));
             }
             None => {
                 self.idle_proxies.insert(node.to_string());

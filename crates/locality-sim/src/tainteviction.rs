@@ -4,10 +4,11 @@
 
 use locality_model::objects::PodPhase;
 
-use crate::engine::{Engine, Task};
+use crate::engine::Engine;
 use crate::fit::matching_toleration;
 use crate::nodelifecycle::{Eviction, POD_GC_CHECK_PERIOD_MS, POD_GC_QUARANTINE_MS, no_execute, tick_after};
 use crate::objects::{Kind, Object, ObjectKey};
+use crate::tasks::Task;
 
 impl Engine {
     /// The pods bound to `node` whose taint eviction is scheduled and not yet done.

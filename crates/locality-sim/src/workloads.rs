@@ -11,8 +11,9 @@ use locality_model::objects::{
 };
 
 use crate::availability::{Availability, pod_ready};
-use crate::engine::{Engine, Task};
+use crate::engine::Engine;
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
+use crate::tasks::Task;
 use crate::templates::{LABEL_POD_TEMPLATE_HASH, scaled, template_hash, with};
 use crate::time::Millis;
 

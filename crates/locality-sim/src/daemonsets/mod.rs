@@ -15,9 +15,10 @@
 pub(crate) mod state;
 
 use self::state::{DaemonState, Slot};
-use crate::engine::{Engine, Task};
+use crate::engine::Engine;
 use crate::fit::{add_daemon_tolerations, node_fits};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, SimWorkload};
+use crate::tasks::Task;
 use crate::templates::{LABEL_CONTROLLER_REVISION_HASH, scaled, template_hash, with};
 
 /// The template a DaemonSet's pods are made from: its own, with the revision hash label

@@ -39,8 +39,9 @@ use serde_json::{Map, Value};
 pub(crate) mod drain;
 
 pub use self::drain::Drain;
-use crate::engine::{Engine, SimError, Task};
+use crate::engine::{Engine, SimError};
 use crate::objects::{Kind, Object, ObjectKey, SimPod, StoredObject};
+use crate::tasks::Task;
 use crate::time::Millis;
 
 /// kubectl drain's wait before it retries a refused eviction (`evictPods`: "will retry after

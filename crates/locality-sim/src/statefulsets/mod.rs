@@ -13,8 +13,9 @@ use locality_model::objects::{PodManagementPolicy, PodPhase};
 use self::state::{
     Action, LABEL_POD_INDEX, LABEL_POD_NAME, Replica, Revision, SetSpec, StatefulState, ordinal, plan,
 };
-use crate::engine::{Engine, Task};
+use crate::engine::Engine;
 use crate::objects::{Kind, Object, ObjectKey, SimWorkload};
+use crate::tasks::Task;
 use crate::templates::{LABEL_CONTROLLER_REVISION_HASH, scaled, template_hash, with};
 
 /// The revision label's value of a StatefulSet's template (`NAME-HASH`, as the controller's
