@@ -481,3 +481,40 @@ fn a_drain_blocked_by_a_disruption_budget_says_so_at_the_limit() {
     assert_eq!(alt["settled"], true, "{:?}", alt["unsettledReasons"]);
     assert_eq!(alt["unsettledReasons"], Value::Array(Vec::new()));
 }
+
+/// `LOCALITY_PROFILE=1` times the phases of a simulation on stderr, in order (what
+/// bench/sim/README.md reads to say where the time goes), and leaves the report alone.
+#[test]
+fn profile_names_each_phase_in_order() {
+    let args = [
+        "simulate",
+        "-f",
+        DUMP,
+        "--rollout",
+        "daemonset/monitoring/node-agent",
+        "-o",
+        "json",
+        "-q",
+    ];
+    let plain = locality(&args);
+    let profiled = Command::cargo_bin("locality")
+        .expect("locality binary")
+        .env("SOURCE_DATE_EPOCH", "1767225600")
+        .env("LOCALITY_PROFILE", "1")
+        .current_dir(root())
+        .args(args)
+        .assert()
+        .success();
+    let out = profiled.get_output();
+    assert_eq!(out.stdout, plain);
+    let phases: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("locality-profile: phase="))
+        .map(|l| {
+            let (phase, seconds) = l.split_once(" seconds=").expect("a duration");
+            assert!(seconds.parse::<f64>().is_ok_and(|s| s >= 0.0), "{l}");
+            phase.to_string()
+        })
+        .collect();
+    assert_eq!(phases, ["load", "seed", "warm-up", "what-if", "report"]);
+}

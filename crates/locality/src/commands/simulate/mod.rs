@@ -23,6 +23,7 @@ use locality_sim::{SeedOptions, seed};
 
 use crate::cli::{Override, SimulateArgs, SimulateOutput};
 use crate::error::CliError;
+use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::ui::Ui;
 
@@ -55,16 +56,23 @@ fn ms(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// What every alternative's simulated cluster is seeded from: the input's state, the simulated
+/// cluster's configuration and the timings the input does not state.
+struct Seeding<'a> {
+    state: &'a ClusterState,
+    sim: &'a SimConfig,
+    options: &'a SeedOptions,
+}
+
 /// A seeded, warmed-up simulated cluster.
-fn seeded(
-    state: &ClusterState,
-    config: &SimConfig,
-    options: &SeedOptions,
-) -> Result<(Engine, Vec<Assumption>), CliError> {
-    let s = seed(state, config.clone(), options)
+fn seeded(seeding: &Seeding<'_>, profile: &mut Profile) -> Result<(Engine, Vec<Assumption>), CliError> {
+    let Seeding { state, sim, options } = *seeding;
+    let s = seed(state, sim.clone(), options)
         .map_err(|e| CliError::usage(format!("seeding the simulation: {e}")))?;
+    profile.phase("seed");
     let mut engine = s.engine;
     engine.run_until(warm_up_ms(state, options));
+    profile.phase("warm-up");
     let assumptions = s
         .assumptions
         .into_iter()
@@ -80,14 +88,13 @@ fn seeded(
 /// Runs one scenario on a fresh seeded cluster.
 fn run_scenario(
     scenario: &changes::Scenario,
-    state: &ClusterState,
-    sim: &SimConfig,
-    seed_options: &SeedOptions,
+    seeding: &Seeding<'_>,
     matrix: &MatrixConfig,
     run_options: &RunOptions,
     progress: &Progress,
+    profile: &mut Profile,
 ) -> Result<(Alternative, Vec<Assumption>), CliError> {
-    let (mut engine, assumptions) = seeded(state, sim, seed_options)?;
+    let (mut engine, assumptions) = seeded(seeding, profile)?;
     let docs = |engine: &Engine, list: &[locality_sim::whatif::Change]| {
         list.iter()
             .map(|c| document::change_doc(engine, c))
@@ -110,6 +117,7 @@ fn run_scenario(
         }
     })
     .map_err(|e| CliError::usage(e.to_string()))?;
+    profile.phase("what-if");
     // Freeing a 100,000-pod simulated cluster allocation by allocation takes a second or two:
     // let another thread do it while the report is written (or the process exits).
     std::thread::spawn(move || drop(engine));
@@ -185,7 +193,9 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         .map(|a| (a.text.clone(), a.overrides.clone()))
         .collect();
     let progress = Progress::new(true, ui);
+    let mut profile = Profile::from_env();
     let loaded = crate::source::load(&args.model, None, None, ui, &progress)?;
+    profile.phase("load");
     let sim = SimConfig {
         kube_version: loaded.config.kube_version,
         kube_proxy_version: loaded.config.kube_proxy_version,
@@ -219,10 +229,15 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         "SIMULATED what-if seeded from {}: verdicts are the model's on the simulated state",
         loaded.source.text()
     ));
+    let seeding = Seeding {
+        state: &loaded.state,
+        sim: &sim,
+        options: &seed_options,
+    };
     let mut scenarios = vec![base.clone()];
     if !overrides.is_empty() {
         // Where `itp=`… apply: the Services the base changes touch.
-        let (engine, _) = seeded(&loaded.state, &sim, &seed_options)?;
+        let (engine, _) = seeded(&seeding, &mut profile)?;
         let scope: Vec<ObjectKey> = services_in_scope(&engine, &base.measured)
             .unwrap_or_default()
             .into_iter()
@@ -235,15 +250,7 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
     let mut alternatives = Vec::new();
     let mut assumptions = Vec::new();
     for s in &scenarios {
-        let (a, asm) = run_scenario(
-            s,
-            &loaded.state,
-            &sim,
-            &seed_options,
-            &matrix,
-            &run_options,
-            &progress,
-        )?;
+        let (a, asm) = run_scenario(s, &seeding, &matrix, &run_options, &progress, &mut profile)?;
         alternatives.push(a);
         assumptions = asm;
     }
@@ -293,6 +300,7 @@ pub fn run(args: &SimulateArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliE
         SimulateOutput::Text => text::write_text(&report, ui.paint(), out)?,
     }
     out.flush()?;
+    profile.phase("report");
     crate::free_at_exit(loaded);
     Ok(())
 }
