@@ -93,7 +93,6 @@ impl Engine {
             self.store.remove(key, self.now)?;
             if key.kind == Kind::Node {
                 self.nodes.remove(key.name.as_str());
-                self.node_set.remove(key.name.as_str());
                 self.idle_proxies.remove(key.name.as_str());
                 // Its kubelet goes with it (a Node created again later starts Ready).
                 self.lifecycle.forget_kubelet(&key.name);

@@ -23,6 +23,11 @@ pub(crate) struct ReadySince {
 }
 
 impl ReadySince {
+    /// Room for about `pods` pods.
+    pub(crate) fn reserve(&mut self, pods: usize) {
+        self.since.reserve(pods);
+    }
+
     /// Records a pod event at `now`: a Ready pod keeps the time it was first seen Ready, any
     /// other (or a deleted one, `None`) is forgotten.
     pub(crate) fn observe(&mut self, key: &ObjectKey, pod: Option<&SimPod>, now: Millis) {

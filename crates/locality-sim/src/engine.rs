@@ -136,12 +136,33 @@ pub(crate) struct PodRuntime {
     pub probe_due: Option<Millis>,
 }
 
+/// A set of host numbers `0..=255` (the last octet of a node's pod addresses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct HostSet([u64; 4]);
+
+impl HostSet {
+    pub fn contains(&self, host: u32) -> bool {
+        host < 256 && self.0[(host / 64) as usize] & (1 << (host % 64)) != 0
+    }
+    pub fn insert(&mut self, host: u32) {
+        if host < 256 {
+            self.0[(host / 64) as usize] |= 1 << (host % 64);
+        }
+    }
+    pub fn remove(&mut self, host: u32) {
+        if host < 256 {
+            self.0[(host / 64) as usize] &= !(1 << (host % 64));
+        }
+    }
+}
+
 /// Per-node runtime: pod CIDRs and IP allocation, and the node's simulated kube-proxy.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeRuntime {
     pub index: u32,
     pub next_host: u32,
-    pub used: BTreeSet<u32>,
+    /// The host numbers (the last octet) in use.
+    pub used: HostSet,
     pub proxy: SimKubeProxy,
 }
 
@@ -162,9 +183,8 @@ pub struct Engine {
     pub(crate) idle_proxies: BTreeSet<String>,
     /// Informer length at the last pruning.
     pub(crate) pruned: usize,
-    pub(crate) nodes: BTreeMap<String, NodeRuntime>,
-    /// The names of `nodes`, for the lookups of every pod event (`kubelet_running`).
-    pub(crate) node_set: FastSet<CompactString>,
+    /// Hashed, not ordered: every pod event looks its node up ([`Engine::node_names`] sorts).
+    pub(crate) nodes: FastMap<CompactString, NodeRuntime>,
     pub(crate) node_count: u32,
     pub(crate) pods: FastMap<ObjectKey, PodRuntime>,
     pub(crate) pod_by_ip: FastMap<IpAddr, ObjectKey>,
@@ -212,6 +232,8 @@ impl Engine {
     /// copies it and faults in fresh pages at each doubling.
     pub(crate) fn expect_pods(&mut self, pods: usize) {
         self.pods.reserve(pods);
+        self.pod_by_ip.reserve(pods);
+        self.ready_since.reserve(pods);
         self.owners.reserve(pods);
         self.lifecycle.reserve(pods);
         self.store.reserve(pods);
@@ -232,8 +254,7 @@ impl Engine {
             informer: ProxyInformer::default(),
             idle_proxies: BTreeSet::new(),
             pruned: 0,
-            nodes: BTreeMap::new(),
-            node_set: Default::default(),
+            nodes: FastMap::default(),
             node_count: 0,
             pods: Default::default(),
             pod_by_ip: Default::default(),
@@ -294,7 +315,9 @@ impl Engine {
 
     /// Names of the simulated nodes with a kubelet and kube-proxy.
     pub fn node_names(&self) -> impl Iterator<Item = &str> {
-        self.nodes.keys().map(String::as_str)
+        let mut names: Vec<&str> = self.nodes.keys().map(CompactString::as_str).collect();
+        names.sort_unstable();
+        names.into_iter()
     }
 
     // ----- driver -----

@@ -29,7 +29,7 @@ impl Engine {
             if host > 254 {
                 host = 2;
             }
-            if !n.used.contains(&host) {
+            if !n.used.contains(host) {
                 break;
             }
             host += 1;
@@ -293,8 +293,8 @@ impl Engine {
                 }
                 self.pod_by_ip.remove(ip);
                 self.retired_ips.insert(*ip);
-                if let (IpAddr::V4(v4), Some(n)) = (ip, self.nodes.get_mut(&rt.node)) {
-                    n.used.remove(&u32::from(v4.octets()[3]));
+                if let (IpAddr::V4(v4), Some(n)) = (ip, self.nodes.get_mut(rt.node.as_str())) {
+                    n.used.remove(u32::from(v4.octets()[3]));
                 }
             }
         }

@@ -26,7 +26,7 @@ impl Engine {
 
     /// The state of a node's simulated kubelet (`None` for an unknown node).
     pub fn kubelet_state(&self, node: &str) -> Option<KubeletState> {
-        self.node_set.contains(node).then(|| {
+        self.nodes.contains_key(node).then(|| {
             self.lifecycle
                 .health
                 .get(node)
@@ -37,7 +37,7 @@ impl Engine {
     /// When a node's Ready condition was last posted and last changed (`None` for an unknown
     /// node); both `None` while nothing happened since the Node was created.
     pub fn node_ready_condition_times(&self, node: &str) -> Option<ReadyConditionTimes> {
-        self.node_set.contains(node).then(|| {
+        self.nodes.contains_key(node).then(|| {
             self.lifecycle
                 .health
                 .get(node)
@@ -63,7 +63,7 @@ impl Engine {
     /// A kubelet that comes back from `Stopped`, or becomes `Ready`, resyncs its pods.
     pub fn set_kubelet_state(&mut self, node: &str, state: KubeletState) -> Result<(), SimError> {
         let key = ObjectKey::new(Kind::Node, "", node);
-        if !self.node_set.contains(node) || self.store.get(&key).is_none() {
+        if !self.nodes.contains_key(node) || self.store.get(&key).is_none() {
             return Err(SimError::UnknownNode(node.to_string()));
         }
         self.lifecycle_catch_up();
@@ -105,8 +105,7 @@ impl Engine {
 
     /// True when `node` exists and its simulated kubelet runs (not stopped).
     pub(crate) fn kubelet_running(&self, node: &str) -> bool {
-        debug_assert_eq!(self.node_set.contains(node), self.nodes.contains_key(node));
-        self.node_set.contains(node)
+        self.nodes.contains_key(node)
             && self
                 .lifecycle
                 .health
@@ -231,7 +230,7 @@ impl Engine {
             }
         };
         // A node runtime exists exactly while its Node is stored.
-        if !self.node_set.contains(node.as_str()) {
+        if !self.nodes.contains_key(node.as_str()) {
             self.schedule_pod_gc(&node);
             return;
         }

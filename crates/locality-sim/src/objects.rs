@@ -320,11 +320,11 @@ impl Object {
         let kind = self.kind()?;
         let m = self.meta();
         let ns = if kind.cluster_scoped() {
-            String::new()
+            ""
         } else {
-            m.namespace.clone()
+            m.namespace.as_str()
         };
-        Some(ObjectKey::new(kind, ns, m.name.clone()))
+        Some(ObjectKey::new(kind, ns, &m.name))
     }
     /// The pod, if this is one.
     pub fn as_pod(&self) -> Option<&SimPod> {

@@ -3,8 +3,6 @@
 //! watches but at most once per minimum sync period, restarted (empty, then a full replay)
 //! when its profile or version changes.
 
-use std::collections::BTreeSet;
-
 use locality_model::version::KubeVersion;
 
 use crate::engine::{Engine, NodeRuntime, PRUNE_EVERY};
@@ -137,13 +135,12 @@ impl Engine {
         }
         self.node_count += 1;
         let proxy = self.new_proxy(name);
-        self.node_set.insert(CompactString::new(name));
         self.nodes.insert(
-            name.to_string(),
+            CompactString::new(name),
             NodeRuntime {
                 index: self.node_count,
                 next_host: 2,
-                used: BTreeSet::new(),
+                used: Default::default(),
                 proxy,
             },
         );

@@ -178,7 +178,7 @@ impl Engine {
             return self.at_node_address(&owner, &ip, port, protocol, src_there);
         }
         let (hit, nft_known_ip) = {
-            let Some(np) = self.nodes.get(&node) else {
+            let Some(np) = self.nodes.get(node.as_str()) else {
                 return Err(ConnectError::UnknownNode(node));
             };
             let table = np.proxy.table();
@@ -309,7 +309,7 @@ impl Engine {
                 .at_node_address(&node, &node_ip, node_port, protocol, Src::External)
                 .unwrap_or(Outcome::Timeout);
         }
-        let rule = self.nodes.get(&node).and_then(|n| {
+        let rule = self.nodes.get(node.as_str()).and_then(|n| {
             n.proxy
                 .table()
                 .entries()
@@ -414,7 +414,7 @@ impl Engine {
         let Some(rt) = self.pods.get(key) else {
             return Outcome::Timeout;
         };
-        if !self.nodes.contains_key(&rt.node) {
+        if !self.nodes.contains_key(rt.node.as_str()) {
             return Outcome::Timeout; // its node was deleted: nothing answers there
         }
         if !rt.running {
@@ -472,14 +472,14 @@ impl Engine {
         match client {
             Client::Host { node } => {
                 self.nodes
-                    .get(node)
+                    .get(node.as_str())
                     .ok_or_else(|| ConnectError::UnknownNode(node.clone()))?;
                 Ok((node.clone(), Src::Host, "default".into()))
             }
             Client::External { via_node } => {
                 let via_node = via_node.clone().unwrap_or_default();
                 self.nodes
-                    .get(&via_node)
+                    .get(via_node.as_str())
                     .ok_or_else(|| ConnectError::UnknownNode(via_node.clone()))?;
                 Ok((via_node, Src::External, "default".into()))
             }
@@ -490,7 +490,7 @@ impl Engine {
                     .stored_pod(&key)
                     .ok_or(ConnectError::UnknownClient(id.clone()))?;
                 let node = &pod.pod.spec.node_name;
-                if !node.is_empty() && !self.nodes.contains_key(node) {
+                if !node.is_empty() && !self.nodes.contains_key(node.as_str()) {
                     return Err(ConnectError::ClientNodeDeleted {
                         pod: id,
                         node: node.clone(),

@@ -125,7 +125,8 @@ impl Engine {
         }
         let local = svc.external_traffic_policy == Some(TrafficPolicy::Local);
         let id = (service.namespace.to_string(), service.name.to_string());
-        self.nodes
+        let mut backends: Vec<String> = self
+            .nodes
             .iter()
             .filter(|(name, _)| {
                 self.store
@@ -147,7 +148,10 @@ impl Engine {
                         })
                     })
             })
-            .map(|(name, _)| name.clone())
-            .collect()
+            .map(|(name, _)| name.to_string())
+            .collect();
+        // By name (the nodes are hashed, not ordered).
+        backends.sort_unstable();
+        backends
     }
 }
