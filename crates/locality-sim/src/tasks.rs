@@ -1,12 +1,7 @@
 //! The engine's task queue: what is due when, run in order of the instant it is due and,
 //! within one instant, in the order it was scheduled.
-//!
-//! Tasks are kept per instant: a simulated cluster schedules many of them at the same instants
-//! (every pod of a batch starts, and then probes, together), so the ordered map stays small
-//! where one entry per task made it as large as the pod count (105,000 readiness probes
-//! pending on a 5,000-node cluster), and scheduling a task is a push onto its instant's queue.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use crate::objects::ObjectKey;
 use crate::time::Millis;
@@ -46,34 +41,32 @@ pub(crate) enum Task {
 }
 
 /// Tasks by due instant, each instant's in the order they were scheduled.
+///
+/// One entry per task, keyed by (instant, order of scheduling). Tried and measured: a queue
+/// per instant (a cluster's pods start and probe in batches that share instants) was no
+/// faster on a 5,000-node cluster (warm-up 1.71–1.72 s against 1.72–1.75 s, within the noise).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TaskQueue {
-    by_instant: BTreeMap<Millis, VecDeque<Task>>,
+    tasks: BTreeMap<(Millis, u64), Task>,
+    /// Tasks scheduled so far (the order within an instant).
+    scheduled: u64,
 }
 
 impl TaskQueue {
     /// Schedules `task` at `at`, after every task already scheduled at `at`.
     pub fn push(&mut self, at: Millis, task: Task) {
-        self.by_instant.entry(at).or_default().push_back(task);
+        self.scheduled += 1;
+        self.tasks.insert((at, self.scheduled), task);
     }
 
     /// The instant of the next task, if any.
     pub fn next_instant(&self) -> Option<Millis> {
-        self.by_instant.first_key_value().map(|(t, _)| *t)
+        self.tasks.first_key_value().map(|((t, _), _)| *t)
     }
 
     /// Takes the next task: the first scheduled at the earliest instant.
     pub fn pop(&mut self) -> Option<(Millis, Task)> {
-        let mut first = self.by_instant.first_entry()?;
-        let at = *first.key();
-        let task = first
-            .get_mut()
-            .pop_front()
-            .expect("an instant is kept only with tasks");
-        if first.get().is_empty() {
-            first.remove();
-        }
-        Some((at, task))
+        self.tasks.pop_first().map(|((at, _), task)| (at, task))
     }
 }
 
