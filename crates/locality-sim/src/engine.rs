@@ -469,3 +469,27 @@ fn digest(o: &Object) -> String {
         _ => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::HostSet;
+
+    #[test]
+    fn a_host_set_holds_each_host_number_on_its_own() {
+        let mut s = HostSet::default();
+        for h in [0, 1, 63, 64, 127, 128, 254, 255] {
+            assert!(!s.contains(h));
+            s.insert(h);
+            assert!(s.contains(h), "{h}");
+        }
+        for h in [2, 62, 65, 129, 253] {
+            assert!(!s.contains(h), "{h} was never inserted");
+        }
+        s.remove(64);
+        assert!(!s.contains(64));
+        assert!(s.contains(63) && s.contains(127));
+        // Past the last octet: never held.
+        s.insert(256);
+        assert!(!s.contains(256));
+    }
+}

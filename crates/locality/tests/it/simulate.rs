@@ -17,13 +17,17 @@ pub(crate) fn root() -> PathBuf {
 /// The binary run from the repository root (the README's commands run there), with a fixed
 /// report date; the simulate tests' one runner.
 pub(crate) fn run(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("locality")
-        .expect("locality binary")
-        .env("SOURCE_DATE_EPOCH", "1767225600")
+    command(args).assert()
+}
+
+/// That command, not yet run.
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::cargo_bin("locality").expect("locality binary");
+    c.env("SOURCE_DATE_EPOCH", "1767225600")
         .env_remove("LOCALITY_PROFILE")
         .current_dir(root())
-        .args(args)
-        .assert()
+        .args(args);
+    c
 }
 
 /// Its standard output, the run a success.
@@ -36,6 +40,18 @@ fn json(args: &[&str]) -> Value {
 }
 
 const DUMP: &str = "examples/telemetry-incident.json";
+
+/// The walk-through's rollout of the agent DaemonSet, as JSON.
+const ROLLOUT: [&str; 8] = [
+    "simulate",
+    "-f",
+    DUMP,
+    "--rollout",
+    "daemonset/monitoring/node-agent",
+    "-o",
+    "json",
+    "-q",
+];
 
 /// The workers that run a gateway pod, read from the dump itself.
 fn gateway_workers() -> BTreeSet<String> {
@@ -67,16 +83,7 @@ pub(crate) fn windowed_nodes(port: &Value) -> BTreeSet<String> {
 fn telemetry_incident_walk_through() {
     let gateways = gateway_workers();
     assert_eq!(gateways.len(), 12, "the dump's gateway pods: {gateways:?}");
-    let doc = json(&[
-        "simulate",
-        "-f",
-        DUMP,
-        "--rollout",
-        "daemonset/monitoring/node-agent",
-        "-o",
-        "json",
-        "-q",
-    ]);
+    let doc = json(&ROLLOUT);
     assert_eq!(doc["apiVersion"], "locality/v1");
     assert_eq!(doc["kind"], "SimulationReport");
     let alt = &doc["alternatives"][0];
@@ -486,25 +493,8 @@ fn a_drain_blocked_by_a_disruption_budget_says_so_at_the_limit() {
 /// bench/sim/README.md reads to say where the time goes), and leaves the report alone.
 #[test]
 fn profile_names_each_phase_in_order() {
-    let args = [
-        "simulate",
-        "-f",
-        DUMP,
-        "--rollout",
-        "daemonset/monitoring/node-agent",
-        "-o",
-        "json",
-        "-q",
-    ];
-    let plain = locality(&args);
-    let profiled = Command::cargo_bin("locality")
-        .expect("locality binary")
-        .env("SOURCE_DATE_EPOCH", "1767225600")
-        .env("LOCALITY_PROFILE", "1")
-        .current_dir(root())
-        .args(args)
-        .assert()
-        .success();
+    let plain = locality(&ROLLOUT);
+    let profiled = command(&ROLLOUT).env("LOCALITY_PROFILE", "1").assert().success();
     let out = profiled.get_output();
     assert_eq!(out.stdout, plain);
     let phases: Vec<String> = String::from_utf8_lossy(&out.stderr)
