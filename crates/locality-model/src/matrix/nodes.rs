@@ -146,17 +146,6 @@ pub(super) fn groups<'n>(nodes: impl Iterator<Item = &'n MatrixNode<'n>>) -> (Ve
     (groups, node_group)
 }
 
-/// One node of a [`NodeTable`], in name order.
-#[derive(Debug, Clone, Copy)]
-struct Row {
-    /// Its index in the Nodes the table was built from.
-    index: usize,
-    /// Its zone: an index into [`NodeTable::zones`].
-    zone: usize,
-    windows: bool,
-    proxy: ProxyFeatures,
-}
-
 /// What [`Matrix::new`](super::Matrix::new) works out from the Nodes alone (their order by
 /// name, each one's zone, OS and kube-proxy behaviour, their groups), kept for
 /// [`Matrix::with_nodes`](super::Matrix::with_nodes) while the Nodes and the configuration stay
@@ -165,9 +154,9 @@ struct Row {
 pub struct NodeTable {
     pub(super) config: MatrixConfig,
     pub(super) features: Features,
-    rows: Vec<Row>,
-    /// The zones met (`""` for none).
-    zones: Vec<String>,
+    /// The index in the Nodes the table was built from of each node, in name order (its zone,
+    /// OS and kube-proxy behaviour are its group's).
+    order: Vec<usize>,
     pub(super) groups: Vec<NodeGroup>,
     pub(super) node_group: Vec<usize>,
 }
@@ -179,28 +168,11 @@ impl NodeTable {
         let features = Features::of(&config);
         let sorted = matrix_nodes(nodes, &config, features);
         let (groups, node_group) = groups(sorted.iter().map(|(_, n)| n));
-        let mut zones: Vec<String> = Vec::new();
-        let mut zone_of: HashMap<&str, usize> = HashMap::new();
-        let rows = sorted
-            .iter()
-            .map(|(index, n)| {
-                let zone = *zone_of.entry(n.zone).or_insert_with(|| {
-                    zones.push(n.zone.to_string());
-                    zones.len() - 1
-                });
-                Row {
-                    index: *index,
-                    zone,
-                    windows: n.windows,
-                    proxy: n.proxy,
-                }
-            })
-            .collect();
+        let order = sorted.iter().map(|(index, _)| *index).collect();
         NodeTable {
             config,
             features,
-            rows,
-            zones,
+            order,
             groups,
             node_group,
         }
@@ -213,23 +185,27 @@ impl NodeTable {
 
     /// How many Nodes the table was built from.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.order.len()
     }
 
     /// True when it was built from no Nodes.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.order.is_empty()
     }
 
     /// The matrix's nodes over `nodes` (those the table was built from), in name order.
     pub(super) fn matrix_nodes<'s>(&'s self, nodes: &'s [Node]) -> Vec<MatrixNode<'s>> {
-        self.rows
+        self.order
             .iter()
-            .map(|r| MatrixNode {
-                node: &nodes[r.index],
-                zone: &self.zones[r.zone],
-                proxy: r.proxy,
-                windows: r.windows,
+            .zip(&self.node_group)
+            .map(|(&index, &g)| {
+                let group = &self.groups[g];
+                MatrixNode {
+                    node: &nodes[index],
+                    zone: &group.zone,
+                    proxy: group.proxy,
+                    windows: group.windows,
+                }
             })
             .collect()
     }

@@ -215,11 +215,11 @@ pub(crate) fn snapshot(
     cache: &mut NodeCache,
 ) -> Snapshot {
     let mut state = scoped_state(engine, scope, cache);
-    if cache.table.as_ref().is_none_or(|t| t.config() != config) {
-        cache.table = Some(NodeTable::new(&state.nodes, config.clone()));
-    }
-    let table = cache.table.take().expect("built above");
-    let matrix = Matrix::with_nodes(&state, &table);
+    let table = match &cache.table {
+        Some(t) if t.config() == config => t,
+        _ => cache.table.insert(NodeTable::new(&state.nodes, config.clone())),
+    };
+    let matrix = Matrix::with_nodes(&state, table);
     let mut ports = BTreeMap::new();
     // The matrix orders the cached Nodes by name, as `cache.names` is (names are unique in the
     // store): a node's name is at its index.
@@ -264,7 +264,6 @@ pub(crate) fn snapshot(
         ports.insert(port_key(p), nodes);
     }
     drop(matrix);
-    cache.table = Some(table);
     cache.keep(&mut state);
     Snapshot { at, ports }
 }
