@@ -196,6 +196,17 @@ impl Clock {
         (self.base + wall * self.speed).max(0.0) as Millis
     }
 
+    /// `GET /simulated/clock`'s answer: the virtual time as unix ms and the speed.
+    pub(crate) fn describe(&self) -> serde_json::Value {
+        let unix_ms = locality_sim::time::EPOCH_UNIX_SECONDS as f64 * 1000.0 + self.now() as f64;
+        serde_json::json!({
+            "kind": "SimulatedClock",
+            "simulated": true,
+            "unixMs": unix_ms,
+            "speed": self.speed,
+        })
+    }
+
     /// Moves the clock back by `ms` of virtual time that will never be simulated.
     fn slip(&mut self, ms: Millis) {
         self.base -= ms as f64;

@@ -75,6 +75,12 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
                 .map(|text| response(200, "text/plain; charset=utf-8", Bytes::from(text)))
                 .map_err(|_| ApiError::not_found("nodes", "", node))
         }
+        // Not a Kubernetes path: the simulated cluster's clock (unix ms, and how many virtual
+        // seconds pass per wall second), so a client such as `verify` waits in cluster time.
+        ["simulated", "clock"] if get => {
+            let sim = shared.lock();
+            Ok(json_response(200, &sim.clock.describe()))
+        }
         ["api", "v1", "namespaces", ns, "pods", name, "log"] if get => {
             crate::logs::pods_log(&shared, ns, name, &query)
         }

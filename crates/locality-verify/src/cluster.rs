@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+use crate::clock::{ClusterClock, Deadline};
 use crate::error::VerifyError;
 use crate::fixture;
 use crate::retry::jitter;
@@ -28,6 +29,8 @@ pub use crate::retry::{
 
 /// How long one request (send and read the whole answer) may take by default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The simulated API server's clock (not a Kubernetes path: see [`ClusterClock`]).
+const SIMULATED_CLOCK: &str = "/simulated/clock";
 /// Requests in flight at most, by default.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 8;
 
@@ -70,6 +73,8 @@ pub struct Cluster {
     max_in_flight: usize,
     /// `--kubeconfig` and `--context` for the kubectl commands messages give.
     kubectl: Vec<String>,
+    /// The cluster's clock, which every wait of a run is in.
+    clock: Arc<ClusterClock>,
 }
 
 /// An API answer that was not a success.
@@ -112,6 +117,53 @@ impl Cluster {
             in_flight: Arc::new(Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             kubectl: Vec::new(),
+            clock: Arc::new(ClusterClock::wall()),
+        }
+    }
+
+    /// Waits in the simulated cluster's own time when `simulated` and its API server tells
+    /// its clock (`GET /simulated/clock`); otherwise, and on a real cluster, in wall time.
+    pub async fn with_cluster_clock(mut self, simulated: bool) -> Self {
+        if simulated
+            && let Ok(Some(c)) = self.get(SIMULATED_CLOCK).await
+            && let (Some(ms), Some(speed)) = (c["unixMs"].as_f64(), c["speed"].as_f64())
+            && speed > 0.0
+        {
+            self.clock = Arc::new(ClusterClock::simulated(ms, speed));
+        }
+        self
+    }
+
+    /// The cluster's clock.
+    pub fn clock(&self) -> &ClusterClock {
+        &self.clock
+    }
+
+    /// Sleeps `d` of the cluster's time.
+    pub async fn sleep(&self, d: Duration) {
+        self.clock.sleep(d).await;
+    }
+
+    /// The deadline `d` of the cluster's time from now.
+    pub fn deadline(&self, d: Duration) -> Deadline {
+        self.clock.deadline(d)
+    }
+
+    /// Whether `d` has passed in the cluster's time (a simulated server's clock is read to
+    /// confirm it; when it cannot be read, the estimate decides).
+    pub async fn passed(&self, d: &Deadline) -> bool {
+        if !self.clock.maybe_passed(d) {
+            return false;
+        }
+        if !self.clock.is_simulated() {
+            return true;
+        }
+        match self.get(SIMULATED_CLOCK).await {
+            Ok(Some(c)) if c["unixMs"].is_f64() || c["unixMs"].is_u64() => {
+                self.clock.observe(c["unixMs"].as_f64().unwrap_or_default());
+                self.clock.confirmed(d)
+            }
+            _ => true,
         }
     }
 
@@ -499,15 +551,15 @@ impl Cluster {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<Option<T>, VerifyError>>,
     {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = self.deadline(timeout);
         loop {
             if let Some(v) = check().await? {
                 return Ok(Some(v));
             }
-            if tokio::time::Instant::now() >= deadline {
+            if self.passed(&deadline).await {
                 return Ok(None);
             }
-            tokio::time::sleep(every).await;
+            self.sleep(every).await;
         }
     }
 }

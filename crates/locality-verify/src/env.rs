@@ -108,7 +108,7 @@ pub(crate) async fn settle(
 ) -> Result<Value, VerifyError> {
     let mut last = slice_versions(&slices(cluster, ns, service).await?);
     for _ in 0..30 {
-        tokio::time::sleep(settle).await;
+        cluster.sleep(settle).await;
         let list = slices(cluster, ns, service).await?;
         let now = slice_versions(&list);
         if now == last {

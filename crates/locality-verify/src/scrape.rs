@@ -161,7 +161,7 @@ impl Reader<'_, '_> {
         texts: &mut Vec<String>,
         done: impl Fn(f64) -> bool,
     ) -> Result<Result<f64, String>, VerifyError> {
-        let deadline = tokio::time::Instant::now() + self.env.opts.proxy_lag_timeout;
+        let deadline = self.env.cluster.deadline(self.env.opts.proxy_lag_timeout);
         loop {
             let text = match self.read("/metrics", evidence).await? {
                 Ok(t) => t,
@@ -174,10 +174,10 @@ impl Reader<'_, '_> {
                 )));
             };
             texts.push(text);
-            if done(v) || tokio::time::Instant::now() >= deadline {
+            if done(v) || self.env.cluster.passed(&deadline).await {
                 return Ok(Ok(v));
             }
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            self.env.cluster.sleep(Duration::from_millis(500)).await;
         }
     }
 }

@@ -80,7 +80,7 @@ pub(crate) async fn check_preserved(
     let (mut status, mut why) = judge_source(&client_ip, &tries);
     if status == Status::Fail {
         // The automatic retry, as for every failure.
-        tokio::time::sleep(env.opts.settle).await;
+        env.cluster.sleep(env.opts.settle).await;
         let again = env.round(&ask, SOURCE_TRIES).await?;
         let (s2, w2) = judge_source(&client_ip, &again);
         tries.extend(again);

@@ -21,9 +21,11 @@ pub fn options(kubeconfig: &Path, evidence: PathBuf) -> VerifyOptions {
         run_id: locality_verify::new_run_id(),
         simulated: false,
         owner: "test".into(),
-        pod_ready_timeout: Duration::from_secs(30),
-        settle: Duration::from_millis(300),
-        proxy_lag_timeout: Duration::from_secs(5),
+        // The CLI's values for the simulated cluster, in its clock (a run waits in the
+        // cluster's time).
+        pod_ready_timeout: Duration::from_secs(60),
+        settle: Duration::from_secs(1),
+        proxy_lag_timeout: Duration::from_secs(30),
         max_proxy_lag: Duration::from_secs(5),
         proxy_mode: None,
         max_nodes: Some(locality_verify::DEFAULT_MAX_NODES),
