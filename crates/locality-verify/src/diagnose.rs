@@ -23,6 +23,15 @@ pub use crate::record::{NodeDataPlane, NodeJudgement};
 /// The cases that use node hints (PreferSameNode).
 const NODE_HINT_CASES: &[&str] = &["H1", "H4", "H3"];
 
+/// Whether a verdict needs the case executed: a control, or a core case that probes every
+/// node (without it, nodes go unprobed). Another core case the cluster's shape cannot host
+/// leaves its guarantee unchecked, and the run partial.
+fn mandatory(id: &str, control: bool) -> bool {
+    control
+        || (CORE.contains(&id)
+            && crate::cases::case(id).is_some_and(|c| c.client == crate::cases::Client::EachNode))
+}
+
 /// Works out the findings.
 ///
 /// `selected`: the IDs the run selected (`--only`: partial); `kube`: the control plane's
@@ -37,7 +46,6 @@ pub fn findings(
         partial,
         ..Findings::default()
     };
-    let core = |id: &str| CORE.contains(&id);
     let mut failed: Vec<&CaseRecord> = Vec::new();
     let mut lagging: BTreeMap<String, Lag> = BTreeMap::new();
     for r in records {
@@ -46,8 +54,8 @@ pub fn findings(
             Status::NotExecuted if r.why == INTERRUPTED || r.why.starts_with(crate::record::CUT_SHORT) => {
                 f.unfinished.push((r.id.clone(), r.why.clone()));
             }
-            Status::NotExecuted if r.control || core(&r.id) => f.gaps.push((r.id.clone(), r.why.clone())),
-            Status::NotExecuted => {}
+            Status::NotExecuted if mandatory(&r.id, r.control) => f.gaps.push((r.id.clone(), r.why.clone())),
+            Status::NotExecuted => f.uncovered.push((r.id.clone(), r.why.clone())),
             Status::Fail if r.control => f.controls_failed.push(r.id.clone()),
             Status::Fail => failed.push(r),
             Status::Incomplete => {
@@ -452,17 +460,37 @@ mod tests {
     }
 
     #[test]
-    fn core_cases_not_executed_are_gaps_unless_interrupted() {
-        let mut c = rec("C", Status::NotExecuted, "node-c", &[]);
-        c.why = "no node for role N3".into();
+    fn a_case_probing_every_node_not_executed_is_a_gap_another_leaves_the_run_partial() {
+        let mut p = rec("P", Status::NotExecuted, "node-c", &[]);
+        p.why = "the DaemonSet could not be created".into();
+        let mut c = rec("B1", Status::NotExecuted, "node-c", &[]);
+        c.why = "no node for role N2".into();
         let mut d = rec("D1", Status::NotExecuted, "node-c", &[]);
         d.why = INTERRUPTED.into();
         let mut m = rec("M", Status::NotExecuted, "node-c", &[]);
         m.why = "no kube-proxy metrics".into();
-        let f = findings(&[c, d, m], None, KubeVersion::new(1, 35), &BTreeMap::new());
-        assert_eq!(f.gaps.len(), 1);
+        let f = findings(
+            &[p.clone(), c.clone(), d, m.clone()],
+            None,
+            KubeVersion::new(1, 35),
+            &BTreeMap::new(),
+        );
+        assert_eq!(f.gaps, [("P".to_string(), p.why.clone())]);
         assert_eq!(f.unfinished.len(), 1);
+        assert_eq!(f.uncovered.len(), 2, "{f:?}");
         assert_eq!(decide(&f).decision, Decision::Hold);
+        // Without P's gap: an ACCEPT that names what it did not check.
+        let f = findings(&[c, m], None, KubeVersion::new(1, 35), &BTreeMap::new());
+        let d = decide(&f);
+        assert_eq!(d.decision, Decision::Accept);
+        assert_eq!(d.uncovered, ["B1", "M"]);
+        assert!(
+            d.advice
+                .iter()
+                .any(|a| a.starts_with("not checked on this cluster: B1")),
+            "{:?}",
+            d.advice
+        );
     }
 
     #[test]

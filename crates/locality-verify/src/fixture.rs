@@ -276,11 +276,15 @@ fn shutdown_delay(spec: &mut Value) {
 pub const TERMINATING_DELAY_S: u64 = 3600;
 
 /// A DaemonSet backend of `setup`'s group: the DaemonSet controller places one pod on every
-/// Linux node that fits (untainted; the tool adds no toleration), pinning each with the same
-/// `matchFields: metadata.name` affinity the tool uses.
-pub fn daemonset(ns: &str, run: &str, setup: &Setup) -> Value {
+/// Linux node that fits (untainted; the tool adds no toleration) among `nodes` (the nodes the
+/// run probes: a node it does not probe, NotReady say, gets no pod to wait for), pinning
+/// each with the same `matchFields: metadata.name` affinity the tool uses.
+pub fn daemonset(ns: &str, run: &str, setup: &Setup, nodes: &[String]) -> Value {
     let mut spec = netexec_spec(&backend_netexec(setup, true, None));
     spec["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
+    spec["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": nodes}]}]
+    }}});
     if setup.terminating {
         shutdown_delay(&mut spec);
     }
@@ -447,11 +451,13 @@ mod tests {
 
     #[test]
     fn daemonset_and_nodeport_manifests() {
-        let ds = daemonset("ns", "r", &setup_of("P"));
+        let ds = daemonset("ns", "r", &setup_of("P"), &["node-a".to_string()]);
         assert_eq!(ds["kind"], "DaemonSet");
-        assert!(
-            ds["spec"]["template"]["spec"]["affinity"].is_null(),
-            "the controller pins"
+        // The controller pins each pod; the template names the nodes the run probes.
+        assert_eq!(
+            ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                ["nodeSelectorTerms"][0]["matchFields"][0]["values"],
+            json!(["node-a"])
         );
         assert_eq!(ds["spec"]["template"]["metadata"]["labels"]["app"], "p");
         let svc = service("ns", "r", &setup_of("X1"));
@@ -480,7 +486,10 @@ mod tests {
             pod["spec"]["containers"][0]["image"],
             "mirror.example/agnhost:2.53"
         );
-        let ds = with_images(&daemonset("ns", "r", &setup_of("P")), &images);
+        let ds = with_images(
+            &daemonset("ns", "r", &setup_of("P"), &["node-a".to_string()]),
+            &images,
+        );
         assert_eq!(
             ds["spec"]["template"]["spec"]["containers"][0]["image"],
             "mirror.example/agnhost:2.53"

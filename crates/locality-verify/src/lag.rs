@@ -128,7 +128,7 @@ pub(crate) async fn measure(
         .collect();
     let mut done: BTreeMap<String, Measured> = BTreeMap::new();
     let mut unsynced: BTreeMap<String, u128> = BTreeMap::new();
-    let deadline = tokio::time::Instant::now() + timeout;
+    let deadline = env.cluster.deadline(timeout);
     loop {
         let mut started = Vec::new();
         for r in readers.iter_mut() {
@@ -183,7 +183,7 @@ pub(crate) async fn measure(
         if done.len() == readers.len() {
             return Ok(done);
         }
-        if tokio::time::Instant::now() >= deadline {
+        if env.cluster.passed(&deadline).await {
             for r in &readers {
                 if !done.contains_key(&r.node) {
                     let unsynced_ms = unsynced.get(&r.node).copied().unwrap_or(0) as u64;
@@ -192,7 +192,7 @@ pub(crate) async fn measure(
             }
             return Ok(done);
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        env.cluster.sleep(Duration::from_millis(300)).await;
     }
 }
 
@@ -220,6 +220,49 @@ pub(crate) async fn gate(
         return Ok(None);
     };
     gate_at(env, node, since, true, prefix, evidence).await
+}
+
+/// After a failure: when `node`'s kube-proxy has synced past the change of `service` (group
+/// `group`) with nothing pending, but its last sync came more than `--max-proxy-lag` after
+/// the change, that lag: the failing tries may predate the programming of the change; or
+/// that it has still not synced past it.
+pub(crate) async fn synced_late(
+    env: &Env<'_>,
+    node: &str,
+    service: &str,
+    group: &str,
+    prefix: &str,
+    evidence: &mut Evidence,
+) -> Result<Option<Late>, VerifyError> {
+    let Some(since) = change_time(env, service, group).await? else {
+        return Ok(None);
+    };
+    let m = measure(
+        env,
+        &[node.to_string()],
+        prefix,
+        since,
+        env.opts.proxy_lag_timeout,
+        evidence,
+    )
+    .await?;
+    let limit_ms = env.opts.max_proxy_lag.as_millis() as u64;
+    Ok(match m.get(node) {
+        Some(Measured::Synced { lag_ms, .. }) if *lag_ms > limit_ms => Some(Late::Synced(*lag_ms)),
+        Some(Measured::NotSynced { unsynced_ms }) => Some(Late::NotSynced(
+            (*unsynced_ms).max(env.opts.proxy_lag_timeout.as_millis() as u64),
+        )),
+        _ => None,
+    })
+}
+
+/// What [`synced_late`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Late {
+    /// Synced past the change, its last sync this long (ms) after it.
+    Synced(u64),
+    /// Still not synced past the change after the measurement's time (ms since the change).
+    NotSynced(u64),
 }
 
 /// [`gate`] for a change made at some time after `since` (cluster clock, ms), e.g. a

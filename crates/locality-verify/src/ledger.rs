@@ -252,9 +252,11 @@ impl Ledger {
             "runId": opts.run_id,
             "interrupted": outcome.interrupted,
             "counts": outcome.counts(),
-            "partial": outcome.partial.is_some() || outcome.sampled.is_some(),
+            "partial": outcome.is_partial(),
             "casesRun": outcome.partial,
             "sampled": outcome.sampled,
+            "uncovered": outcome.uncovered,
+            "unprobedNodes": outcome.unprobed_nodes,
             "repairs": outcome.repairs,
             "lagging": outcome.lagging,
             "dataPlanes": outcome.planes,
@@ -362,11 +364,7 @@ fn junit(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> 
     suite.add_property(Property::new("decision", decision_line));
     suite.add_property(Property::new(
         "partial",
-        if outcome.partial.is_some() || outcome.sampled.is_some() {
-            "true"
-        } else {
-            "false"
-        },
+        if outcome.is_partial() { "true" } else { "false" },
     ));
     suite.add_property(Property::new("simulated", opts.simulated.to_string()));
     suite.add_property(Property::new("owner", opts.owner.clone()));

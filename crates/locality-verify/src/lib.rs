@@ -19,6 +19,7 @@
 //!    deleted at the end, on failure and on interruption.
 
 pub mod cases;
+mod clock;
 pub mod cluster;
 mod decision;
 mod diagnose;
@@ -52,6 +53,7 @@ mod source_ip;
 mod survey;
 
 pub use cases::{CATALOGUE, CaseId};
+pub use clock::{ClusterClock, Deadline};
 pub use decision::{Decision, Lag, Repair, RepairKind, Sampled};
 pub use expect::Expected;
 pub use judge::Status;

@@ -141,7 +141,8 @@ pub(crate) async fn metrics_case(
     // The Service with backends on N1 and N2 only.
     let mut pods = Vec::new();
     for role in setup.backends {
-        let node = roles.node(*role).unwrap_or_default();
+        // A backend's role without a node (the reduced form): left out.
+        let Some(node) = roles.node(*role) else { continue };
         let m = fixture::backend(ns, &opts.run_id, &setup, *role, node, true);
         let m = evidence.manifest(&m)?;
         cluster.create(&pods_path(ns), &m).await?;

@@ -121,7 +121,7 @@ pub(crate) fn manifests(
     for setup in groups {
         out.extend(backends(ns, run, setup, roles).into_iter().map(|b| b.manifest));
         if setup.daemonset {
-            out.push(fixture::daemonset(ns, run, setup));
+            out.push(fixture::daemonset(ns, run, setup, sampled));
         }
         if setup.daemonset || setup.each_node {
             out.extend(

@@ -115,7 +115,7 @@ impl Env<'_> {
         let n = tries_for(expected);
         let mut all = Vec::new();
         let mut rounds = 0;
-        let deadline = tokio::time::Instant::now() + self.opts.proxy_lag_timeout;
+        let deadline = self.cluster.deadline(self.opts.proxy_lag_timeout);
         let positive = matches!(expected, Expected::Deliver { .. });
         // The tries of the current run of consecutive passing rounds.
         let mut passing: Vec<Try> = Vec::new();
@@ -146,15 +146,15 @@ impl Env<'_> {
                 // the retry that confirms it.
                 _ if positive
                     && !crate::judge::wrong_responder(expected, &tries)
-                    && tokio::time::Instant::now() < deadline =>
+                    && !self.cluster.clock().maybe_passed(&deadline) =>
                 {
                     passes = 0;
                     passing.clear();
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    self.cluster.sleep(Duration::from_millis(500)).await;
                 }
                 Status::Fail => {
                     // The automatic retry.
-                    tokio::time::sleep(self.opts.settle).await;
+                    self.cluster.sleep(self.opts.settle).await;
                     let again = self.round(probe, n).await?;
                     rounds += 1;
                     let (s2, why2) = judge(expected, &again);
@@ -399,13 +399,79 @@ pub(crate) async fn one_client_case(
             Declared::RefusedByEndpoint(_) => Expected::Reject,
             _ => expected.clone(),
         };
-        let (s, w, rounds, tries) = env.probe(&observed, &probe).await?;
+        let prefix = format!("{group}-{}-lag", c.id.to_ascii_lowercase());
+        // A case expecting no answer is probed only once the node's kube-proxy has
+        // programmed the case's Service: before, a missing rule can pass for a drop.
+        let negative = !matches!(observed, Expected::Deliver { .. });
+        let early = if negative {
+            crate::lag::gate(env, &model_node, group, group, &format!("{prefix}0"), evidence).await?
+        } else {
+            None
+        };
+        let (mut s, mut w, rounds, tries) = match &early {
+            Some(u) => (Status::Fail, u.why.clone(), 0, Vec::new()),
+            None => env.probe(&observed, &probe).await?,
+        };
         r.rounds = rounds;
         r.tries = tries;
+        // A failure without a wrong responder on a kube-proxy that synced later than the
+        // limit after the change may predate the programming of the change: probed once
+        // more; if that passes, the failure was the node's lag (over the limit).
+        let mut late: Option<crate::record::LagOverLimit> = None;
+        if early.is_none()
+            && s == Status::Fail
+            && !crate::judge::wrong_responder(&observed, &r.tries)
+            && let Some(found) =
+                crate::lag::synced_late(env, &model_node, group, group, &format!("{prefix}1"), evidence)
+                    .await?
+        {
+            let (lag_ms, s2, w2) = match found {
+                crate::lag::Late::Synced(lag_ms) => {
+                    let again = env.round(&probe, crate::judge::tries_for(&observed)).await?;
+                    let (s2, w2) = crate::judge::judge(&observed, &again);
+                    r.tries.extend(again);
+                    (lag_ms, s2, w2)
+                }
+                // Still not programmed: the failure is its lag whatever a probe says.
+                crate::lag::Late::NotSynced(ms) => (ms, Status::Pass, String::new()),
+            };
+            if s2 == Status::Pass {
+                late = Some(crate::record::LagOverLimit {
+                    measured_ms: lag_ms,
+                    limit_ms: env.opts.max_proxy_lag.as_millis() as u64,
+                });
+                w = format!(
+                    "kube-proxy on {model_node} had not programmed the change {lag_ms} ms after it (limit {} ms): its lag, not judged; the failure before: {w}",
+                    env.opts.max_proxy_lag.as_millis()
+                );
+                s = Status::Incomplete;
+            } else {
+                w = format!("{w}; reproduced after {model_node}'s kube-proxy synced: {w2}");
+            }
+        }
         // A violation on a kube-proxy that has not programmed the case's Service yet is its
         // lag, never judged (docs/design.md §5.3).
-        let prefix = format!("{group}-{}-lag", c.id.to_ascii_lowercase());
-        if s == Status::Fail
+        if let Some(over) = late {
+            r.status = Status::Incomplete;
+            r.why = w;
+            r.nodes.push(NodeJudgement {
+                node: model_node.clone(),
+                status: Status::Incomplete,
+                hypotheses: Vec::new(),
+                lag_over_limit: Some(over),
+            });
+        } else if let Some(u) = early {
+            r.status = Status::Incomplete;
+            r.why = u.why;
+            if let Some(over) = u.over {
+                r.nodes.push(NodeJudgement {
+                    node: model_node.clone(),
+                    status: Status::Incomplete,
+                    hypotheses: Vec::new(),
+                    lag_over_limit: Some(over),
+                });
+            }
+        } else if s == Status::Fail
             && let Some(u) = crate::lag::gate(env, &model_node, group, group, &prefix, evidence).await?
         {
             r.status = Status::Incomplete;

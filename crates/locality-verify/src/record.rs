@@ -98,6 +98,11 @@ pub struct VerifyOutcome {
     pub partial: Option<Vec<String>>,
     /// `--max-nodes`: how many usable nodes `P` and `Pn` probed; the decision is partial.
     pub sampled: Option<crate::decision::Sampled>,
+    /// Cases not executed that no verdict needs (the cluster's shape could not host them);
+    /// the decision is partial.
+    pub uncovered: Vec<String>,
+    /// Nodes no case could probe (`node: why`); the decision is partial.
+    pub unprobed_nodes: Vec<String>,
     /// The repairs the evidence supports (REPAIR).
     pub repairs: Vec<crate::decision::Repair>,
     /// Nodes whose kube-proxy lagged beyond the limit.
@@ -109,13 +114,26 @@ pub struct VerifyOutcome {
 }
 
 impl VerifyOutcome {
+    /// Whether the decision is partial: `--only`, `--max-nodes`, cases the cluster's shape
+    /// could not host, or nodes no case could probe.
+    pub fn is_partial(&self) -> bool {
+        self.partial.is_some()
+            || self.sampled.is_some()
+            || !self.uncovered.is_empty()
+            || !self.unprobed_nodes.is_empty()
+    }
+
     /// The decision line: `PARTIAL` for an `--only` run, with the simulated-cluster caveat
     /// when it applies.
     pub fn decision_line(&self, simulated: bool) -> String {
         crate::decision::decision_line(
             self.decision,
-            self.partial.as_deref(),
-            self.sampled.as_ref(),
+            crate::decision::Scope {
+                only: self.partial.as_deref(),
+                sampled: self.sampled.as_ref(),
+                uncovered: &self.uncovered,
+                unprobed_nodes: &self.unprobed_nodes,
+            },
             simulated,
         )
     }

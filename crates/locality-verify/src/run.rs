@@ -6,7 +6,7 @@ use locality_live::LiveOptions;
 use locality_model::version::KubeVersion;
 use serde_json::{Value, json};
 
-use crate::cases::{CATALOGUE, Case, Client, Role};
+use crate::cases::{CATALOGUE, Case, Client};
 use crate::cluster::Cluster;
 use crate::decision::decide;
 use crate::each_node::each_node_case;
@@ -17,7 +17,7 @@ use crate::ledger::{Evidence, Ledger};
 use crate::probing::{matrix_config, one_client_case, pod_ip_case};
 use crate::record::NodeDataPlane;
 use crate::restarts::judge_restarts;
-use crate::roles::{kube_proxies, pick, sample};
+use crate::roles::{Placement, kube_proxies, pick, place, sample};
 use crate::setup::{create_clients, create_group, not_executable};
 
 pub use crate::error::VerifyError;
@@ -83,6 +83,8 @@ async fn start(opts: &VerifyOptions) -> Result<Start, VerifyError> {
         .with_request_timeout(opts.request_timeout)
         .with_kubectl_target(opts.live.kubeconfig.as_deref(), target.context.as_deref());
     let first = locality_live::snapshot(&reading(opts, &namespace(opts)), None).await?;
+    // Every wait of the run is in the cluster's time (a simulated one's runs faster).
+    let cluster = cluster.with_cluster_clock(first.simulated).await;
     let roles = pick(&first.state.nodes);
     // Sampling keeps every distinct kube-proxy (owner, image, command): read them first when
     // `--max-nodes` leaves nodes out.
@@ -288,6 +290,8 @@ pub async fn verify_watching(
         usable,
         nodes: sampled.clone(),
     });
+    // Nodes no case could probe: named, and the run partial.
+    findings.unprobed_nodes = roles.excluded.clone();
     let mut decided = decide(&findings);
     if let Some(why) = proxies_unread.filter(|_| sampled.len() < usable) {
         decided.advice.push(format!(
@@ -321,6 +325,8 @@ pub async fn verify_watching(
         interrupted,
         partial: decided.partial,
         sampled: decided.sampled,
+        uncovered: decided.uncovered,
+        unprobed_nodes: decided.unprobed_nodes,
         repairs: findings.repairs,
         lagging: findings.lagging,
         planes,
@@ -344,7 +350,25 @@ async fn run_cases(
         roles,
         ..
     } = *env;
-    let selected = selected_cases(opts);
+    // A case the cluster's shape cannot host is NOT_EXECUTED at once, naming the role and
+    // what the cluster lacks; nothing is created for it.
+    let mut selected = Vec::new();
+    let mut reduced: BTreeMap<&str, String> = BTreeMap::new();
+    for c in selected_cases(opts) {
+        match place(c, roles) {
+            Placement::No(why) => {
+                let mut r = record(c, None);
+                r.why = why;
+                on_case(&r);
+                records.push(r);
+            }
+            Placement::Reduced(why) => {
+                reduced.insert(c.id, why);
+                selected.push(c);
+            }
+            Placement::Full => selected.push(c),
+        }
+    }
     let clients = create_clients(env, &selected, evidence).await?;
     let pod_clients: Vec<(String, bool)> = clients.pods.iter().map(|(_, n)| (n.clone(), true)).collect();
     evidence.preflight(cluster, ns, &pod_clients).await?;
@@ -370,24 +394,12 @@ async fn run_cases(
         }
         let Some(first) = cases.first() else { continue };
         let setup = first.setup;
-        // Without N2 (a two-node cluster) the backends on N2 are left out; any other missing
-        // role makes the group's cases NOT_EXECUTED.
-        let needed: Vec<Role> = setup
-            .backends
-            .iter()
-            .chain(setup.unready)
-            .copied()
-            .filter(|r| *r != Role::N2)
-            .collect();
-        if let Some(missing) = needed.iter().find(|r| roles.node(**r).is_none()) {
-            for c in cases {
-                let mut r = record(c, None);
-                r.why = format!("no node for role {} (see 01-nodes.yaml)", missing.as_str());
-                on_case(&r);
-                records.push(r);
+        // A reduced form (no node for N2) runs with the other backends; its record says so.
+        let note_reduced = |r: &mut CaseRecord| {
+            if let Some(why) = reduced.get(r.id.as_str()) {
+                r.why = format!("{}; {why}", r.why);
             }
-            continue;
-        }
+        };
         if setup.metrics || setup.rollout {
             for c in cases {
                 let before = pod_restarts(cluster, ns).await?;
@@ -397,6 +409,7 @@ async fn run_cases(
                     crate::rollout::rollout_case(env, c, evidence).await?
                 };
                 judge_restarts(&before, &pod_restarts(cluster, ns).await?, &mut r);
+                note_reduced(&mut r);
                 let slices_now = slices(cluster, ns, group).await?;
                 let snap = locality_live::snapshot(&read(ns), None).await?;
                 evidence.case(&r, &slices_now, &snap.state)?;
@@ -421,7 +434,7 @@ async fn run_cases(
         // Pn: every probed node's kube-proxy must have synced past the group's change, read
         // as soon as the backends are Ready (before the settle).
         let mut lags = BTreeMap::new();
-        if (setup.each_node || (setup.terminating && setup.daemonset))
+        if (setup.each_node || setup.daemonset)
             && let Some(since) = crate::lag::change_time(env, group, group).await?
         {
             let nodes: Vec<String> = state.node_clients.iter().map(|(n, _)| n.clone()).collect();
@@ -489,6 +502,7 @@ async fn run_cases(
                 crate::each_node::close_terminating_window(env, &setup, &state, &mut r).await?;
             }
             judge_restarts(&before, &pod_restarts(cluster, ns).await?, &mut r);
+            note_reduced(&mut r);
             evidence.case(&r, &slices_now, &snap.state)?;
             on_case(&r);
             records.push(r);

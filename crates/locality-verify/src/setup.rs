@@ -196,7 +196,7 @@ pub(crate) async fn create_group(
     let mut node_clients = Vec::new();
     if setup.daemonset || setup.each_node {
         if setup.daemonset {
-            let m = fixture::daemonset(ns, &opts.run_id, setup);
+            let m = fixture::daemonset(ns, &opts.run_id, setup, env.sampled);
             let m = evidence.manifest(&m)?;
             cluster
                 .create(&format!("/apis/apps/v1/namespaces/{ns}/daemonsets"), &m)

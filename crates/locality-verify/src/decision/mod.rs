@@ -140,6 +140,12 @@ pub struct Findings {
     pub partial: Option<Vec<String>>,
     /// `--max-nodes` left usable nodes unprobed (the run is partial).
     pub sampled: Option<Sampled>,
+    /// Cases not executed that no verdict needs (the cluster's shape could not host them, or
+    /// a client could not run): (case, why). The run is partial.
+    pub uncovered: Vec<(String, String)>,
+    /// Nodes no case could probe (not Ready, tainted, cordoned, not Linux): `node: why`. The
+    /// run is partial.
+    pub unprobed_nodes: Vec<String>,
 }
 
 /// `P` and `Pn` probed only some of the usable nodes (`--max-nodes`).
@@ -275,10 +281,26 @@ pub struct Decided {
     pub partial: Option<Vec<String>>,
     /// The run was partial (`--max-nodes`): how many usable nodes it probed.
     pub sampled: Option<Sampled>,
+    /// The run was partial: the cases not executed that no verdict needs.
+    pub uncovered: Vec<String>,
+    /// The run was partial: the nodes no case could probe (`node: why`).
+    pub unprobed_nodes: Vec<String>,
 }
 
 fn rerun_cmd(ids: &[String]) -> String {
     format!("locality verify --only {}", ids.join(","))
+}
+
+/// `(case, why)` pairs grouped by reason, in first-seen order: (`A, B`, why).
+fn by_reason(pairs: &[(String, String)]) -> Vec<(String, &str)> {
+    let mut out: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (id, why) in pairs {
+        match out.iter_mut().find(|(_, w)| *w == why.as_str()) {
+            Some((ids, _)) => ids.push(id),
+            None => out.push((vec![id.as_str()], why.as_str())),
+        }
+    }
+    out.into_iter().map(|(ids, why)| (ids.join(", "), why)).collect()
 }
 
 /// Decides by [`TABLE`].
@@ -321,8 +343,8 @@ pub fn decide(f: &Findings) -> Decided {
             }
         }
         Condition::EnvironmentGap => {
-            for (id, why) in &f.gaps {
-                advice.push(format!("{id} cannot run on this cluster: {why}"));
+            for (ids, why) in by_reason(&f.gaps) {
+                advice.push(format!("{ids} cannot run on this cluster: {why}"));
             }
         }
         Condition::ControlIncomplete => {
@@ -370,6 +392,15 @@ pub fn decide(f: &Findings) -> Decided {
             CORE.join(", ")
         ));
     }
+    for (ids, why) in by_reason(&f.uncovered) {
+        advice.push(format!("not checked on this cluster: {ids} ({why})"));
+    }
+    if !f.unprobed_nodes.is_empty() {
+        advice.push(format!(
+            "not probed: {}; a fault of those nodes' data plane would not be seen",
+            f.unprobed_nodes.join("; ")
+        ));
+    }
     if let Some(s) = &f.sampled {
         advice.push(format!(
             "partial run (--max-nodes): P and Pn probed {} of {} usable nodes; a fault on another node would not be seen: this is not a verdict on the cluster (drop --max-nodes for one)",
@@ -383,24 +414,48 @@ pub fn decide(f: &Findings) -> Decided {
         advice,
         partial: f.partial.clone(),
         sampled: f.sampled.clone(),
+        uncovered: f.uncovered.iter().map(|(id, _)| id.clone()).collect(),
+        unprobed_nodes: f.unprobed_nodes.clone(),
     }
+}
+
+/// What a partial run left out, for its decision line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scope<'a> {
+    /// `--only`: the cases the run selected.
+    pub only: Option<&'a [String]>,
+    /// `--max-nodes`: the nodes probed.
+    pub sampled: Option<&'a Sampled>,
+    /// The cases not executed that no verdict needs.
+    pub uncovered: &'a [String],
+    /// The nodes no case could probe (`node: why`).
+    pub unprobed_nodes: &'a [String],
 }
 
 /// How a decision is printed: `ACCEPT`, `PARTIAL ACCEPT (…)` for a run restricted to some
 /// cases or some nodes, with the simulated caveat.
-pub fn decision_line(
-    decision: Decision,
-    partial: Option<&[String]>,
-    sampled: Option<&Sampled>,
-    simulated: bool,
-) -> String {
+pub fn decision_line(decision: Decision, left_out: Scope<'_>, simulated: bool) -> String {
     let mut s = decision.as_str().to_string();
     let mut scope = Vec::new();
-    if let Some(only) = partial {
+    if let Some(only) = left_out.only {
         scope.push(format!("only {} ran", only.join(", ")));
     }
-    if let Some(n) = sampled {
+    if let Some(n) = left_out.sampled {
         scope.push(format!("{} of {} usable nodes probed", n.probed, n.usable));
+    }
+    if !left_out.uncovered.is_empty() {
+        scope.push(format!(
+            "not checked on this cluster: {}",
+            left_out.uncovered.join(", ")
+        ));
+    }
+    if !left_out.unprobed_nodes.is_empty() {
+        let names: Vec<&str> = left_out
+            .unprobed_nodes
+            .iter()
+            .map(|n| n.split(':').next().unwrap_or(n))
+            .collect();
+        scope.push(format!("not probed: {}", names.join(", ")));
     }
     if !scope.is_empty() {
         s = format!("PARTIAL {s} ({}: not a verdict on the cluster)", scope.join("; "));

@@ -164,10 +164,17 @@ fn row_otherwise_accepts_and_a_partial_run_says_so() {
     };
     let d = decide(&f);
     assert_eq!(d.decision, Decision::Accept);
-    let line = decision_line(d.decision, d.partial.as_deref(), None, false);
+    let line = decision_line(
+        d.decision,
+        Scope {
+            only: d.partial.as_deref(),
+            ..Scope::default()
+        },
+        false,
+    );
     assert!(line.starts_with("PARTIAL ACCEPT"), "{line}");
     assert!(d.advice.iter().any(|a| a.contains("not a verdict")));
-    assert_eq!(decision_line(Decision::Accept, None, None, false), "ACCEPT");
+    assert_eq!(decision_line(Decision::Accept, Scope::default(), false), "ACCEPT");
 }
 
 /// `--max-nodes` below the usable nodes: a fault on another node would not be seen, so
@@ -183,7 +190,14 @@ fn a_sampled_run_is_partial() {
         ..Findings::default()
     };
     let d = decide(&f);
-    let line = decision_line(d.decision, None, d.sampled.as_ref(), false);
+    let line = decision_line(
+        d.decision,
+        Scope {
+            sampled: d.sampled.as_ref(),
+            ..Scope::default()
+        },
+        false,
+    );
     assert!(
         line.starts_with("PARTIAL ACCEPT (10 of 240 usable nodes probed"),
         "{line}"

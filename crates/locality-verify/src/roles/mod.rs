@@ -8,6 +8,12 @@ use serde_json::Value;
 
 use crate::cases::Role;
 
+mod placement;
+mod solve;
+
+pub use placement::{Placement, place};
+pub use solve::pick_for;
+
 /// The nodes chosen for each role.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Roles {
@@ -15,6 +21,12 @@ pub struct Roles {
     pub nodes: BTreeMap<Role, String>,
     /// Why nodes were left out (`node: reason`).
     pub excluded: Vec<String>,
+    /// Role → the zone of its node (no entry: the node has no zone label).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub zones: BTreeMap<Role, String>,
+    /// The usable nodes per zone, in words (for the reasons a case cannot run).
+    #[serde(skip)]
+    pub shape: String,
 }
 
 impl Roles {
@@ -47,12 +59,12 @@ impl Roles {
     }
 }
 
-/// Why a node cannot take a role, if it cannot.
 /// How many nodes a run may use (Ready, untainted, schedulable, Linux).
 pub fn usable_count(nodes: &[Node]) -> usize {
     nodes.iter().filter(|n| unusable(n).is_none()).count()
 }
 
+/// Why a node cannot take a role, if it cannot.
 fn unusable(n: &Node) -> Option<String> {
     if n.ready != Some(true) {
         return Some("not Ready".into());
@@ -73,66 +85,11 @@ fn unusable(n: &Node) -> Option<String> {
     None
 }
 
-/// Picks the roles: `N1` in the first zone (by name) with two usable nodes, so that `N1z`
-/// exists (else the first usable node); `N2` the first node outside `N1`'s zone (else any
-/// other); `N3` the next such node. Deterministic for a given set of nodes.
+/// Picks the roles for the whole catalogue ([`pick_for`]), whichever cases a run selects:
+/// a run with `--only` (a rerun, say) gets the roles of the full run.
 pub fn pick(nodes: &[Node]) -> Roles {
-    let mut excluded = Vec::new();
-    let mut usable: Vec<&Node> = Vec::new();
-    for n in nodes {
-        match unusable(n) {
-            Some(why) => excluded.push(format!("{}: {why}", n.meta.name)),
-            None => usable.push(n),
-        }
-    }
-    usable.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
-    let mut by_zone: BTreeMap<&str, Vec<&Node>> = BTreeMap::new();
-    for n in &usable {
-        by_zone.entry(n.zone().unwrap_or("")).or_default().push(n);
-    }
-    let mut roles = BTreeMap::new();
-    let n1 = by_zone
-        .values()
-        .find(|v| v.len() >= 2)
-        .map(|v| v[0])
-        .or_else(|| usable.first().copied());
-    let Some(n1) = n1 else {
-        return Roles {
-            nodes: roles,
-            excluded,
-        };
-    };
-    roles.insert(Role::N1, n1.meta.name.clone());
-    let zone1 = n1.zone().unwrap_or("");
-    if let Some(z) = usable
-        .iter()
-        .find(|n| n.meta.name != n1.meta.name && n.zone().unwrap_or("") == zone1 && !zone1.is_empty())
-    {
-        roles.insert(Role::N1z, z.meta.name.clone());
-    }
-    let taken = |roles: &BTreeMap<Role, String>, n: &Node| roles.values().any(|v| *v == n.meta.name);
-    for role in [Role::N2, Role::N3] {
-        let pick = usable
-            .iter()
-            .find(|n| !taken(&roles, n) && n.zone().unwrap_or("") != zone1)
-            .or_else(|| usable.iter().find(|n| !taken(&roles, n)));
-        if let Some(n) = pick {
-            roles.insert(role, n.meta.name.clone());
-        }
-    }
-    // Two usable nodes: the second is N3 (the node without a backend, which the core cases
-    // need); the cases with a backend on N2 run with N1's alone.
-    if !roles.contains_key(&Role::N3) {
-        if let Some(n2) = roles.remove(&Role::N2) {
-            roles.insert(Role::N3, n2);
-        } else if let Some(z) = roles.get(&Role::N1z).cloned() {
-            roles.insert(Role::N3, z);
-        }
-    }
-    Roles {
-        nodes: roles,
-        excluded,
-    }
+    let cases: Vec<&crate::cases::Case> = crate::cases::CATALOGUE.iter().collect();
+    pick_for(nodes, &cases)
 }
 
 /// A node's kube-proxy as its pod in `kube-system` declares it: what owns the pod
@@ -285,12 +242,19 @@ pub(crate) fn four_nodes(with_n1z: bool) -> Roles {
     nodes.insert(Role::N1, "node-a".to_string());
     nodes.insert(Role::N2, "node-b".to_string());
     nodes.insert(Role::N3, "node-c".to_string());
+    let mut zones = BTreeMap::new();
+    zones.insert(Role::N1, "zone-a".to_string());
+    zones.insert(Role::N2, "zone-b".to_string());
+    zones.insert(Role::N3, "zone-c".to_string());
     if with_n1z {
         nodes.insert(Role::N1z, "node-d".to_string());
+        zones.insert(Role::N1z, "zone-a".to_string());
     }
     Roles {
         nodes,
         excluded: Vec::new(),
+        zones,
+        shape: "this cluster has 4 usable nodes".into(),
     }
 }
 

@@ -217,7 +217,8 @@ pub(crate) async fn rollout_case(
         seen.watched.polled(p, after);
         Ok(p)
     };
-    // A baseline of tries before the rollout.
+    // A baseline of tries before the rollout. The rollout's own waits stay in wall time (its
+    // phases are held and bounded by the watch and the polls, whose pace is the API's).
     let until = tokio::time::Instant::now() + opts.settle;
     while tokio::time::Instant::now() < until || seen.timeline.transitions.is_empty() {
         observe(&mut seen).await?;
