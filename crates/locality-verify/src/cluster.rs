@@ -50,7 +50,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// `arg` quoted for a POSIX shell when it needs it.
-fn shell_quote(arg: &str) -> String {
+pub(crate) fn shell_quote(arg: &str) -> String {
     let plain = !arg.is_empty()
         && arg
             .chars()

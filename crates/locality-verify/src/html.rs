@@ -430,6 +430,7 @@ mod tests {
             request_timeout: crate::cluster::DEFAULT_REQUEST_TIMEOUT,
             external_cases: false,
             images: Default::default(),
+            target_args: Vec::new(),
         }
     }
 

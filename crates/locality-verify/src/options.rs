@@ -44,6 +44,10 @@ pub struct VerifyOptions {
     pub external_cases: bool,
     /// The images of the run's pods (`--image`, `--curl-image`).
     pub images: crate::fixture::Images,
+    /// The command-line flags that name the run's target (`--topology FILE`, `--profile
+    /// NODE=PROFILE`, `--kubeconfig FILE`, `--context NAME`), repeated in every rerun command
+    /// the advice prints, so a rerun verifies the same cluster.
+    pub target_args: Vec<String>,
 }
 
 /// A `--max-nodes` for tests of small simulated clusters (the default is every usable node).

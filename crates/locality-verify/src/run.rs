@@ -292,6 +292,7 @@ pub async fn verify_watching(
     });
     // Nodes no case could probe: named, and the run partial.
     findings.unprobed_nodes = roles.excluded.clone();
+    findings.target = opts.target_args.clone();
     let mut decided = decide(&findings);
     if let Some(why) = proxies_unread.filter(|_| sampled.len() < usable) {
         decided.advice.push(format!(

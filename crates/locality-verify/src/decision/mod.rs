@@ -146,6 +146,8 @@ pub struct Findings {
     /// Nodes no case could probe (not Ready, tainted, cordoned, not Linux): `node: why`. The
     /// run is partial.
     pub unprobed_nodes: Vec<String>,
+    /// The flags naming the run's target, repeated in every rerun command.
+    pub target: Vec<String>,
 }
 
 /// `P` and `Pn` probed only some of the usable nodes (`--max-nodes`).
@@ -287,8 +289,13 @@ pub struct Decided {
     pub unprobed_nodes: Vec<String>,
 }
 
-fn rerun_cmd(ids: &[String]) -> String {
-    format!("locality verify --only {}", ids.join(","))
+/// The command that reruns `ids` against the run's target (`target`: its flags).
+fn rerun_cmd(target: &[String], ids: &[String]) -> String {
+    let mut words = vec!["locality".to_string(), "verify".to_string()];
+    words.extend(target.iter().map(|w| crate::cluster::shell_quote(w)));
+    words.push("--only".into());
+    words.push(ids.join(","));
+    words.join(" ")
 }
 
 /// `(case, why)` pairs grouped by reason, in first-seen order: (`A, B`, why).
@@ -352,7 +359,7 @@ pub fn decide(f: &Findings) -> Decided {
             advice.push(format!(
                 "control {} did not conclude; rerun: {}",
                 f.controls_incomplete.join(", "),
-                rerun_cmd(&f.controls_incomplete)
+                rerun_cmd(&f.target, &f.controls_incomplete)
             ));
         }
         Condition::Repairable => {
@@ -361,7 +368,7 @@ pub fn decide(f: &Findings) -> Decided {
                     "{} (evidence: {}); then rerun: {}",
                     r.action,
                     r.evidence.join("; "),
-                    rerun_cmd(&r.cases)
+                    rerun_cmd(&f.target, &r.cases)
                 ));
                 for c in &r.cases {
                     if !rerun.contains(c) {
@@ -380,7 +387,7 @@ pub fn decide(f: &Findings) -> Decided {
             for (id, why) in &f.unfinished {
                 advice.push(format!("{id} not finished: {why}"));
             }
-            advice.push(format!("rerun: {}", rerun_cmd(&ids)));
+            advice.push(format!("rerun: {}", rerun_cmd(&f.target, &ids)));
             rerun = ids;
         }
         Condition::Otherwise => {}

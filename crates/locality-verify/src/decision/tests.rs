@@ -156,6 +156,21 @@ fn row_incomplete_reruns() {
 }
 
 #[test]
+fn a_rerun_command_names_the_runs_target() {
+    let mut f = only(Condition::Incomplete);
+    f.target = ["--topology", "my shape.yaml", "--profile", "node-c=stale-rules:5"]
+        .map(String::from)
+        .to_vec();
+    let d = decide(&f);
+    assert!(
+        d.advice.iter().any(|a| a
+            == "rerun: locality verify --topology 'my shape.yaml' --profile node-c=stale-rules:5 --only B1"),
+        "{:?}",
+        d.advice
+    );
+}
+
+#[test]
 fn row_otherwise_accepts_and_a_partial_run_says_so() {
     assert_eq!(decide(&Findings::default()).decision, Decision::Accept);
     let f = Findings {

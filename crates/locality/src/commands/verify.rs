@@ -179,6 +179,7 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         max_nodes: args.max_nodes,
         request_timeout,
         external_cases: args.external_cases,
+        target_args: target_args(args, simulated),
         images: locality_verify::fixture::Images {
             agnhost: args.image.clone(),
             curl: args.curl_image.clone(),
@@ -296,4 +297,29 @@ fn case_line(ui: &Ui, r: &CaseRecord) {
         why.push('…');
     }
     eprintln!("  {:<4} {:<12} {why}", r.id, r.status.as_str());
+}
+
+/// The flags naming the run's target, for the rerun commands the advice prints: the simulated
+/// cluster's topology and profiles, or the kubeconfig and context of a real one.
+fn target_args(args: &VerifyArgs, simulated: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if simulated {
+        if args.topology != "four-nodes" {
+            out.extend(["--topology".to_string(), args.topology.clone()]);
+        }
+        for p in &args.profile {
+            out.extend(["--profile".to_string(), format!("{}={}", p.node, p.profile)]);
+        }
+    } else {
+        if args.live {
+            out.push("--live".to_string());
+        }
+        if let Some(k) = &args.kubeconfig {
+            out.extend(["--kubeconfig".to_string(), k.display().to_string()]);
+        }
+        if let Some(c) = &args.context {
+            out.extend(["--context".to_string(), c.clone()]);
+        }
+    }
+    out
 }

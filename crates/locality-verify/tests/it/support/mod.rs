@@ -32,5 +32,6 @@ pub fn options(kubeconfig: &Path, evidence: PathBuf) -> VerifyOptions {
         request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
         external_cases: false,
         images: Default::default(),
+        target_args: Vec::new(),
     }
 }
