@@ -32,6 +32,33 @@ fn mandatory(id: &str, control: bool) -> bool {
             && crate::cases::case(id).is_some_and(|c| c.client == crate::cases::Client::EachNode))
 }
 
+/// Each node whose kube-proxy is outside upstream's version skew policy against the control
+/// plane `kube`: never newer than kube-apiserver, and at most three minors older from 1.28
+/// on (two before). Said, whatever the decision: upstream supports no such cluster.
+pub(crate) fn skew_notes(kube: KubeVersion, planes: &BTreeMap<String, NodeDataPlane>) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (node, plane) in planes {
+        let Some(v) = plane.version.as_deref().and_then(KubeVersion::parse_loose) else {
+            continue;
+        };
+        if v.major != kube.major {
+            continue;
+        }
+        let allowed = if kube.at_least(1, 28) { 3 } else { 2 };
+        if v.minor > kube.minor {
+            notes.push(format!(
+                "note: {node}'s kube-proxy {v} is newer than the control plane {kube}: outside the supported version skew (kube-proxy must not be newer than kube-apiserver); its results may not hold"
+            ));
+        } else if kube.minor - v.minor > allowed {
+            notes.push(format!(
+                "note: {node}'s kube-proxy {v} is {} minor versions older than the control plane {kube}: outside the supported version skew (at most {allowed}); upgrade it",
+                kube.minor - v.minor
+            ));
+        }
+    }
+    notes
+}
+
 /// Works out the findings.
 ///
 /// `selected`: the IDs the run selected (`--only`: partial); `kube`: the control plane's
@@ -116,9 +143,14 @@ pub fn findings(
                         kind: RepairKind::UpgradeKubeProxy,
                         node: node.clone(),
                         action: format!(
-                            "upgrade kube-proxy on {node} from {} to {} or later (it predates trafficDistribution: PreferSameNode's node hints and serves such Services by zone)",
+                            "upgrade kube-proxy on {node} from {} to {} or later ({})",
                             plane.version.as_deref().unwrap_or_default(),
-                            KubeVersion::new(1, 34)
+                            KubeVersion::new(1, 34),
+                            if ProxyFeatures::at(v).hints_need_annotation {
+                                "it reads topology hints only with the topology-mode annotation, so it serves trafficDistribution Services from every endpoint"
+                            } else {
+                                "it predates trafficDistribution: PreferSameNode's node hints and serves such Services by zone"
+                            }
                         ),
                         evidence: vec![format!(
                             "{node}'s kube-proxy reports kubernetes_build_info git_version {}; control plane {kube}",
@@ -130,6 +162,8 @@ pub fn findings(
             }
         }
     }
+
+    f.notes = skew_notes(kube, planes);
 
     // Each failure: explained when one repair's hypothesis matches every failing node of it.
     for r in failed {
@@ -523,5 +557,37 @@ mod tests {
         });
         let f = findings(&[pn], None, KubeVersion::new(1, 35), &BTreeMap::new());
         assert_eq!(f.incomplete, vec!["Pn".to_string()]);
+    }
+
+    #[test]
+    fn a_kube_proxy_outside_the_version_skew_is_named() {
+        let plane = |v: &str| NodeDataPlane {
+            version: Some(v.into()),
+            ..NodeDataPlane::default()
+        };
+        let planes: BTreeMap<String, NodeDataPlane> = [
+            ("newer".to_string(), plane("v1.37.0")),
+            ("old".to_string(), plane("v1.31.2")),
+            ("fine".to_string(), plane("v1.32.0")),
+            ("same".to_string(), plane("v1.35.1")),
+        ]
+        .into();
+        let notes = skew_notes(KubeVersion::new(1, 35), &planes);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("newer's kube-proxy 1.37 is newer")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("old's kube-proxy 1.31 is 4 minor")),
+            "{notes:?}"
+        );
+        // Before 1.28 the policy allowed two minors.
+        let planes: BTreeMap<String, NodeDataPlane> = [("n".to_string(), plane("v1.24.0"))].into();
+        assert_eq!(skew_notes(KubeVersion::new(1, 27), &planes).len(), 1);
     }
 }

@@ -148,6 +148,8 @@ pub struct Findings {
     pub unprobed_nodes: Vec<String>,
     /// The flags naming the run's target, repeated in every rerun command.
     pub target: Vec<String>,
+    /// Notes added to the advice whatever the decision (a kube-proxy outside the version skew).
+    pub notes: Vec<String>,
 }
 
 /// `P` and `Pn` probed only some of the usable nodes (`--max-nodes`).
@@ -399,6 +401,7 @@ pub fn decide(f: &Findings) -> Decided {
             CORE.join(", ")
         ));
     }
+    advice.extend(f.notes.iter().cloned());
     for (ids, why) in by_reason(&f.uncovered) {
         advice.push(format!("not checked on this cluster: {ids} ({why})"));
     }
