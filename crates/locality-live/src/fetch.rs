@@ -166,9 +166,10 @@ impl Api {
                     return Err(LiveError::Transport {
                         server: self.server.clone(),
                         message: format!(
-                            "GET {url}: the answer is larger than {} MiB, the most one page may be; \
-                             lower --chunk-size if this is a list of large objects",
-                            MAX_PAGE_BYTES >> 20
+                            "GET {url}: the answer is larger than {} MiB, the most one answer (a page \
+                             of {} objects at most) may be; it was not read further",
+                            MAX_PAGE_BYTES >> 20,
+                            crate::DEFAULT_PAGE_SIZE
                         ),
                     });
                 }

@@ -60,15 +60,9 @@ pub(crate) async fn within_deadline<T>(
     let Some(limit) = opts.deadline else {
         return work.await;
     };
-    tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
-        Err(LiveError::Transport {
-            server: "(the cluster)".into(),
-            message: format!(
-                "the read did not finish within {limit:?} (--live-timeout; a server that answers \
-                 slowly or a list that does not end)"
-            ),
-        })
-    })
+    tokio::time::timeout(limit, work)
+        .await
+        .unwrap_or(Err(LiveError::Deadline { limit }))
 }
 
 #[cfg(test)]
