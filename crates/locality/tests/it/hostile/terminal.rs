@@ -99,3 +99,23 @@ fn a_value_over_65535_characters_does_not_panic_a_padded_column() {
         );
     }
 }
+
+#[test]
+fn a_warning_quoting_the_input_is_one_inert_line() {
+    // An object of a kind locality does not read is named, by its kind, in a warning.
+    let text = std::fs::read_to_string(examples().join("three-zones.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["items"].as_array_mut().unwrap().push(serde_json::json!({
+        "apiVersion": "example.com/v1",
+        "kind": format!("Widget{HOSTILE}"),
+        "metadata": {"name": "w", "namespace": "internal-acceptance"}
+    }));
+    let dir = TempDir::new("hostile-warning");
+    let path = dir.join("w.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = run(&["matrix"], &path);
+    assert_inert("a warning", &out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warning = err.lines().find(|l| l.contains("Widget")).expect("the warning");
+    assert!(warning.contains("forged line"), "one line: {err}");
+}
