@@ -28,8 +28,12 @@
 //! - `429` and `5xx` are retried three times (100, 200, 400 ms, or the server's
 //!   `Retry-After` up to 10 s); a continue token that expired (`410 Gone`) restarts that
 //!   kind's list once.
-//! - Everything else is a [`LiveError`] carrying the server's message: no kubeconfig,
-//!   unknown context, connection refused, TLS, `401 Unauthorized`, a 5xx after retries.
+//! - Everything else is a [`LiveError`] carrying the server's message (masked, shortened,
+//!   escaped: `locality_report::display::server_text`): no kubeconfig, unknown context,
+//!   connection refused, TLS, `401 Unauthorized`, a 5xx after retries.
+//! - Bounds (docs/untrusted-input.md): an answer over 64 MiB, a continue token handed back
+//!   twice, a whole read past [`LiveOptions::deadline`], a credential plugin that floods
+//!   its output or does not exit (it is killed) are errors.
 //!
 //! ```no_run
 //! let opts = locality_live::LiveOptions { all_namespaces: true, ..Default::default() };
@@ -298,7 +302,10 @@ async fn snapshot_now(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
                             api.quote(&info.git_version)
                         ));
                     }
-                    (v, Some(info.git_version))
+                    // A real gitVersion is short; a server's own text is kept bounded in
+                    // the report (escaped where it is shown).
+                    let shown = locality_report::display::shorten(&info.git_version, 120).into_owned();
+                    (v, Some(shown))
                 }
                 Err(e) => {
                     warnings.push(format!("/version: unreadable response: {e}"));

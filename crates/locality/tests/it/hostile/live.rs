@@ -175,7 +175,7 @@ fn a_huge_hostile_status_message_is_shortened_escaped_and_masked() {
 #[test]
 fn a_hostile_git_version_is_escaped_in_the_report_header() {
     let mut api = FakeApi::cluster();
-    api.git_version = format!("v1.35.0{HOSTILE}");
+    api.git_version = format!("v1.35.0{HOSTILE}{}", "x".repeat(1_000_000));
     let token = api.token.clone();
     let server = api.start();
     let dir = TempDir::new("hostile-version");
@@ -186,10 +186,14 @@ fn a_hostile_git_version_is_escaped_in_the_report_header() {
             Duration::from_secs(60),
         );
         assert_inert(cmd, &r.out);
+        let text = String::from_utf8_lossy(&r.out.stdout);
+        assert!(text.contains(r"\x1b]0;pwned"), "{cmd}");
+        // Shortened, with the size said.
         assert!(
-            String::from_utf8_lossy(&r.out.stdout).contains(r"\x1b]0;pwned"),
+            text.contains(&format!(" ({} bytes)", 1_000_000 + 7 + HOSTILE.len())),
             "{cmd}"
         );
+        assert!(text.len() < 32 * 1024, "{cmd}: {} bytes on stdout", text.len());
     }
 }
 
