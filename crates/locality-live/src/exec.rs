@@ -2,7 +2,9 @@
 //! output is capped ([`MAX_STDOUT`], [`MAX_STDERR`]), a plugin that does not exit within
 //! the timeout is killed, and a failure is reported by the plugin's command, exit status
 //! and its stderr shortened, escaped and masked (`locality_report::display::server_text`),
-//! never as a dump of its output. kube-rs runs the plugin without any of these bounds.
+//! never as a dump of its output. kube-rs runs the plugin without any of these bounds. An
+//! interactive plugin (`interactiveMode` not `Never`) run from a terminal keeps the
+//! terminal's stderr for its prompts, as under kubectl.
 //!
 //! The protocol is client-go's (`k8s.io/client-go/plugin/pkg/client/auth/exec/exec.go`):
 //! `KUBERNETES_EXEC_INFO` holds an `ExecCredential` with `spec.interactive` (and the
@@ -103,27 +105,32 @@ pub(crate) fn run(exec: &ExecConfig, timeout: Duration, secrets: &[&str]) -> Res
     for env in exec.drop_env.iter().flatten() {
         cmd.env_remove(env);
     }
+    // An interactive plugin on a terminal talks to the user there, as under kubectl (a
+    // device-code prompt on stderr); otherwise its stderr is captured, capped and quoted.
+    use std::io::IsTerminal as _;
+    let prompts = interactive && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     cmd.stdin(if interactive {
         Stdio::inherit()
     } else {
         Stdio::null()
     })
     .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    .stderr(if prompts { Stdio::inherit() } else { Stdio::piped() });
     let mut child = cmd.spawn().map_err(|e| format!("{name} cannot start: {e}"))?;
     let over_out = Arc::new(AtomicBool::new(false));
     let over_err = Arc::new(AtomicBool::new(false));
-    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+    let Some(stdout) = child.stdout.take() else {
         let _ = child.kill();
         return Err(format!("{name}: its output cannot be read"));
     };
+    let stderr = child.stderr.take();
     let out_reader = {
         let over = Arc::clone(&over_out);
         std::thread::spawn(move || capped(stdout, MAX_STDOUT, &over))
     };
     let err_reader = {
         let over = Arc::clone(&over_err);
-        std::thread::spawn(move || capped(stderr, MAX_STDERR, &over))
+        std::thread::spawn(move || stderr.map(|e| capped(e, MAX_STDERR, &over)).unwrap_or_default())
     };
     let started = Instant::now();
     let status = loop {
