@@ -80,6 +80,7 @@ mod kind;
 mod lifecycle;
 mod loader;
 mod locate;
+mod names;
 mod object;
 mod options;
 mod position;
@@ -114,6 +115,10 @@ pub struct Loaded {
     pub bytes_read: u64,
     /// The files read, in order (`-` for stdin), after directory expansion.
     pub files: Vec<String>,
+    /// The regular files among [`files`](Self::files) with the size they had when read: the
+    /// only inputs a caller may read again (to place objects, `locate`), and only while
+    /// they keep that size; stdin, FIFOs and devices are never read twice.
+    pub regular_files: BTreeMap<String, u64>,
 }
 
 impl Loaded {

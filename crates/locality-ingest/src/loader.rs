@@ -17,6 +17,7 @@ pub(crate) struct Loader<'o> {
     pub(crate) sink: Sink,
     bytes_read: u64,
     files: Vec<String>,
+    regular: std::collections::BTreeMap<String, u64>,
     dedup: Dedup,
 }
 
@@ -27,6 +28,7 @@ impl<'o> Loader<'o> {
             sink: Sink::default(),
             bytes_read: 0,
             files: Vec::new(),
+            regular: std::collections::BTreeMap::new(),
             dedup: Dedup::default(),
         }
     }
@@ -62,6 +64,7 @@ impl<'o> Loader<'o> {
         if meta.len() > limit {
             return Err(too_large(name, limit));
         }
+        self.regular.insert(name.to_owned(), meta.len());
         let cfg = split::Config::new(self.opts.pods == Pods::Count);
         if cfg.threads > 1 && meta.len() >= split::MIN_SPLIT_BYTES as u64 {
             let mut src = (&file).take(limit.saturating_add(1));
@@ -109,6 +112,7 @@ impl<'o> Loader<'o> {
             warnings: self.sink.warnings,
             bytes_read: self.bytes_read,
             files: self.files,
+            regular_files: self.regular,
         }
     }
 }

@@ -448,6 +448,13 @@ impl<'de, B: Buffer<'de>> ObjectSeed<'_, '_, '_, B> {
             };
             return Err(self.fail_at_start(path, msg.to_owned()));
         }
+        // The kind's own name rule (upstream `ValidateObjectMeta` with the kind's name
+        // function): a file cannot give a name the API server would refuse.
+        if let Some(name) = st.meta.as_ref().and_then(|m| m.name.as_deref())
+            && let Err(msg) = crate::names::for_kind(kind, name)
+        {
+            return Err(self.fail_at_start("metadata.name", msg));
+        }
         // Decode what arrived before `kind` (addressType first: endpoints depend on it).
         let mut buffered = std::mem::take(&mut st.buffered);
         buffered.sort_by_key(|(f, _)| *f != Field::AddressType);

@@ -264,6 +264,7 @@ pub(crate) async fn resolve(opts: &LiveOptions) -> Result<Resolved, LiveError> {
             context,
             server,
             namespace,
+            insecure_skip_tls_verify: config.accept_invalid_certs,
         },
         config,
     })

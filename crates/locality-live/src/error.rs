@@ -66,6 +66,16 @@ pub enum LiveError {
     /// `https://h:6443/api/v1/pods (page 2)`, and the object and field).
     #[error("reading the API server's response: {0}")]
     Ingest(#[from] IngestError),
+    /// A one-shot read did not finish within its deadline (`LiveOptions::deadline`,
+    /// `--live-timeout`): a server that answers slowly, or a list that does not end.
+    #[error(
+        "the read of the cluster did not finish within {limit:?} (--live-timeout): a server that answers \
+         slowly, or a list that does not end"
+    )]
+    Deadline {
+        /// The deadline.
+        limit: std::time::Duration,
+    },
     /// The async runtime could not be started ([`snapshot_blocking`](crate::snapshot_blocking)).
     #[error("cannot start the async runtime: {0}")]
     Runtime(String),

@@ -17,8 +17,10 @@ const MAX_RETRIES: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// Longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
-/// At most this many characters of a non-`Status` error body are quoted.
-const MAX_QUOTED: usize = 300;
+/// The largest answer read for one request (a page of a list, `/version`, an error body):
+/// past it the request fails, naming the limit, instead of holding the answer in memory. A
+/// page of 500 objects is a few megabytes.
+pub(crate) const MAX_PAGE_BYTES: usize = 64 << 20;
 
 /// A response that was not a success and is not fatal by itself (the caller decides).
 #[derive(Debug, Clone)]
@@ -57,13 +59,22 @@ pub(crate) struct Api {
     pub context: String,
     /// The most one request may take to answer completely (`--request-timeout`).
     pub request_timeout: Option<Duration>,
+    /// The credentials locality sends (a token, a password): masked wherever the server's
+    /// text is quoted (`locality_report::display::server_text`).
+    pub secrets: Vec<String>,
 }
 
 impl Api {
     /// The client of `target` (as [`crate::client`] resolved it) with `opts`' request timeout.
-    pub fn new(opts: &crate::LiveOptions, client: Client, target: &crate::Target) -> Self {
+    pub fn new(
+        opts: &crate::LiveOptions,
+        client: Client,
+        target: &crate::Target,
+        secrets: Vec<String>,
+    ) -> Self {
         Api {
             request_timeout: opts.request_timeout,
+            secrets,
             client,
             server: target.server.clone(),
             context: target
@@ -97,11 +108,7 @@ impl Api {
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.trim().parse::<u64>().ok())
                     .map(Duration::from_secs);
-                let body = response
-                    .into_body()
-                    .collect_bytes()
-                    .await
-                    .map_err(|e| self.transport(&e))?;
+                let body = self.read_body(url, response.into_body()).await?;
                 Ok::<_, LiveError>((status, retry_after, body))
             };
             let (status, retry_after, body) = match self.request_timeout {
@@ -118,7 +125,7 @@ impl Api {
                 }
             };
             if status.is_success() {
-                return Ok(Ok(Vec::from(body)));
+                return Ok(Ok(body));
             }
             if retryable(status) && attempt < MAX_RETRIES {
                 let backoff = FIRST_BACKOFF * 2u32.pow(attempt);
@@ -127,7 +134,7 @@ impl Api {
                 tokio::time::sleep(delay).await;
                 continue;
             }
-            let (reason, mut message) = status_text(status, &body);
+            let (reason, mut message) = status_text(status, &body, &self.secrets);
             if attempt > 0 {
                 message = format!("{message} (after {} attempts)", attempt + 1);
             }
@@ -147,6 +154,31 @@ impl Api {
         }
     }
 
+    /// The body of an answer, frame by frame, refused past [`MAX_PAGE_BYTES`] (the
+    /// connection is dropped there: nothing more is read).
+    async fn read_body(&self, url: &str, mut body: Body) -> Result<Vec<u8>, LiveError> {
+        use http_body_util::BodyExt as _;
+        let mut bytes = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| self.transport(&e))?;
+            if let Ok(data) = frame.into_data() {
+                if bytes.len() + data.len() > MAX_PAGE_BYTES {
+                    return Err(LiveError::Transport {
+                        server: self.server.clone(),
+                        message: format!(
+                            "GET {url}: the answer is larger than {} MiB, the most one answer (a page \
+                             of {} objects at most) may be; it was not read further",
+                            MAX_PAGE_BYTES >> 20,
+                            crate::DEFAULT_PAGE_SIZE
+                        ),
+                    });
+                }
+                bytes.extend_from_slice(&data);
+            }
+        }
+        Ok(bytes)
+    }
+
     fn transport(&self, e: &kube::Error) -> LiveError {
         let message = chain(e);
         // kube's wrappers name its own layers, not the problem.
@@ -154,10 +186,18 @@ impl Api {
             .iter()
             .find_map(|p| message.strip_prefix(p))
             .map_or_else(|| message.clone(), str::to_owned);
+        let message = self.quote(&message);
         LiveError::Transport {
             server: self.server.clone(),
             message,
         }
+    }
+
+    /// Text of the server (or about it) ready to quote: the credentials sent masked,
+    /// shortened and escaped (`locality_report::display::server_text`).
+    pub fn quote(&self, text: &str) -> String {
+        let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        locality_report::display::server_text(text, &secrets)
     }
 
     /// Lists `path` (a collection URL without query) page by page with `limit` and
@@ -197,6 +237,8 @@ impl Api {
     ) -> Result<Result<Listed, Failure>, LiveError> {
         let mut listed = Listed::default();
         let mut token: Option<String> = None;
+        // A server that hands back a token it gave before would be followed forever.
+        let mut seen_tokens: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut parsing: Option<tokio::task::JoinHandle<Result<Loaded, locality_ingest::IngestError>>> = None;
         loop {
             let url = list_url(path, page_size, token.as_deref());
@@ -228,6 +270,16 @@ impl Api {
                 locality_ingest::load_bytes(&name, &body, &LoadOptions::default())
             }));
             match next {
+                Some(t) if !seen_tokens.insert(t.clone()) => {
+                    return Err(LiveError::Transport {
+                        server: self.server.clone(),
+                        message: format!(
+                            "GET {}{path}: page {} repeats the continue token of an earlier page; the \
+                             list would never end",
+                            self.server, listed.pages
+                        ),
+                    });
+                }
                 Some(t) => token = Some(t),
                 None => break,
             }
@@ -304,8 +356,11 @@ fn retryable(status: StatusCode) -> bool {
 }
 
 /// `(reason, message)` of an error response: from a `metav1.Status` body, else the HTTP
-/// reason phrase and the body's text (shortened).
-pub(crate) fn status_text(status: StatusCode, body: &[u8]) -> (String, String) {
+/// reason phrase and the body's text; either quoted with the credentials in `secrets`
+/// masked, shortened and escaped (`locality_report::display::server_text`).
+pub(crate) fn status_text(status: StatusCode, body: &[u8], secrets: &[String]) -> (String, String) {
+    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    let quote = |t: &str| locality_report::display::server_text(t, &secrets);
     #[derive(serde::Deserialize)]
     struct Status {
         #[serde(default)]
@@ -317,17 +372,19 @@ pub(crate) fn status_text(status: StatusCode, body: &[u8]) -> (String, String) {
     if let Ok(s) = serde_json::from_slice::<Status>(body)
         && !s.message.is_empty()
     {
-        let reason = if s.reason.is_empty() { phrase } else { s.reason };
-        return (reason, s.message);
+        let reason = if s.reason.is_empty() {
+            phrase
+        } else {
+            quote(&s.reason)
+        };
+        return (reason, quote(&s.message));
     }
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
     let message = if text.is_empty() {
         "(empty response body)".to_owned()
-    } else if text.chars().count() > MAX_QUOTED {
-        format!("{}…", text.chars().take(MAX_QUOTED).collect::<String>())
     } else {
-        text.to_owned()
+        quote(text)
     };
     (phrase, message)
 }
@@ -422,13 +479,13 @@ mod tests {
     #[test]
     fn status_messages() {
         let body = br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods is forbidden: User \"x\" cannot list resource \"pods\"","reason":"Forbidden","code":403}"#;
-        let (reason, message) = status_text(StatusCode::FORBIDDEN, body);
+        let (reason, message) = status_text(StatusCode::FORBIDDEN, body, &[]);
         assert_eq!(reason, "Forbidden");
         assert!(message.starts_with("pods is forbidden"));
-        let (reason, message) = status_text(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>\n");
+        let (reason, message) = status_text(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>\n", &[]);
         assert_eq!(reason, "Bad Gateway");
         assert_eq!(message, "<html>bad gateway</html>");
-        let (_, message) = status_text(StatusCode::INTERNAL_SERVER_ERROR, b"");
+        let (_, message) = status_text(StatusCode::INTERNAL_SERVER_ERROR, b"", &[]);
         assert_eq!(message, "(empty response body)");
     }
 }

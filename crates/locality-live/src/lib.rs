@@ -28,8 +28,12 @@
 //! - `429` and `5xx` are retried three times (100, 200, 400 ms, or the server's
 //!   `Retry-After` up to 10 s); a continue token that expired (`410 Gone`) restarts that
 //!   kind's list once.
-//! - Everything else is a [`LiveError`] carrying the server's message: no kubeconfig,
-//!   unknown context, connection refused, TLS, `401 Unauthorized`, a 5xx after retries.
+//! - Everything else is a [`LiveError`] carrying the server's message (masked, shortened,
+//!   escaped: `locality_report::display::server_text`): no kubeconfig, unknown context,
+//!   connection refused, TLS, `401 Unauthorized`, a 5xx after retries.
+//! - Bounds (docs/untrusted-input.md): an answer over 64 MiB, a continue token handed back
+//!   twice, a whole read past [`LiveOptions::deadline`], a credential plugin that floods
+//!   its output or does not exit (it is killed) are errors.
 //!
 //! ```no_run
 //! let opts = locality_live::LiveOptions { all_namespaces: true, ..Default::default() };
@@ -51,13 +55,16 @@ use locality_model::version::KubeVersion;
 mod config;
 mod dataplane;
 mod error;
+mod exec;
 mod fetch;
 mod kinds;
+mod oneshot;
 
 pub use error::LiveError;
 pub use kinds::{KINDS, KindSpec};
 
 use fetch::{Api, Failure};
+use oneshot::{one_shot_client, within_deadline};
 
 /// Default page size (`limit`), as kubectl's `--chunk-size`.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
@@ -81,7 +88,15 @@ pub struct LiveOptions {
     /// kubectl's flag; `None` (kubectl's `0`): no limit per request. A limit also bounds
     /// the credential plugin (below [`CREDENTIAL_TIMEOUT`]).
     pub request_timeout: Option<std::time::Duration>,
+    /// `--live-timeout`: how long a whole one-shot read ([`snapshot`], [`get_blocking`])
+    /// may take, every request and the credential plugin included; `None`: no limit.
+    /// [`DEFAULT_DEADLINE`] by default, so that a server answering one byte a second or a
+    /// list that never ends cannot hold a command forever.
+    pub deadline: Option<std::time::Duration>,
 }
+
+/// How long a one-shot read may take by default ([`LiveOptions::deadline`]).
+pub const DEFAULT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Default for LiveOptions {
     fn default() -> Self {
@@ -92,6 +107,7 @@ impl Default for LiveOptions {
             all_namespaces: false,
             page_size: DEFAULT_PAGE_SIZE,
             request_timeout: None,
+            deadline: Some(DEFAULT_DEADLINE),
         }
     }
 }
@@ -108,6 +124,9 @@ pub struct Target {
     pub server: String,
     /// The namespace read, `None` for all namespaces (`-A`).
     pub namespace: Option<String>,
+    /// The cluster's `insecure-skip-tls-verify` is set: the server's certificate is not
+    /// checked (a warning says so).
+    pub insecure_skip_tls_verify: bool,
 }
 
 /// A read-only snapshot of a live cluster.
@@ -250,9 +269,20 @@ pub fn kubeconfig_namespace(opts: &LiveOptions) -> Result<Option<String>, LiveEr
 /// # Errors
 /// See [`LiveError`]; forbidden kinds are warnings, not errors.
 pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Result<LiveSnapshot, LiveError> {
-    let (client, target) = client(opts).await?;
-    let api = Api::new(opts, client, &target);
+    within_deadline(opts, snapshot_now(opts, progress)).await
+}
+
+async fn snapshot_now(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Result<LiveSnapshot, LiveError> {
+    let (client, target, secrets) = one_shot_client(opts).await?;
+    let api = Api::new(opts, client, &target, secrets);
     let mut warnings = Vec::new();
+    if target.insecure_skip_tls_verify {
+        warnings.push(format!(
+            "insecure-skip-tls-verify is set for {}: the API server's certificate is not checked, so \
+             anyone between here and it can answer in its name",
+            target.server
+        ));
+    }
 
     // /version first: it is readable by everyone (system:public-info-viewer), so it tells
     // an unreachable server or bad credentials before anything else.
@@ -268,11 +298,14 @@ pub async fn snapshot(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
                     let v = KubeVersion::parse_loose(&info.git_version);
                     if v.is_none() {
                         warnings.push(format!(
-                            "/version: cannot read the version in gitVersion {:?}",
-                            info.git_version
+                            "/version: cannot read the version in gitVersion \"{}\"",
+                            api.quote(&info.git_version)
                         ));
                     }
-                    (v, Some(info.git_version))
+                    // A real gitVersion is short; a server's own text is kept bounded in
+                    // the report (escaped where it is shown).
+                    let shown = locality_report::display::shorten(&info.git_version, 120).into_owned();
+                    (v, Some(shown))
                 }
                 Err(e) => {
                     warnings.push(format!("/version: unreadable response: {e}"));
@@ -425,9 +458,12 @@ fn block_on<T>(work: impl std::future::Future<Output = Result<T, LiveError>>) ->
 /// reason and message); [`LiveError::Runtime`].
 pub fn get_blocking(opts: &LiveOptions, path: &str) -> Result<Vec<u8>, LiveError> {
     block_on(async {
-        let (client, target) = client(opts).await?;
-        let api = Api::new(opts, client, &target);
-        api.get(path).await?.map_err(Failure::fatal)
+        within_deadline(opts, async {
+            let (client, target, secrets) = one_shot_client(opts).await?;
+            let api = Api::new(opts, client, &target, secrets);
+            api.get(path).await?.map_err(Failure::fatal)
+        })
+        .await
     })
 }
 

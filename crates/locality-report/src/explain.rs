@@ -6,6 +6,7 @@ use locality_model::explain::{Explanation, Usability};
 use locality_model::proxy::VerdictKind;
 use serde::Serialize;
 
+use crate::display::Term as T;
 use crate::header::{Count, ReportHeader, Summary, plural};
 use crate::matrix::API_VERSION;
 use crate::style::Paint;
@@ -68,6 +69,8 @@ pub fn write_text(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     crate::header::write_text(header, paint, out)?;
+    let mut out = crate::display::Terminal::new(out);
+    let out: &mut dyn Write = &mut out;
     for (i, e) in explanations.iter().enumerate() {
         if i > 0 {
             writeln!(out, "\n{}\n", "─".repeat(60))?;
@@ -81,26 +84,30 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
     let zone = e
         .zone
         .as_deref()
-        .map(|z| format!(" (zone {z})"))
+        .map(|z| format!(" (zone {})", T(z)))
         .unwrap_or_else(|| " (no zone label)".into());
     writeln!(
         out,
         "Service {} port {} ({}) on node {}{}",
-        e.service, e.port, e.ip_family, e.node, zone
+        T(&e.service),
+        T(&e.port),
+        e.ip_family,
+        T(&e.node),
+        zone
     )?;
     let source = match e.source {
-        locality_model::proxy::Source::Pod => format!("a pod on {}", e.node),
-        locality_model::proxy::Source::Host => format!("{} itself (host network)", e.node),
+        locality_model::proxy::Source::Pod => format!("a pod on {}", T(&e.node)),
+        locality_model::proxy::Source::Host => format!("{} itself (host network)", T(&e.node)),
         locality_model::proxy::Source::External => {
-            format!("a client outside the cluster, arriving at {}", e.node)
+            format!("a client outside the cluster, arriving at {}", T(&e.node))
         }
     };
     writeln!(out, "Traffic:  {source} → {}", e.destination.as_str())?;
-    writeln!(out, "Policy:   {}", e.policy.join("; "))?;
+    writeln!(out, "Policy:   {}", T(&e.policy.join("; ")))?;
     if !e.defaulted.is_empty() {
         writeln!(out, "Read as applied (the input left these out):")?;
         for d in &e.defaulted {
-            writeln!(out, "  {d}")?;
+            writeln!(out, "  {}", T(d))?;
         }
     }
     let source_name = match e.endpoint_source {
@@ -132,13 +139,13 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
         let hints = if hints.is_empty() {
             String::new()
         } else {
-            format!("; hints for {}", hints.join(" and "))
+            format!("; hints for {}", T(&hints.join(" and ")))
         };
         writeln!(
             out,
             "   {} on {}{}: {usability}{} — {}{hints}",
-            ep.endpoint,
-            ep.node.as_deref().unwrap_or("(no nodeName)"),
+            T(&ep.endpoint),
+            T(ep.node.as_deref().unwrap_or("(no nodeName)")),
             if ep.local { " (local)" } else { "" },
             match (ep.in_cluster_set, ep.in_local_set) {
                 (true, true) => ", in the cluster and local sets",
@@ -146,12 +153,12 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
                 (false, true) => ", in the local set",
                 (false, false) => "",
             },
-            ep.why
+            T(&ep.why)
         )?;
     }
     writeln!(out, "\n2. Topology hints:")?;
     for t in &e.topology {
-        writeln!(out, "   - {t}")?;
+        writeln!(out, "   - {}", T(t))?;
     }
     let set = |s: Option<usize>| match s {
         None => "not used".to_string(),
@@ -160,16 +167,16 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
     writeln!(
         out,
         "\n3. Endpoint sets on {}: cluster {}, local {}",
-        e.node,
+        T(&e.node),
         set(e.cluster_set),
         set(e.local_set)
     )?;
     writeln!(out, "\n4. Trace:")?;
     for (i, step) in e.trace.iter().enumerate() {
-        writeln!(out, "   {}. [{}] {}", i + 1, step.step, step.detail)?;
+        writeln!(out, "   {}. [{}] {}", i + 1, step.step, T(&step.detail))?;
     }
     let verdict = match e.verdict {
-        VerdictKind::Deliver => format!("DELIVER to {}", e.delivered_to.join(", ")),
+        VerdictKind::Deliver => format!("DELIVER to {}", T(&e.delivered_to.join(", "))),
         VerdictKind::Drop => "DROP".to_string(),
         VerdictKind::Reject => "REJECT".to_string(),
         VerdictKind::NotProxied => "NOT PROXIED".to_string(),
@@ -181,7 +188,7 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
             paint.verdict(e.verdict, &verdict),
             e.reason.as_str()
         )?;
-        writeln!(out, "Client sees: {}", e.client_sees)?;
+        writeln!(out, "Client sees: {}", T(e.client_sees))?;
     } else {
         writeln!(
             out,
@@ -209,7 +216,7 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
         writeln!(
             out,
             "Only from:  clients inside loadBalancerSourceRanges [{}]; from anywhere else kube-proxy drops the connection (a timeout)",
-            e.source_ranges.join(", ")
+            T(&e.source_ranges.join(", "))
         )?;
     }
     if e.verdict == VerdictKind::Deliver {
@@ -227,15 +234,15 @@ fn write_one(e: &Explanation, paint: Paint, out: &mut dyn Write) -> io::Result<(
         out,
         "Confidence: {} ({})",
         e.confidence.as_str(),
-        e.confidence_note
+        T(e.confidence_note)
     )?;
     for note in &e.missing_notes {
-        writeln!(out, "            lowered: {note}")?;
+        writeln!(out, "            lowered: {}", T(note))?;
     }
     if !e.remedies.is_empty() {
         writeln!(out, "\nWhat would change it:")?;
         for r in &e.remedies {
-            writeln!(out, "   - {r}")?;
+            writeln!(out, "   - {}", T(r))?;
         }
     }
     Ok(())

@@ -291,6 +291,8 @@ pub fn text_lines(h: &ReportHeader) -> Vec<String> {
     }
     lines.push(format!("summary: {}", h.summary.text()));
     let mut wrapped: Vec<String> = lines.drain(..banner).collect();
+    // File names, the context, the cluster's gitVersion and where a data plane was seen
+    // come from outside: `wrap` escapes them (crate::display).
     for l in lines {
         wrapped.extend(crate::audit::wrap(&l, TEXT_WIDTH, "", "  "));
     }
@@ -324,6 +326,8 @@ fn versions_text(h: &ReportHeader) -> String {
 /// Writes the header for a terminal or a text file, then an empty line. `paint` colours the
 /// banner (see `crate::style`).
 pub fn write_text(h: &ReportHeader, paint: crate::style::Paint, out: &mut dyn Write) -> io::Result<()> {
+    let mut out = crate::display::Terminal::new(out);
+    let out = &mut out;
     let banner = banner_lines(h);
     for (i, l) in text_lines(h).iter().enumerate() {
         if i < banner {

@@ -1,6 +1,7 @@
 //! `locality-report`: renders locality results for people and for programs.
 //!
-//! One module per output: [`matrix`] (the stable `RoutingMatrix` JSON/YAML documents),
+//! Text from outside reaches a terminal only through [`display`] (escaped, shortened,
+//! masked). One module per output: [`matrix`] (the stable `RoutingMatrix` JSON/YAML documents),
 //! [`table`] (a text table), [`summary`] (node counts per verdict), [`explain`], [`audit`].
 //! Every report starts with the same [`header`] (source, versions, time, tool version,
 //! counts, and a banner when the input was simulated); [`style`] colours text outputs when
@@ -8,6 +9,7 @@
 //! `locality-model` returns.
 
 pub mod audit;
+pub mod display;
 pub mod explain;
 pub mod header;
 pub mod matrix;

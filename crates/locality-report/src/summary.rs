@@ -153,6 +153,8 @@ pub fn write_summary(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     crate::header::write_text(header, paint, out)?;
+    let mut out = crate::display::Terminal::new(out);
+    let out: &mut dyn Write = &mut out;
     let mut rows = Vec::new();
     for s in summaries(m, &sel.port_indices(m)) {
         rows.extend(rows_for(m, &s));
@@ -172,6 +174,7 @@ pub fn write_summary(
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
+            // Names, the topology-mode value and blind nodes may carry input text.
             let mut cells = vec![
                 r.service.clone(),
                 r.port.clone(),
@@ -190,6 +193,9 @@ pub fn write_summary(
             }
             cells.push(r.blind.clone());
             cells
+                .into_iter()
+                .map(|c| crate::display::term(&c).into_owned())
+                .collect()
         })
         .collect();
     let mut widths: Vec<usize> = columns.iter().map(|h| h.chars().count()).collect();
@@ -211,7 +217,10 @@ pub fn write_summary(
             let cell = if i + 1 == cells.len() {
                 c.to_string()
             } else {
-                format!("{c:<w$}  ")
+                // Not `format!`'s width: it panics beyond 65,535.
+                let mut cell = crate::display::pad(c, *w);
+                cell.push_str("  ");
+                cell
             };
             match verdict_of(name) {
                 Some(v) if colour && !c.is_empty() && *c != "0" => {

@@ -60,7 +60,8 @@ pub fn write_table(
                     "reject" => VerdictKind::Reject,
                     _ => VerdictKind::NotProxied,
                 });
-                table.add_row(vec![
+                // Names, zones and reasons may carry input text: escaped (crate::display).
+                let row: Vec<String> = vec![
                     service.clone(),
                     port_text.clone(),
                     doc.ip_family.to_string(),
@@ -75,11 +76,13 @@ pub fn write_table(
                     },
                     r.reason.to_string(),
                     r.confidence.to_string(),
-                ]);
+                ];
+                table.add_row(row.into_iter().map(|c| crate::display::term(&c).into_owned()));
             }
         }
     }
     let text = table.to_string();
+    let mut out = crate::display::Terminal::new(out);
     let lines: Vec<&str> = text.lines().collect();
     // One line per row after the header (no wrapping): rows can be coloured by verdict.
     let colour_rows = paint.enabled && lines.len() == verdicts.len() + 1;

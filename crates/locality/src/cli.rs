@@ -180,6 +180,10 @@ pub struct ModelArgs {
     /// (live mode) [default: 0; connections time out after 30s, a credential plugin after 60s].
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, conflicts_with_all = ["filenames", "sim"])]
     pub request_timeout: Option<std::time::Duration>,
+    /// How long the whole read of a live cluster may take, every request and the credential
+    /// plugin included (e.g. 90s, 5m; 0: no limit) (live mode) [default: 10m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, conflicts_with_all = ["filenames", "sim"])]
+    pub live_timeout: Option<std::time::Duration>,
     /// Kubernetes version of the API server and controller manager (e.g. 1.35) [default: the
     /// server's version live; on files the newest kubeletVersion of the Nodes, else the newest
     /// supported].

@@ -135,9 +135,12 @@ fn report(e: CliError) -> ExitCode {
     if e.is_broken_pipe() {
         return ExitCode::from(error::EXIT_OK);
     }
-    eprintln!("error: {}", e.message);
+    // The display path (locality_report::display): input text in the message is escaped;
+    // the snippet under it keeps miette's colours and nothing else.
+    eprintln!("error: {}", locality_report::display::term_lines(&e.message));
     if let Some(detail) = &e.detail {
-        eprintln!("{detail}");
+        let mut err = locality_report::display::Terminal::new(io::stderr().lock());
+        let _ = writeln!(err, "{detail}");
     }
     ExitCode::from(e.code())
 }

@@ -38,6 +38,10 @@ pub fn for_ingest_error(e: &IngestError, color: bool) -> Option<String> {
     }
     let text = std::fs::read_to_string(path).ok()?;
     let offset = byte_offset(&text, line, column.max(1))?;
+    // The file's lines are shown escaped (locality_report::display), the mark moved with
+    // them: a control character in the input is not acted on below the message either.
+    let offset = locality_report::display::term_lines(&text[..offset]).len();
+    let text = locality_report::display::term_lines(&text);
     let label = match e.field().filter(|f| !f.is_empty()) {
         Some(field) => field.to_string(),
         None => "here".to_string(),

@@ -26,6 +26,9 @@ pub struct Loaded {
     pub kind: InputKind,
     /// The files read (file inputs only), in order.
     pub files: Vec<String>,
+    /// The regular files among them and their sizes when read: the only inputs read again
+    /// (SARIF's line numbers), and only while they keep that size.
+    pub regular_files: std::collections::BTreeMap<String, u64>,
     /// Kinds the live cluster refused to list (they disable some conclusions).
     pub forbidden: Vec<String>,
     /// Where the state came from, as report headers name it.
@@ -219,6 +222,7 @@ fn load_any(
             kind: InputKind::Files,
             source: ReportSource::files(loaded.files.clone()),
             files: loaded.files,
+            regular_files: loaded.regular_files,
             forbidden: Vec::new(),
             simulated: false,
             cluster_version: None,
@@ -233,6 +237,11 @@ fn load_any(
         namespace: namespace.map(str::to_string),
         all_namespaces: args.all_namespaces || namespace.is_none(),
         request_timeout: args.request_timeout.filter(|t| !t.is_zero()),
+        deadline: match args.live_timeout {
+            None => Some(locality_live::DEFAULT_DEADLINE),
+            Some(t) if t.is_zero() => None,
+            Some(t) => Some(t),
+        },
         ..LiveOptions::default()
     };
     let report = |kind: &str, items: usize| progress.set(format!("listing {kind}: {items} objects"));
@@ -280,6 +289,7 @@ fn load_any(
         config,
         kind: InputKind::Live,
         files: Vec::new(),
+        regular_files: Default::default(),
         forbidden: snap.forbidden,
         source: ReportSource::live(snap.target.context.clone()),
         simulated: snap.simulated,
@@ -346,6 +356,7 @@ fn load_simulated(
         config,
         kind: InputKind::Simulated,
         files: Vec::new(),
+        regular_files: Default::default(),
         forbidden: Vec::new(),
         source: ReportSource::simulated(topology, args.sim_at),
         simulated: true,

@@ -53,22 +53,24 @@ impl Ui {
         }
     }
 
-    /// A warning (shown unless `--quiet`).
+    /// A warning (shown unless `--quiet`). Like every message on stderr it passes the
+    /// display path (`locality_report::display::term`): input text in it is escaped, a line
+    /// break included, so that one warning is one line.
     pub fn warn(&self, msg: &str) {
         if !self.quiet {
-            eprintln!("warning: {msg}");
+            eprintln!("warning: {}", locality_report::display::term(msg));
         }
     }
     /// A status line (shown unless `--quiet`).
     pub fn status(&self, msg: &str) {
         if !self.quiet {
-            eprintln!("locality: {msg}");
+            eprintln!("locality: {}", locality_report::display::term(msg));
         }
     }
     /// A note (shown with `-v`).
     pub fn note(&self, msg: &str) {
         if !self.quiet && self.verbose > 0 {
-            eprintln!("note: {msg}");
+            eprintln!("note: {}", locality_report::display::term(msg));
         }
     }
 }

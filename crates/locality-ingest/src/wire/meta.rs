@@ -7,9 +7,9 @@ use super::*;
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct MetaW {
-    #[serde(default, deserialize_with = "opt_nonempty")]
+    #[serde(default, deserialize_with = "object_name")]
     pub name: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "namespace_name")]
     pub(super) namespace: String,
     #[serde(default, deserialize_with = "nullable")]
     pub(super) uid: String,
@@ -29,8 +29,28 @@ pub(crate) struct MetaW {
 /// [`MetaW`]'s is; the rest is skipped unread.
 #[derive(Deserialize, Default)]
 pub(crate) struct CountedMetaW {
-    #[serde(default, deserialize_with = "opt_nonempty")]
+    #[serde(default, deserialize_with = "object_name")]
     pub name: Option<String>,
+}
+
+/// `metadata.name`: as [`opt_nonempty`], refused when no kind's name could be it
+/// (`crate::names::any_name`; the kind's own rule is checked once the kind is known).
+fn object_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let name = opt_nonempty(d)?;
+    if let Some(n) = &name {
+        crate::names::any_name(n).map_err(de::Error::custom)?;
+    }
+    Ok(name)
+}
+
+/// `metadata.namespace`: a DNS-1123 label when given (`ValidateObjectMeta` checks it with
+/// `ValidateNamespaceName` for every namespaced kind).
+fn namespace_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let ns: String = nullable(d)?;
+    if !ns.is_empty() {
+        crate::names::dns1123_label(&ns).map_err(de::Error::custom)?;
+    }
+    Ok(ns)
 }
 
 impl MetaW {

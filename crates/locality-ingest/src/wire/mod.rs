@@ -61,6 +61,44 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// A label value (`names::label_value`) that may be `null`; `null` and `""` become `None`:
+/// zones (`zone`, `hints.forZones[].name`).
+pub(crate) fn zone_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let z = opt_nonempty(d)?;
+    if let Some(z) = &z {
+        crate::names::label_value(z).map_err(de::Error::custom)?;
+    }
+    Ok(z)
+}
+
+/// A Node name (`names::dns1123_subdomain`, upstream `ValidateNodeName`) that may be
+/// `null`; `null` and `""` become `None`: `spec.nodeName`, an endpoint's `nodeName`.
+pub(crate) fn node_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let n = opt_nonempty(d)?;
+    if let Some(n) = &n {
+        crate::names::dns1123_subdomain(n).map_err(de::Error::custom)?;
+    }
+    Ok(n)
+}
+
+/// [`zone_name`] as a value type, for visitors that read fields one by one.
+pub(crate) struct ZoneW(pub Option<String>);
+
+impl<'de> Deserialize<'de> for ZoneW {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        zone_name(d).map(ZoneW)
+    }
+}
+
+/// [`node_name`] as a value type, for visitors that read fields one by one.
+pub(crate) struct NodeNameW(pub Option<String>);
+
+impl<'de> Deserialize<'de> for NodeNameW {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        node_name(d).map(NodeNameW)
+    }
+}
+
 /// A string that may be `null`; `null` and `""` both become `None`.
 pub(crate) fn opt_nonempty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(Option::<String>::deserialize(d)?.filter(|s| !s.is_empty()))
@@ -410,7 +448,14 @@ impl<'de> Deserialize<'de> for QuantityText {
 
 /// Labels: a map of string to string (`null` → empty).
 pub(crate) fn labels<'de, D: Deserializer<'de>>(d: D) -> Result<m::Labels, D::Error> {
-    nullable::<D, m::Labels>(d)
+    let labels = nullable::<D, m::Labels>(d)?;
+    // `ValidateLabels` (apimachinery's metav1 validation): every value a label value; the
+    // zone labels then cannot carry text a report would have to escape.
+    for (key, value) in labels.iter() {
+        crate::names::label_value(value)
+            .map_err(|e| de::Error::custom(format_args!("label {key:?}: {e}")))?;
+    }
+    Ok(labels)
 }
 
 /// Annotations, keeping only [`KEPT_ANNOTATIONS`]; other values are skipped unread.

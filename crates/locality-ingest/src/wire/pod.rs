@@ -3,13 +3,19 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// `spec.nodeName`: a Node name when given (`ValidatePodSpec` checks it with
+/// `ValidateNodeName`), else empty.
+fn node_name_or_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(node_name(d)?.unwrap_or_default())
+}
+
 /// The scheduling-relevant part of a pod spec. `C` is how much of each container is read:
 /// [`PodContainerW`] for Pods, [`ContainerW`] (with what data-plane detection reads) for
 /// workload templates.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", bound(deserialize = "C: Deserialize<'de>"))]
 pub(crate) struct PodSpecW<C = PodContainerW> {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "node_name_or_empty")]
     pub(super) node_name: String,
     #[serde(default, deserialize_with = "nullable")]
     pub(super) host_network: bool,

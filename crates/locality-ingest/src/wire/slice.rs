@@ -126,15 +126,13 @@ impl<'de> Visitor<'de> for EndpointSeed {
                         };
                     }
                 }
-                EndpointKey::NodeName => {
-                    ep.node_name = map.next_value::<Option<String>>()?.filter(|s| !s.is_empty())
-                }
-                EndpointKey::Zone => ep.zone = map.next_value::<Option<String>>()?.filter(|s| !s.is_empty()),
+                EndpointKey::NodeName => ep.node_name = map.next_value::<NodeNameW>()?.0,
+                EndpointKey::Zone => ep.zone = map.next_value::<ZoneW>()?.0,
                 EndpointKey::Hints => {
                     let h: Option<M<HintsW>> = map.next_value()?;
                     ep.hints = h.map(|M(h)| m::EndpointHints {
-                        for_zones: h.for_zones.into_iter().map(|z| z.0.name).collect(),
-                        for_nodes: h.for_nodes.into_iter().map(|z| z.0.name).collect(),
+                        for_zones: h.for_zones.into_iter().filter_map(|z| z.0.name).collect(),
+                        for_nodes: h.for_nodes.into_iter().filter_map(|z| z.0.name).collect(),
                     });
                 }
                 EndpointKey::TargetRef => {
@@ -246,14 +244,24 @@ pub(super) struct ConditionsW {
 #[serde(rename_all = "camelCase")]
 pub(super) struct HintsW {
     #[serde(default, deserialize_with = "nullable")]
-    pub(super) for_zones: Vec<M<NameW>>,
+    pub(super) for_zones: Vec<M<ZoneHintW>>,
     #[serde(default, deserialize_with = "nullable")]
-    pub(super) for_nodes: Vec<M<NameW>>,
+    pub(super) for_nodes: Vec<M<NodeHintW>>,
 }
 
+/// `hints.forZones[]`: its name a label value, as upstream's EndpointSlice validation
+/// checks it.
 #[derive(Deserialize)]
-pub(super) struct NameW {
-    pub(super) name: String,
+pub(super) struct ZoneHintW {
+    #[serde(deserialize_with = "zone_name")]
+    pub(super) name: Option<String>,
+}
+
+/// `hints.forNodes[]`: its name a Node name.
+#[derive(Deserialize)]
+pub(super) struct NodeHintW {
+    #[serde(deserialize_with = "node_name")]
+    pub(super) name: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -11,6 +11,8 @@ mod changing;
 mod fields;
 #[path = "bad_input/mutations.rs"]
 mod mutations;
+#[path = "bad_input/names.rs"]
+mod names;
 mod syntax;
 
 /// Loads `input` as `name` and returns the error (fails the test if it loads).

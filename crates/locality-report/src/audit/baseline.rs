@@ -17,7 +17,7 @@ pub fn read_baseline(name: &str, bytes: &[u8]) -> Result<Baseline, String> {
         Ok(v) => v,
         Err(json) => {
             let text = std::str::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8 text"))?;
-            serde_saphyr::from_str(text)
+            serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
                 .map_err(|yaml| format!("{name}: neither JSON ({json}) nor YAML ({yaml})"))?
         }
     };
@@ -35,6 +35,22 @@ pub fn read_baseline(name: &str, bytes: &[u8]) -> Result<Baseline, String> {
             )
         )),
     }
+}
+
+/// serde-saphyr's options for a baseline of `len` bytes: the budgets that grow with a
+/// document (events, nodes, scalar bytes) scale with the file, as ingest's do, so the tool's
+/// own `-o yaml` report of any size is read back; what size cannot explain (aliases, depth)
+/// keeps the default caps.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    let linear = len.saturating_mul(2).saturating_add(1_000_000);
+    budget.max_events = linear;
+    budget.max_nodes = linear;
+    budget.max_total_scalar_bytes = len.saturating_add(64 << 20);
+    budget.max_reader_input_bytes = None;
+    let mut o = serde_saphyr::Options::default();
+    o.budget = Some(budget);
+    o
 }
 
 fn from_sarif(name: &str, runs: &[Value]) -> Result<Baseline, String> {

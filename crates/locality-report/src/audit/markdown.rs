@@ -15,20 +15,9 @@ use super::{
 /// At most this many nodes are named per finding.
 const NODES_SHOWN: usize = 20;
 
-/// Escapes text for Markdown (inline text and table cells).
+/// Escapes text for Markdown (inline text and table cells): [`crate::display::markdown`].
 pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
+    crate::display::markdown(text)
 }
 
 fn icon(s: Severity) -> &'static str {

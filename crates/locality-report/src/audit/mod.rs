@@ -194,8 +194,11 @@ pub(crate) fn is_notable(s: &ServiceSummary) -> bool {
 }
 
 /// Greedy word wrap: the first line starts with `first`, the others with `rest`; no line is
-/// longer than `width` columns unless a single word is (a URL): it then stands alone.
+/// longer than `width` columns unless a single word is (a URL): it then stands alone. The
+/// text is escaped first ([`crate::display::term`]): a line break or control character in a
+/// value is shown (`\n`), never acted on, and cannot start a line of its own.
 pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
+    let text = crate::display::term(text);
     let mut lines = Vec::new();
     let mut line = first.to_string();
     let mut empty = true;

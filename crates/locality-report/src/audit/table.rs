@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use locality_audit::{AuditReport, Finding, RuleId, ServiceSummary, Severity};
 
+use crate::display::{pad, term};
 use crate::header::ReportHeader;
 use crate::style::Paint;
 
@@ -114,7 +115,7 @@ pub fn write_table(
         crate::header::plural(report.rules.len() as u64, "rule", "rules"),
         report.skipped_rules.len()
     );
-    out.write_all(text.as_bytes())
+    crate::display::Terminal::new(out).write_all(text.as_bytes())
 }
 
 fn para(text: &mut String, label: &str, body: &str) {
@@ -148,12 +149,12 @@ fn finding(text: &mut String, f: &Finding) {
         );
         // Break lines between nodes only, never inside `name (N pods)`.
         let glued = nodes_text(f, NODES_SHOWN)
-            .replace(", ", ",\u{1}")
-            .replace(' ', "\u{2}");
-        let glued = glued.replace('\u{1}', " ");
+            .replace(", ", ",\u{e000}")
+            .replace(' ', "\u{e001}");
+        let glued = glued.replace('\u{e000}', " ");
         let first = format!("    {label} ");
         for l in wrap(&glued, WIDTH, &first, "      ") {
-            let _ = writeln!(text, "{}", l.replace('\u{2}', " "));
+            let _ = writeln!(text, "{}", l.replace('\u{e001}', " "));
         }
     }
     // The Service itself is in the heading: list the other objects.
@@ -273,13 +274,13 @@ fn services(text: &mut String, report: &AuditReport) {
                 if i > 0 {
                     l.push_str("  ");
                 }
-                let _ = write!(l, "{c:>w$}");
+                l.push_str(&crate::display::pad_left(c, *w));
             }
             l
         };
         let mut header: Vec<String> = columns.iter().map(|(h, _)| h.to_string()).collect();
         header.push("FINDINGS".to_string());
-        let _ = writeln!(text, "{:<label_width$}  {}", "SERVICE PORT", numbers(&header));
+        let _ = writeln!(text, "{}  {}", pad("SERVICE PORT", label_width), numbers(&header));
         for r in &rows {
             let Some(c) = r.counts else {
                 for l in wrap(&r.label, WIDTH, "    ", "      ") {
@@ -290,11 +291,12 @@ fn services(text: &mut String, report: &AuditReport) {
             let mut cells: Vec<String> = columns.iter().map(|(_, i)| c[*i].to_string()).collect();
             cells.push(r.findings.clone());
             let nums = numbers(&cells);
-            if r.label.chars().count() > label_width {
-                let _ = writeln!(text, "{}", r.label);
-                let _ = writeln!(text, "{:<label_width$}  {}", "", nums.trim_end());
+            let label = term(&r.label);
+            if label.chars().count() > label_width {
+                let _ = writeln!(text, "{label}");
+                let _ = writeln!(text, "{}  {}", pad("", label_width), nums.trim_end());
             } else {
-                let line = format!("{:<label_width$}  {}", r.label, nums);
+                let line = format!("{}  {}", pad(&label, label_width), nums);
                 let _ = writeln!(text, "{}", line.trim_end());
             }
         }

@@ -7,16 +7,9 @@ use std::io::{self, Write};
 use super::text::{COMPARISON_HEADERS, comparison_rows, outcome_text};
 use super::{SimulationReport, percent, secs};
 
-/// Escapes text for a Markdown table cell or line.
+/// Escapes text for a Markdown table cell or line: [`crate::display::markdown`].
 fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '|' | '*' | '_' | '`' | '<' | '>' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    crate::display::markdown(s)
 }
 
 /// Writes the report as Markdown.

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use super::{SimulationReport, secs};
 
-/// Escapes text for SVG/XML content and quoted attributes.
+/// Escapes text for SVG/XML content and quoted attributes: [`crate::display::xml`].
 fn esc(s: &str) -> String {
-    html_escape::encode_quoted_attribute(s).into_owned()
+    crate::display::xml(s)
 }
 
 /// The SVG document.

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use locality_model::proxy::VerdictKind;
 
 use super::{Alternative, Outcome, SimulationReport, percent, secs};
+use crate::display::{Term as T, pad, pad_left, term};
 use crate::header::TEXT_WIDTH;
 use crate::style::Paint;
 
@@ -73,11 +74,11 @@ fn alternative(s: &mut String, a: &Alternative, step: f64, sync: f64, paint: Pai
     let _ = writeln!(
         s,
         "{} — {}",
-        paint.bold(&format!("[{}]", a.name)),
-        what.join("; ")
+        paint.bold(&format!("[{}]", T(&a.name))),
+        T(&what.join("; "))
     );
     for p in &a.prepared {
-        let _ = writeln!(s, "  first: {}", p.description);
+        let _ = writeln!(s, "  first: {}", T(&p.description));
     }
     let _ = writeln!(
         s,
@@ -89,35 +90,41 @@ fn alternative(s: &mut String, a: &Alternative, step: f64, sync: f64, paint: Pai
         secs(sync)
     );
     if let Some(line) = pod_events_line(a) {
-        let _ = writeln!(s, "  {line}");
+        let _ = writeln!(s, "  {}", T(&line));
     }
     for why in &a.unsettled_reasons {
-        let _ = writeln!(s, "  Not settled: {why}.");
+        let _ = writeln!(s, "  Not settled: {}.", T(why));
     }
-    let _ = writeln!(s, "  {}", outcome_text(a));
+    let _ = writeln!(s, "  {}", T(&outcome_text(a)));
     for p in &a.service_ports {
-        let _ = writeln!(s, "\n  {} {} {}", p.service, p.port, p.family);
+        let _ = writeln!(s, "\n  {} {} {}", T(&p.service), T(&p.port), p.family);
         let _ = writeln!(
             s,
             "    blind before: {}; after: {}",
-            list(&p.blind_before),
-            list(&p.blind_after)
+            T(&list(&p.blind_before)),
+            T(&list(&p.blind_after))
         );
         if !p.blind_throughout.is_empty() {
             let _ = writeln!(
                 s,
                 "    blind throughout (before the change too): {}",
-                p.blind_throughout.join(", ")
+                T(&p.blind_throughout.join(", "))
             );
         }
         if p.nodes.is_empty() {
             let _ = writeln!(s, "    no drop window");
         } else {
-            let w = p.nodes.iter().map(|n| n.name.len()).max().unwrap_or(4).max(4);
+            let w = p
+                .nodes
+                .iter()
+                .map(|n| term(&n.name).chars().count())
+                .max()
+                .unwrap_or(4)
+                .max(4);
             let _ = writeln!(
                 s,
-                "    {:<w$}  CLIENTS  BLIND  DROP WINDOWS (virtual s after the change)",
-                "NODE"
+                "    {}  CLIENTS  BLIND  DROP WINDOWS (virtual s after the change)",
+                pad("NODE", w)
             );
             for n in &p.nodes {
                 let spans: Vec<String> = n
@@ -132,12 +139,12 @@ fn alternative(s: &mut String, a: &Alternative, step: f64, sync: f64, paint: Pai
                         format!("{}–{}{gone}", secs(x.start_seconds), secs(x.end_seconds))
                     })
                     .collect();
-                let blind = format!("{:>5}", format!("{}s", secs(n.blind_seconds)));
+                let blind = pad_left(&format!("{}s", secs(n.blind_seconds)), 5);
                 let _ = writeln!(
                     s,
-                    "    {:<w$}  {:>7}  {}  {}",
-                    n.name,
-                    n.clients,
+                    "    {}  {}  {}  {}",
+                    pad(&term(&n.name), w),
+                    pad_left(&n.clients.to_string(), 7),
                     paint.verdict(VerdictKind::Drop, &blind),
                     spans.join(", ")
                 );
@@ -203,7 +210,10 @@ pub fn write_text(r: &SimulationReport, paint: Paint, out: &mut dyn Write) -> io
         );
     }
     if r.alternatives.len() > 1 {
-        let rows = comparison_rows(r);
+        let rows: Vec<Vec<String>> = comparison_rows(r)
+            .into_iter()
+            .map(|row| row.iter().map(|c| term(c).into_owned()).collect())
+            .collect();
         let mut widths: Vec<usize> = COMPARISON_HEADERS.iter().map(|h| h.len()).collect();
         for row in &rows {
             for (w, c) in widths.iter_mut().zip(row.iter()) {
@@ -214,7 +224,7 @@ pub fn write_text(r: &SimulationReport, paint: Paint, out: &mut dyn Write) -> io
             cells
                 .iter()
                 .zip(&widths)
-                .map(|(c, w)| format!("{c:<w$}"))
+                .map(|(c, w)| pad(c, *w))
                 .collect::<Vec<_>>()
                 .join("  ")
                 .trim_end()
@@ -234,5 +244,5 @@ pub fn write_text(r: &SimulationReport, paint: Paint, out: &mut dyn Write) -> io
             let _ = writeln!(s, "{l}");
         }
     }
-    out.write_all(s.as_bytes())
+    crate::display::Terminal::new(out).write_all(s.as_bytes())
 }

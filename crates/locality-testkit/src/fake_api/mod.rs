@@ -12,9 +12,11 @@
 //! The server runs on its own thread and runtime, so both async and blocking clients can
 //! use it; it stops when [`Running`] is dropped.
 
+mod hostile;
 mod rbac;
 mod serve;
 
+pub use hostile::Hostile;
 pub use rbac::Rbac;
 use serve::{Shared, serve_connection};
 
@@ -156,6 +158,8 @@ pub struct Faults {
     pub expire_continue_once: HashSet<String>,
     /// Collection paths whose every request with a continue token answers 410 Gone.
     pub expire_continue_always: HashSet<String>,
+    /// Paths (without query) answered with a [`Hostile`] answer instead, before any check.
+    pub hostile: BTreeMap<String, Hostile>,
 }
 
 /// A fake API server, configured before [`FakeApi::start`].

@@ -50,6 +50,18 @@ pub(super) async fn serve_connection(
         let mut parts = request_line.split_whitespace();
         let method = parts.next().unwrap_or_default().to_owned();
         let target = parts.next().unwrap_or_default().to_owned();
+        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        if let Some(h) = state.api.faults.hostile.get(path) {
+            state.log.lock().expect("log").push(Logged {
+                method: method.clone(),
+                path: path.to_owned(),
+                query: BTreeMap::new(),
+                status: 0,
+                refused: None,
+            });
+            super::hostile::answer(h, query, &mut write).await?;
+            continue;
+        }
         let (status, body) = handle(&state, &method, &target, &headers);
         let reason = match status {
             200 => "OK",

@@ -151,12 +151,25 @@ fn read_baseline(path: &std::path::Path) -> Result<locality_audit::Baseline, Cli
         .map_err(|e| CliError::usage(format!("--baseline {e}")))
 }
 
+/// The bytes of `file` when it is still a regular file of `size` bytes (checked before it
+/// is opened, so that a file replaced by a FIFO does not block), else `None`.
+fn reread(file: &str, size: u64) -> Option<Vec<u8>> {
+    let bytes = crate::files::read_regular(std::path::Path::new(file), size).ok()?;
+    (bytes.len() as u64 == size).then_some(bytes)
+}
+
 /// The largest `--baseline` file read (a SARIF log of 100,000 findings is about 150 MB).
 const BASELINE_MAX_BYTES: u64 = 512 << 20;
 
 /// Resolves the lines of the objects SARIF points at, re-reading each input file once,
-/// within [`LOCATE_BUDGET_BYTES`]; says on stderr how many were left unresolved.
-fn resolve_locations(report: &AuditReport, ui: &Ui) -> Locations {
+/// within [`LOCATE_BUDGET_BYTES`]; says on stderr how many were left unresolved. Only the
+/// regular files ingest read are read again (`regular`: their sizes then), and only while
+/// they are still regular files of that size: stdin, a FIFO or a device is never re-opened.
+fn resolve_locations(
+    report: &AuditReport,
+    regular: &std::collections::BTreeMap<String, u64>,
+    ui: &Ui,
+) -> Locations {
     let mut locations = Locations::new();
     let mut by_file: BTreeMap<&str, Vec<&locality_audit::SourceLocation>> = BTreeMap::new();
     for loc in Locations::wanted(report) {
@@ -165,7 +178,7 @@ fn resolve_locations(report: &AuditReport, ui: &Ui) -> Locations {
     let mut unresolved = 0usize;
     let mut budget = LOCATE_BUDGET_BYTES;
     for (file, locs) in by_file {
-        let Ok(bytes) = std::fs::read(file) else {
+        let Some(bytes) = regular.get(file).and_then(|&size| reread(file, size)) else {
             unresolved += locs.len();
             continue;
         };
@@ -291,7 +304,7 @@ pub fn run_on(
         AuditOutput::Yaml => write_yaml(&report, &header, target)?,
         AuditOutput::Markdown => write_markdown(&report, &header, target)?,
         AuditOutput::Sarif => {
-            let locations = resolve_locations(&report, ui);
+            let locations = resolve_locations(&report, &input.regular_files, ui);
             let tool = ToolInfo {
                 name: "locality",
                 version: env!("CARGO_PKG_VERSION"),

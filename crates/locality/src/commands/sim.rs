@@ -10,7 +10,11 @@ use crate::error::CliError;
 use crate::suggest::did_you_mean;
 use crate::ui::Ui;
 
-/// Loads a built-in topology by name, or a topology YAML file.
+/// The largest topology file read (`--sim=FILE`, `sim serve --topology FILE`).
+const TOPOLOGY_MAX_BYTES: u64 = 16 << 20;
+
+/// Loads a built-in topology by name, or a topology YAML file (a regular file: a FIFO is
+/// refused, not waited on).
 fn topology(name: &str) -> Result<Topology, CliError> {
     if let Ok(t) = Topology::builtin(name) {
         return Ok(t);
@@ -22,7 +26,9 @@ fn topology(name: &str) -> Result<Topology, CliError> {
             did_you_mean(name, locality_sim::BUILTIN_TOPOLOGIES.into_iter())
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
+    let bytes = crate::files::read_regular(path, TOPOLOGY_MAX_BYTES)
+        .map_err(|e| CliError::usage(format!("{name}: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| CliError::usage(format!("{name}: not UTF-8 text")))?;
     Topology::from_yaml(&text, name).map_err(|e| CliError::usage(e.to_string()))
 }
 

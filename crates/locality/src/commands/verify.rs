@@ -257,6 +257,8 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
                 "CASE", "STATUS", "EXPECTED"
             )?;
             for (id, status, expected, why) in rows {
+                // What the run observed may quote the server: escaped (display path).
+                let why = locality_report::display::term(why);
                 writeln!(out, "{id:<4}  {status:<12}  {expected:<w$}  {why}")?;
             }
             writeln!(out)?;
@@ -296,7 +298,12 @@ fn case_line(ui: &Ui, r: &CaseRecord) {
     if r.why.chars().count() > 100 {
         why.push('…');
     }
-    eprintln!("  {:<4} {:<12} {why}", r.id, r.status.as_str());
+    eprintln!(
+        "  {:<4} {:<12} {}",
+        r.id,
+        r.status.as_str(),
+        locality_report::display::term(&why)
+    );
 }
 
 /// The flags naming the run's target, for the rerun commands the advice prints: the simulated

@@ -9,6 +9,7 @@ mod ci_docs;
 mod dist;
 mod docs;
 mod feature_gates;
+mod hostile;
 mod live;
 mod matrix;
 mod module_cycles;
