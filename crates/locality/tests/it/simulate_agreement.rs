@@ -107,6 +107,7 @@ fn run_verify(dir: &Path) -> (VerifyOutcome, Vec<PodRow>) {
         request_timeout: locality_verify::cluster::DEFAULT_REQUEST_TIMEOUT,
         external_cases: false,
         images: Default::default(),
+        target_args: Vec::new(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

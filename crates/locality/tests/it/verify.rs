@@ -51,6 +51,54 @@ fn accept_on_a_conformant_simulated_cluster_with_the_ledger_as_json() {
     assert!(dir.join("SHA256SUMS").is_file() && dir.join("junit.xml").is_file());
 }
 
+/// A two-node cluster (issue: a RERUN that could never succeed, 4.5 minutes): a full run ends
+/// in a PARTIAL ACCEPT naming what it could not check, NOT_EXECUTED at once, and no rerun.
+#[test]
+fn a_two_node_cluster_gets_a_partial_accept_not_a_rerun() {
+    let tmp = TempDir::new("verify-cli-two");
+    let topology = tmp.join("two.yaml");
+    std::fs::write(
+        &topology,
+        "name: two\nnodes:\n  - {name: node-a, zone: zone-a}\n  - {name: node-b, zone: zone-a}\n",
+    )
+    .unwrap();
+    let dir = tmp.join("evidence");
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .args(["verify", "-o", "json", "--topology"])
+        .arg(&topology)
+        .arg("--evidence")
+        .arg(&dir)
+        .assert()
+        .code(0);
+    let ledger: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let d = &ledger["decision"];
+    assert_eq!(d["decision"], "ACCEPT", "{d}");
+    assert_eq!(d["partial"], true);
+    assert!(d["rerun"].as_array().unwrap().is_empty(), "{d}");
+    let line = d["line"].as_str().unwrap();
+    assert!(
+        line.starts_with("PARTIAL ACCEPT (not checked on this cluster: B1"),
+        "{line}"
+    );
+    let uncovered: Vec<&str> = d["uncovered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for id in ["B1", "B2", "E-a", "E-b", "H3", "H5", "Z1"] {
+        assert!(uncovered.contains(&id), "{id} in {uncovered:?}");
+    }
+    for c in ledger["cases"].as_array().unwrap() {
+        let status = c["status"].as_str().unwrap();
+        assert!(matches!(status, "PASS" | "NOT_EXECUTED"), "{c}");
+        if status == "NOT_EXECUTED" {
+            assert!(c["why"].as_str().unwrap().contains("no node for role"), "{c}");
+        }
+    }
+}
+
 #[test]
 fn hold_when_the_data_plane_ignores_the_local_policy() {
     let tmp = TempDir::new("verify-cli-hold");
