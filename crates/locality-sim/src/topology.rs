@@ -17,7 +17,7 @@
 //!     taints:
 //!       - {key: dedicated, value: gpu, effect: NoSchedule}   # NoSchedule|PreferNoSchedule|NoExecute
 //!     profile: kube-proxy:iptables  # simulated data plane: kube-proxy[:iptables|nftables|ipvs],
-//!                                   # ignores-local-policy, stale-rules[:S], hostname-mismatch,
+//!                                   # ignores-local-policy[:always], stale-rules[:S], hostname-mismatch,
 //!                                   # no-terminating-fallback, masquerades-external,
 //!                                   # lossy[:F], other[:NAME] (a fault may add +MODE)
 //!     kubeProxyVersion: "1.35"

@@ -475,7 +475,10 @@ impl SimKubeProxy {
         };
         // `ignores-local-policy`, or a simulated data plane that ignores ITP Local (Calico
         // eBPF before 3.27, kube-router before 2.1).
+        // `ignores-local-policy:always`: every ready endpoint, a local one or not.
+        let spreads_local = matches!(self.profile.fault, Some(Fault::IgnoresLocalPolicyAlways));
         let ignores_local = matches!(self.profile.fault, Some(Fault::IgnoresLocalPolicy))
+            || spreads_local
             || self.profile.diverges(Effect::ItpLocalIgnored);
         // A simulated data plane that applies ETP Local to the cluster IP (kube-router before
         // 2.1): a cluster-IP connection uses the local endpoints, and drops without one.
@@ -492,6 +495,8 @@ impl SimKubeProxy {
             };
             internal = if !sets.has_any {
                 RuleTarget::NoRealServers
+            } else if internal_local && spreads_local {
+                no_rs(cluster_target(&sets.cluster_for_fault))
             } else if internal_local && local_nonempty {
                 local_target()
             } else if internal_local && ignores_local {
@@ -526,6 +531,8 @@ impl SimKubeProxy {
         } else {
             internal = if !sets.has_any {
                 RuleTarget::Reject
+            } else if internal_local && spreads_local {
+                cluster_target(&sets.cluster_for_fault)
             } else if internal_local && local_nonempty {
                 local_target()
             } else if internal_local && ignores_local {

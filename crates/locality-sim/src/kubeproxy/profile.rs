@@ -36,6 +36,9 @@ impl ProxyMode {
 pub enum Fault {
     /// Uses cluster endpoints when ITP Local has no local endpoint.
     IgnoresLocalPolicy,
+    /// Ignores ITP Local altogether: picks among every ready endpoint of the cluster, a local
+    /// one or not (`ignores-local-policy:always`).
+    IgnoresLocalPolicyAlways,
     /// Applies endpoint changes `late_ms` later than a conformant kube-proxy.
     StaleRules {
         /// Extra lag in ms.
@@ -184,7 +187,7 @@ impl Default for DataPlaneProfile {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown simulated data-plane profile {0:?}: expected kube-proxy[:iptables|nftables|ipvs], \
-     ignores-local-policy, stale-rules[:SECONDS], hostname-mismatch, no-terminating-fallback, masquerades-external, lossy[:FRACTION], other[:NAME], \
+     ignores-local-policy[:always], stale-rules[:SECONDS], hostname-mismatch, no-terminating-fallback, masquerades-external, lossy[:FRACTION], other[:NAME], \
      or a known data plane at a version: cilium:VERSION[,service-topology=false], calico-ebpf:VERSION, kube-router:VERSION, ovn-kubernetes:VERSION"
 )]
 pub struct ProfileError(pub String);
@@ -217,6 +220,7 @@ impl FromStr for DataPlaneProfile {
             ("kube-proxy", Some(m)) => profile.mode = parse_mode(m)?,
             ("iptables" | "nftables" | "ipvs", None) => profile.mode = parse_mode(name)?,
             ("ignores-local-policy", None) => profile.fault = Some(Fault::IgnoresLocalPolicy),
+            ("ignores-local-policy", Some("always")) => profile.fault = Some(Fault::IgnoresLocalPolicyAlways),
             ("hostname-mismatch", None) => profile.fault = Some(Fault::HostnameMismatch),
             ("no-terminating-fallback", None) => profile.fault = Some(Fault::NoTerminatingFallback),
             ("masquerades-external", None) => profile.fault = Some(Fault::MasqueradesExternal),
@@ -261,6 +265,7 @@ impl fmt::Display for DataPlaneProfile {
         match &self.fault {
             None => return write!(f, "kube-proxy:{}", self.mode.as_str()),
             Some(Fault::IgnoresLocalPolicy) => f.write_str("ignores-local-policy")?,
+            Some(Fault::IgnoresLocalPolicyAlways) => f.write_str("ignores-local-policy:always")?,
             Some(Fault::HostnameMismatch) => f.write_str("hostname-mismatch")?,
             Some(Fault::NoTerminatingFallback) => f.write_str("no-terminating-fallback")?,
             Some(Fault::MasqueradesExternal) => f.write_str("masquerades-external")?,

@@ -270,3 +270,15 @@ fn two_nodes_are_enough_for_the_contract_and_one_is_not() {
     );
     assert!(o.evidence.join("ledger.json").is_file() && o.evidence.join("decision.json").is_file());
 }
+
+/// A node that picks among every ready endpoint, a local one included (the fault `P` is sized
+/// for), is never accepted and fails `P` on that node.
+#[test]
+fn fault_matrix_a_node_spreading_a_local_service_over_every_endpoint_is_never_accepted() {
+    for ((name, o, _evidence), node) in on_each_node("ignores-local-policy:always").into_iter().zip(NODES) {
+        assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
+        let p = o.cases.iter().find(|c| c.id == "P").unwrap();
+        assert_eq!(p.status, Status::Fail, "{}", summary(&name, &o));
+        assert!(p.why.contains(node), "{node}: {}", p.why);
+    }
+}
