@@ -394,6 +394,29 @@ pub fn decide(f: &Findings) -> Decided {
         }
         Condition::Otherwise => {}
     }
+    // What a deciding row above did not say: repairs behind a HOLD, INCOMPLETE cases behind a
+    // HOLD or a REPAIR.
+    if row.decision == Decision::Hold && row.when != Condition::Repairable {
+        for r in &f.repairs {
+            advice.push(format!(
+                "also repairable: {} (evidence: {}); then rerun: {}",
+                r.action,
+                r.evidence.join("; "),
+                rerun_cmd(&f.target, &r.cases)
+            ));
+        }
+    }
+    let shown_incomplete = matches!(row.when, Condition::Unfinished | Condition::Incomplete);
+    if matches!(row.decision, Decision::Hold | Decision::Repair)
+        && !shown_incomplete
+        && !f.incomplete.is_empty()
+    {
+        advice.push(format!(
+            "also INCOMPLETE (not judged): {}; rerun: {}",
+            f.incomplete.join(", "),
+            rerun_cmd(&f.target, &f.incomplete)
+        ));
+    }
     if let Some(only) = &f.partial {
         advice.push(format!(
             "partial run (--only): {} ran; this is not a verdict on the cluster, which needs every core case ({})",

@@ -156,6 +156,43 @@ fn row_incomplete_reruns() {
 }
 
 #[test]
+fn a_hold_still_names_its_repairs_and_a_repair_its_incomplete_cases() {
+    let mut f = only(Condition::UnexplainedViolation);
+    f.repairs = only(Condition::Repairable).repairs;
+    f.incomplete.push("H3".into());
+    let d = decide(&f);
+    assert_eq!(d.decision, Decision::Hold);
+    assert!(
+        d.advice.iter().any(|a| a.starts_with("also repairable: ")),
+        "{:?}",
+        d.advice
+    );
+    assert!(
+        d.advice
+            .iter()
+            .any(|a| a.starts_with("also INCOMPLETE (not judged): H3")),
+        "{:?}",
+        d.advice
+    );
+    let mut f = only(Condition::Repairable);
+    f.incomplete.push("H3".into());
+    let d = decide(&f);
+    assert_eq!(d.decision, Decision::Repair);
+    assert!(
+        !d.advice.iter().any(|a| a.starts_with("also repairable")),
+        "{:?}",
+        d.advice
+    );
+    assert!(
+        d.advice
+            .iter()
+            .any(|a| a.contains("also INCOMPLETE (not judged): H3")),
+        "{:?}",
+        d.advice
+    );
+}
+
+#[test]
 fn a_rerun_command_names_the_runs_target() {
     let mut f = only(Condition::Incomplete);
     f.target = ["--topology", "my shape.yaml", "--profile", "node-c=stale-rules:5"]
