@@ -72,11 +72,13 @@ mod filter;
 mod http;
 mod kube_system;
 mod limits;
+mod list_options;
 mod logs;
 mod patch;
 mod protobuf;
 mod proxy;
 mod read;
+mod request_log;
 mod resources;
 mod router;
 mod select;
@@ -102,6 +104,7 @@ use serde_json::Value;
 
 pub use discovery::{SIMULATED_BUILD_METADATA, simulated_git_version};
 pub use faults::{FaultCounts, Faults, Verb};
+pub use request_log::{MAX_REQUEST_LOG, MAX_REQUEST_LOG_BYTES};
 pub use limits::{
     HEADER_READ_TIMEOUT, JSON_PATCH_MAX_COPY_BYTES, Limits, MAX_DIAL_TRIES, MAX_JSON_PATCH_OPERATIONS,
     MAX_OBJECT_BYTES, MAX_PROBE_TRIES_PER_SECOND, MAX_REQUEST_BODY_BYTES, MIN_PROBE_INTERVAL_MS,
@@ -131,6 +134,9 @@ pub struct ServeOptions {
     pub faults: Faults,
     /// The header-read and request timeouts (default: the real API server's); see [`Limits`].
     pub limits: Limits,
+    /// Keep a record of the requests served, for [`Running::requests`] (default: off; tests
+    /// that check what a client asked turn it on).
+    pub record_requests: bool,
 }
 
 impl ServeOptions {
@@ -143,6 +149,7 @@ impl ServeOptions {
             kubeconfig_out: None,
             faults: Faults::default(),
             limits: Limits::default(),
+            record_requests: false,
         }
     }
 
@@ -264,8 +271,8 @@ pub(crate) struct Shared {
     pub(crate) injector: faults::Injector,
     /// The timeouts served with.
     pub(crate) limits: Limits,
-    /// Every request's method and path with its query (`Running::requests`).
-    pub(crate) requests: Mutex<Vec<(String, String)>>,
+    /// What [`Running::requests`] returns, when [`ServeOptions::record_requests`] asked.
+    pub(crate) requests: request_log::RequestLog,
 }
 
 impl Shared {
@@ -312,18 +319,13 @@ impl std::fmt::Debug for Running {
     }
 }
 
-/// How many requests [`Running::requests`] keeps (the first ones).
-pub const MAX_REQUEST_LOG: usize = 100_000;
-
 impl Running {
-    /// Every request served so far (the first [`MAX_REQUEST_LOG`]), in order: its method and its path with the query (for
-    /// tests that check what a client asked, e.g. against RBAC rules).
+    /// Every request served so far, in order, when [`ServeOptions::record_requests`] asked
+    /// for it (else none): its method and its path with the query (for tests that check what
+    /// a client asked, e.g. against RBAC rules). The first [`MAX_REQUEST_LOG`] requests, and
+    /// at most [`MAX_REQUEST_LOG_BYTES`] of them.
     pub fn requests(&self) -> Vec<(String, String)> {
-        self.shared
-            .requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.shared.requests.snapshot()
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -464,7 +466,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         changed: tokio::sync::watch::channel(rv).0,
         expired: tokio::sync::watch::channel(0).0,
         addr,
-        requests: Mutex::new(Vec::new()),
+        requests: request_log::RequestLog::new(opts.record_requests),
         injector: faults::Injector::new(opts.faults),
         limits: opts.limits,
     });

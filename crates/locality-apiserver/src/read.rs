@@ -3,7 +3,6 @@
 
 use crate::status_watch::StatusWatch;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::Response;
 use hyper::body::Bytes;
@@ -115,12 +114,7 @@ pub(crate) fn list(
     want: Want,
 ) -> Result<Response<Body>, ApiError> {
     let f = filter(t, q)?;
-    let limit = match q.get("limit") {
-        None | Some("") => 0,
-        Some(l) => l
-            .parse::<usize>()
-            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
-    };
+    let limit = crate::list_options::limit(q)?;
     let after = match q.get("continue") {
         None | Some("") => None,
         Some(c) => Some(
@@ -180,17 +174,8 @@ pub(crate) async fn watch(
     want: Want,
 ) -> Result<Response<Body>, ApiError> {
     let f = filter(t, q)?;
-    let from = match q.get("resourceVersion") {
-        None | Some("" | "0") => None,
-        Some(v) => Some(
-            v.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {v:?}")))?,
-        ),
-    };
-    let timeout = q
-        .get("timeoutSeconds")
-        .and_then(|s| s.parse::<u64>().ok())
-        .map_or(Duration::from_secs(1800), Duration::from_secs);
+    let from = crate::list_options::resource_version(q)?;
+    let timeout = crate::list_options::watch_timeout(q)?;
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let kind = store_kind(t);
     let kind_name = t.r;

@@ -11,7 +11,7 @@ use locality_sim::Kind;
 use crate::http::{Body, Query, error_response, json_response, response};
 use crate::status::ApiError;
 use crate::target::{Target, parse_target, want};
-use crate::{Shared, discovery, read, write};
+use crate::{Shared, discovery, list_options, read, write};
 
 /// Reads the body and answers the request.
 pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
@@ -138,12 +138,31 @@ async fn resource(
         ("GET", None) if q.flag("watch") && q.get("watch").is_some() => {
             read::watch(shared, &t, q, want).await
         }
-        ("GET", None) => read::list(shared, &t, q, want),
-        ("GET", Some(name)) => read::get(shared, &t, name, want),
+        ("GET", None) => {
+            list_options::check_list(q)?;
+            fresh_enough(shared, q).await?;
+            read::list(shared, &t, q, want)
+        }
+        ("GET", Some(name)) => {
+            fresh_enough(shared, q).await?;
+            read::get(shared, &t, name, want)
+        }
         ("POST", None) => write::create(shared, &t, q, body),
         ("PUT", Some(name)) if t.sub.is_none() => write::update(shared, &t, name, q, body),
         ("PATCH", Some(name)) if t.sub.is_none() => write::patch(shared, &t, name, headers, q, body),
         ("DELETE", Some(name)) if t.sub.is_none() => crate::delete::delete(shared, &t, name, q, body),
         _ => Err(ApiError::method_not_allowed(method.as_str(), t.r.plural)),
+    }
+}
+
+/// A get or list at a `resourceVersion` (not `continue`d) waits for the store to reach it, as
+/// the real watch cache does (see [`list_options::wait_until_fresh`]).
+async fn fresh_enough(shared: &Arc<Shared>, q: &Query) -> Result<(), ApiError> {
+    let continuing = q.get("continue").is_some_and(|c| !c.is_empty());
+    match list_options::resource_version(q)? {
+        Some(rv) if !continuing => {
+            list_options::wait_until_fresh(shared, rv, list_options::RESOURCE_VERSION_WAIT).await
+        }
+        _ => Ok(()),
     }
 }

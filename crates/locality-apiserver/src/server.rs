@@ -81,16 +81,7 @@ impl std::error::Error for Dropped {}
 
 /// Applies the configured faults (latency, drops, 5xx, 409 on create), then [`handle`].
 async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
-    {
-        // Bounded: a long-running server keeps the first requests only.
-        let mut log = shared
-            .requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if log.len() < crate::MAX_REQUEST_LOG {
-            log.push((req.method().to_string(), req.uri().to_string()));
-        }
-    }
+    shared.requests.record(req.method(), req.uri());
     // A round trip: half the latency on the way in, half on the way out (so what a client
     // reads is already that old when it arrives, as over a real network).
     let half = shared.injector.faults.latency / 2;
