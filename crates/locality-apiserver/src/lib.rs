@@ -62,6 +62,7 @@
 mod age;
 mod apply;
 mod configmaps;
+mod connections;
 mod data_planes;
 mod decode;
 mod delete;
@@ -90,6 +91,8 @@ mod subresources;
 mod table;
 mod target;
 mod validate;
+mod watch;
+mod watch_queue;
 mod write;
 
 use std::collections::HashMap;

@@ -9,6 +9,7 @@ use hyper::body::{Bytes, Incoming};
 use locality_sim::Kind;
 
 use crate::http::{Body, Query, error_response, json_response, response};
+use crate::connections::Conn;
 use crate::status::ApiError;
 use crate::target::{Target, parse_target, want};
 use crate::{Shared, discovery, list_options, read, write};
@@ -31,6 +32,8 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
     };
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let method = parts.method.clone();
+    // The connection answered on (a watcher too slow closes it).
+    let conn = parts.extensions.get::<Arc<Conn>>().cloned();
     let get = method == Method::GET;
     let result = match segs.as_slice() {
         ["version"] if get => Ok(json_response(
@@ -92,11 +95,11 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
             .await
         }
         ["api", v, rest @ ..] => match parse_target("", v, rest) {
-            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body).await,
+            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body, conn.clone()).await,
             None => Err(ApiError::no_route(&path)),
         },
         ["apis", g, v, rest @ ..] => match parse_target(g, v, rest) {
-            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body).await,
+            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body, conn.clone()).await,
             None => Err(ApiError::no_route(&path)),
         },
         _ => Err(ApiError::no_route(&path)),
@@ -112,6 +115,7 @@ async fn resource(
     q: &Query,
     t: Target,
     body: &Bytes,
+    conn: Option<Arc<Conn>>,
 ) -> Result<Response<Body>, ApiError> {
     let want = want(headers, q);
     if t.r.plural == "configmaps" {
@@ -136,7 +140,7 @@ async fn resource(
     }
     match (method.as_str(), &t.name) {
         ("GET", None) if q.flag("watch") && q.get("watch").is_some() => {
-            read::watch(shared, &t, q, want).await
+            crate::watch::watch(shared, &t, q, want, conn).await
         }
         ("GET", None) => {
             list_options::check_list(q)?;
