@@ -11,7 +11,7 @@
 //! partial header, or an idle kept-alive connection) to make room: a slow client cannot lock
 //! a working one out. With every connection busy, a new one is closed at once.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -36,6 +36,32 @@ pub const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
 
 /// The longest pause after failed accepts in a row: 1 s, Go's `net/http` `Server.Serve`.
 pub const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// Connections waiting to be accepted that the kernel keeps: 4096, what Go's `net.Listen`
+/// asks on Linux (`/proc/sys/net/core/somaxconn`, 4096 since Linux 5.4); the kernel caps it at
+/// that setting. (Rust's standard library asks 128: a burst of connections then waits a SYN
+/// retransmission, a second, for a place.)
+pub const LISTEN_BACKLOG: i32 = 4096;
+
+/// A listening socket on `addr`, non-blocking, with [`LISTEN_BACKLOG`].
+///
+/// # Errors
+/// The OS's, binding or listening.
+pub(crate) fn listen(addr: std::net::SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    // As the standard library's `TcpListener::bind` on Unix: a restarted server can bind the
+    // port at once.
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
 
 /// The pause after `failures` failed accepts in a row (at least 1): 5 ms doubling to 1 s.
 pub(crate) fn accept_backoff(failures: u32) -> Duration {
@@ -64,10 +90,12 @@ pub(crate) struct Conn {
     id: u64,
     /// Told when the connection must close (made room for another, or a watcher too slow).
     close: Notify,
-    /// Requests whose answer is not yet fully handed to hyper.
+    /// Requests whose answer is not yet fully handed to hyper (changed under the registry's
+    /// lock).
     in_flight: AtomicUsize,
-    /// When a request last started or finished, in ms since the registry started.
-    last_active_ms: AtomicU64,
+    /// When the connection last became idle (opened, or its last request finished), in ms
+    /// since the registry started: its key in the idle set.
+    idle_since_ms: AtomicU64,
 }
 
 impl Conn {
@@ -88,7 +116,23 @@ pub(crate) struct Connections {
     limit: usize,
     start: Instant,
     next_id: AtomicU64,
-    open: Mutex<HashMap<u64, Arc<Conn>>>,
+    open: Mutex<Open>,
+}
+
+/// The open connections, and the idle ones by the instant they became idle (the first is the
+/// one idle longest), so that making room costs O(log n).
+#[derive(Debug, Default)]
+struct Open {
+    all: HashMap<u64, Arc<Conn>>,
+    idle: BTreeSet<(u64, u64)>,
+}
+
+impl Open {
+    fn remove(&mut self, conn: &Conn) {
+        if self.all.remove(&conn.id).is_some() {
+            self.idle.remove(&(conn.idle_since_ms.load(Ordering::Relaxed), conn.id));
+        }
+    }
 }
 
 /// A connection's place in the registry, given up when dropped.
@@ -107,7 +151,7 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.registry.lock().remove(&self.conn.id);
+        self.registry.lock().remove(&self.conn);
     }
 }
 
@@ -118,11 +162,11 @@ impl Connections {
             limit: limit.max(1),
             start: Instant::now(),
             next_id: AtomicU64::new(0),
-            open: Mutex::new(HashMap::new()),
+            open: Mutex::new(Open::default()),
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Conn>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
         self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
@@ -133,23 +177,25 @@ impl Connections {
     /// How many connections are open.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().all.len()
     }
 
     /// Registers a new connection, closing the one idle longest when at the limit; `None` when
     /// every open connection is busy (the new one is then closed).
     pub(crate) fn admit(self: &Arc<Self>) -> Option<Registration> {
         let mut open = self.lock();
-        if open.len() >= self.limit && !Self::evict_locked(&mut open) {
+        if open.all.len() >= self.limit && !Self::evict_locked(&mut open) {
             return None;
         }
+        let now = self.now_ms();
         let conn = Arc::new(Conn {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             close: Notify::new(),
             in_flight: AtomicUsize::new(0),
-            last_active_ms: AtomicU64::new(self.now_ms()),
+            idle_since_ms: AtomicU64::new(now),
         });
-        open.insert(conn.id, conn.clone());
+        open.all.insert(conn.id, conn.clone());
+        open.idle.insert((now, conn.id));
         Some(Registration {
             registry: self.clone(),
             conn,
@@ -161,23 +207,23 @@ impl Connections {
         Self::evict_locked(&mut self.lock())
     }
 
-    fn evict_locked(open: &mut HashMap<u64, Arc<Conn>>) -> bool {
-        let oldest = open
-            .values()
-            .filter(|c| c.in_flight.load(Ordering::Relaxed) == 0)
-            .min_by_key(|c| (c.last_active_ms.load(Ordering::Relaxed), c.id))
-            .map(|c| c.id);
-        let Some(conn) = oldest.and_then(|id| open.remove(&id)) else {
+    fn evict_locked(open: &mut Open) -> bool {
+        let Some((_, id)) = open.idle.pop_first() else {
             return false;
         };
-        conn.close();
+        if let Some(conn) = open.all.remove(&id) {
+            conn.close();
+        }
         true
     }
 
     /// Marks a request started on `conn`; finished when the returned guard drops.
     pub(crate) fn begin(self: &Arc<Self>, conn: &Arc<Conn>) -> InFlight {
-        conn.in_flight.fetch_add(1, Ordering::Relaxed);
-        conn.last_active_ms.store(self.now_ms(), Ordering::Relaxed);
+        let mut open = self.lock();
+        if conn.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
+            open.idle.remove(&(conn.idle_since_ms.load(Ordering::Relaxed), conn.id));
+        }
+        drop(open);
         InFlight {
             registry: self.clone(),
             conn: conn.clone(),
@@ -194,10 +240,12 @@ pub(crate) struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.conn.in_flight.fetch_sub(1, Ordering::Relaxed);
-        self.conn
-            .last_active_ms
-            .store(self.registry.now_ms(), Ordering::Relaxed);
+        let mut open = self.registry.lock();
+        if self.conn.in_flight.fetch_sub(1, Ordering::Relaxed) == 1 && open.all.contains_key(&self.conn.id) {
+            let now = self.registry.now_ms();
+            self.conn.idle_since_ms.store(now, Ordering::Relaxed);
+            open.idle.insert((now, self.conn.id));
+        }
     }
 }
 

@@ -68,6 +68,7 @@ mod decode;
 mod delete;
 mod discovery;
 mod encode;
+mod event_cache;
 mod faults;
 mod filter;
 mod http;
@@ -96,7 +97,7 @@ mod watch_queue;
 mod write;
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -242,6 +243,8 @@ pub(crate) struct Sim {
     pub(crate) clients: HashMap<String, logs::ClientRun>,
     /// The ConfigMaps served (read-only, published at start: see the `kube_system` module).
     pub(crate) config_maps: Vec<Value>,
+    /// Watch events encoded once for every watcher (see the `event_cache` module).
+    pub(crate) watch_events: event_cache::EventCache,
 }
 
 impl Sim {
@@ -427,12 +430,11 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
     }
     opts.faults.validate().map_err(ServeError::Options)?;
     opts.limits.validate().map_err(ServeError::Options)?;
-    let addr_text = format!("127.0.0.1:{}", opts.port);
-    let listener = TcpListener::bind(&addr_text).map_err(|source| ServeError::Bind {
-        addr: addr_text.clone(),
+    let bind_addr = SocketAddr::from(([127, 0, 0, 1], opts.port));
+    let listener = connections::listen(bind_addr).map_err(|source| ServeError::Bind {
+        addr: bind_addr.to_string(),
         source,
     })?;
-    listener.set_nonblocking(true).map_err(ServeError::Runtime)?;
     let addr = listener.local_addr().map_err(ServeError::Runtime)?;
     let url = format!("http://{addr}");
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -457,6 +459,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         ephemeral: 0,
         clients: HashMap::new(),
         config_maps: Vec::new(),
+        watch_events: event_cache::EventCache::default(),
     };
     // kube-proxy in kube-system, as on a kubeadm cluster, up before the clock starts.
     kube_system::publish(&mut sim);

@@ -44,6 +44,7 @@ pub(crate) async fn run(
     }
     let connections = Connections::new(connection_limit());
     let mut failures = 0u32;
+    let mut accepted_in_a_row = 0u64;
     loop {
         let accepted = tokio::select! {
             _ = &mut stop => break,
@@ -52,6 +53,12 @@ pub(crate) async fn run(
         let stream = match accepted {
             Ok((stream, _)) => {
                 failures = 0;
+                // Let the connections run between accepts (their heads read, closed ones
+                // dropped): a flood of new connections must not starve the open ones.
+                accepted_in_a_row += 1;
+                if accepted_in_a_row % 8 == 0 {
+                    tokio::task::yield_now().await;
+                }
                 stream
             }
             Err(e) => {

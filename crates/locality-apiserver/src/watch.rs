@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::connections::Conn;
 use crate::encode::{self, Ctx};
+use crate::event_cache::EventKey;
 use crate::filter::{LastSeen, filter};
 use crate::http::{Body, Query, line, streamed};
 use crate::protobuf::Output;
@@ -114,7 +115,7 @@ pub(crate) async fn watch(
                 First::State(objs) => {
                     for batch in objs.chunks(INITIAL_BATCH) {
                         let lines = encode_events(
-                            &shared.lock(),
+                            &mut shared.lock(),
                             &t,
                             want,
                             batch.iter().map(|(o, rv)| (EventType::Added, o, *rv)),
@@ -128,7 +129,7 @@ pub(crate) async fn watch(
             let mut last = LastSeen::new();
             loop {
                 let lines = {
-                    let sim = shared.lock();
+                    let mut sim = shared.lock();
                     let Ok(events) = sim.engine.store().events_since(cursor) else {
                         break;
                     };
@@ -141,7 +142,7 @@ pub(crate) async fn watch(
                     cursor = events.last().map_or(cursor, |e| e.resource_version);
                     let status_only = statuses.changed(&sim, &f, &selected);
                     selected.extend(status_only);
-                    encode_events(&sim, &t, want, selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)))
+                    encode_events(&mut sim, &t, want, selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)))
                 };
                 for l in lines {
                     tx.send(l).await?;
@@ -191,27 +192,48 @@ fn event(want: Want, event_type: &str, object: Value) -> Bytes {
 }
 
 fn encode_events<'a>(
-    sim: &Sim,
+    sim: &mut Sim,
     t: &Target,
     want: Want,
     events: impl Iterator<Item = (EventType, &'a Arc<Object>, u64)>,
 ) -> Vec<Bytes> {
-    let ctx = Ctx::new(&sim.engine, &sim.raw);
+    let at = (sim.engine.store().resource_version(), sim.engine.now());
+    let Sim {
+        engine,
+        raw,
+        watch_events,
+        ..
+    } = sim;
+    let ctx = Ctx::new(engine, raw);
+    let now = engine.now();
+    let one = |ty: EventType, o: &Arc<Object>, rv: u64| {
+        let object = if want.table {
+            table_of(
+                &ctx,
+                t,
+                &[(o.clone(), rv)],
+                want,
+                now,
+                json!({"resourceVersion": rv.to_string()}),
+            )
+        } else {
+            encode::encode(&ctx, o, rv)
+        };
+        event(want, ty.as_str(), object)
+    };
     events
-        .map(|(ty, o, rv)| {
-            let object = if want.table {
-                table_of(
-                    &ctx,
-                    t,
-                    &[(o.clone(), rv)],
-                    want,
-                    sim.engine.now(),
-                    json!({"resourceVersion": rv.to_string()}),
-                )
-            } else {
-                encode::encode(&ctx, o, rv)
-            };
-            event(want, ty.as_str(), object)
+        .map(|(ty, o, rv)| match o.key() {
+            // A `Table` row depends on what the client asked (columns, included object).
+            Some(key) if !want.table => {
+                let k = EventKey {
+                    key,
+                    resource_version: rv,
+                    event_type: ty,
+                    output: want.output,
+                };
+                watch_events.get_or_encode(at, k, || one(ty, o, rv))
+            }
+            _ => one(ty, o, rv),
         })
         .collect()
 }

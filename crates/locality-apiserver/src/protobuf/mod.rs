@@ -163,7 +163,7 @@ fn unsupported(what: &str) -> ApiError {
 pub(crate) const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
 /// The form of an answer, from the request's `Accept`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Output {
     Json,
     Protobuf,
