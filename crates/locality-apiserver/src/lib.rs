@@ -75,6 +75,7 @@ mod http;
 mod kube_system;
 mod limits;
 mod list_options;
+mod list_stream;
 mod logs;
 mod patch;
 mod protobuf;

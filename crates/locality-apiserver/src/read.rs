@@ -117,9 +117,9 @@ pub(crate) fn list(
                 .ok_or_else(|| ApiError::bad_request("invalid continue token (simulated API server)"))?,
         ),
     };
-    let mut sim = shared.lock();
-    sim.catch_up();
-    let sim = &*sim;
+    let mut guard = shared.lock();
+    guard.catch_up();
+    let sim = &*guard;
     let store = sim.engine.store();
     let rv = after.as_ref().map_or(store.resource_version(), |a| a.0);
     let mut items: Vec<(Arc<Object>, u64)> = Vec::new();
@@ -151,6 +151,11 @@ pub(crate) fn list(
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(n) = next {
         meta["continue"] = json!(n);
+    }
+    if !want.table && items.len() > crate::list_stream::STREAM_AFTER {
+        drop(guard);
+        let protobuf = want.output == crate::protobuf::Output::Protobuf;
+        return crate::list_stream::answer(shared, protobuf, &t.r.api_version(), &list_kind(t), meta, items);
     }
     let ctx = Ctx::new(&sim.engine, &sim.raw);
     let v = if want.table {

@@ -40,7 +40,9 @@
 //! (`minReadySeconds: 0`, a port's `hostPort: 0`) means what its absence does.
 
 mod encode;
+mod list;
 mod schema;
+pub(crate) use list::ListEncoder;
 #[cfg(test)]
 mod tests;
 mod wire;
