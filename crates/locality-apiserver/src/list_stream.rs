@@ -24,8 +24,10 @@ use crate::status::ApiError;
 /// `Content-Length`).
 pub(crate) const STREAM_AFTER: usize = 500;
 
-/// Items encoded per turn of the simulation's lock.
-const BATCH: usize = 256;
+/// Items encoded per turn of the simulation's lock; the task yields after each batch, so the
+/// server's one thread also accepts connections and serves other requests while a big list
+/// is written (tokio polls for I/O only between tasks' turns).
+const BATCH: usize = 64;
 
 /// JSON chunks written ahead of what the client has read.
 const QUEUED_CHUNKS: usize = 4;
@@ -35,7 +37,7 @@ const QUEUED_CHUNKS: usize = 4;
 ///
 /// # Errors
 /// In protobuf, an item or `meta` protobuf cannot carry: `500`, as a whole answer's.
-pub(crate) fn answer(
+pub(crate) async fn answer(
     shared: &Arc<Shared>,
     protobuf: bool,
     api_version: &str,
@@ -44,7 +46,7 @@ pub(crate) fn answer(
     items: Vec<(Arc<Object>, u64)>,
 ) -> Result<Response<Body>, ApiError> {
     if protobuf {
-        return protobuf_answer(shared, api_version, kind, &meta, &items);
+        return protobuf_answer(shared, api_version, kind, &meta, &items).await;
     }
     let (tx, rx) = mpsc::channel::<Bytes>(QUEUED_CHUNKS);
     let head = format!(
@@ -75,13 +77,16 @@ pub(crate) fn answer(
             if tx.send(Bytes::from(chunk)).await.is_err() {
                 return;
             }
+            tokio::task::yield_now().await;
         }
         let _ = tx.send(Bytes::from_static(b"]}")).await;
     });
     Ok(stream_response(rx, "application/json"))
 }
 
-fn protobuf_answer(
+/// The protobuf answer, encoded before its first byte is sent (the envelope starts with the
+/// length), a batch per turn of the lock, yielding between batches.
+async fn protobuf_answer(
     shared: &Arc<Shared>,
     api_version: &str,
     kind: &str,
@@ -99,14 +104,18 @@ fn protobuf_answer(
     let mut chunks = Vec::with_capacity(items.len().div_ceil(BATCH) + 1);
     let mut len = 0;
     for batch in items.chunks(BATCH) {
-        let sim = shared.lock();
-        let ctx = Ctx::new(&sim.engine, &sim.raw);
-        let mut out = Vec::new();
-        for (o, rv) in batch {
-            out.extend_from_slice(&enc.item(&encode::encode(&ctx, o, *rv)).map_err(failed)?);
-        }
+        let out = {
+            let sim = shared.lock();
+            let ctx = Ctx::new(&sim.engine, &sim.raw);
+            let mut out = Vec::new();
+            for (o, rv) in batch {
+                out.extend_from_slice(&enc.item(&encode::encode(&ctx, o, *rv)).map_err(failed)?);
+            }
+            out
+        };
         len += out.len();
         chunks.push(Bytes::from(out));
+        tokio::task::yield_now().await;
     }
     let (tx, rx) = mpsc::channel::<Bytes>(chunks.len() + 1);
     for chunk in std::iter::once(Bytes::from(enc.head(len))).chain(chunks) {

@@ -102,12 +102,28 @@ fn parse_continue(token: &str) -> Option<(u64, String, String)> {
     Some((rv, ns.to_string(), name.to_string()))
 }
 
-pub(crate) fn list(
+/// A list answered whole, or items to write one by one (see [`crate::list_stream`]).
+enum Listed {
+    Whole(Response<Body>),
+    ItemByItem(Value, Vec<(Arc<Object>, u64)>),
+}
+
+pub(crate) async fn list(
     shared: &Arc<Shared>,
     t: &Target,
     q: &Query,
     want: Want,
 ) -> Result<Response<Body>, ApiError> {
+    match listed(shared, t, q, want)? {
+        Listed::Whole(answer) => Ok(answer),
+        Listed::ItemByItem(meta, items) => {
+            let protobuf = want.output == crate::protobuf::Output::Protobuf;
+            crate::list_stream::answer(shared, protobuf, &t.r.api_version(), &list_kind(t), meta, items).await
+        }
+    }
+}
+
+fn listed(shared: &Arc<Shared>, t: &Target, q: &Query, want: Want) -> Result<Listed, ApiError> {
     let f = filter(t, q)?;
     let limit = crate::list_options::limit(q)?;
     let after = match q.get("continue") {
@@ -153,9 +169,7 @@ pub(crate) fn list(
         meta["continue"] = json!(n);
     }
     if !want.table && items.len() > crate::list_stream::STREAM_AFTER {
-        drop(guard);
-        let protobuf = want.output == crate::protobuf::Output::Protobuf;
-        return crate::list_stream::answer(shared, protobuf, &t.r.api_version(), &list_kind(t), meta, items);
+        return Ok(Listed::ItemByItem(meta, items));
     }
     let ctx = Ctx::new(&sim.engine, &sim.raw);
     let v = if want.table {
@@ -164,5 +178,5 @@ pub(crate) fn list(
         let encoded: Vec<Value> = items.iter().map(|(o, rv)| encode::encode(&ctx, o, *rv)).collect();
         json!({"kind": list_kind(t), "apiVersion": t.r.api_version(), "metadata": meta, "items": encoded})
     };
-    Ok(json_response(200, &v))
+    Ok(Listed::Whole(json_response(200, &v)))
 }

@@ -145,7 +145,7 @@ async fn resource(
         ("GET", None) => {
             list_options::check_list(q)?;
             fresh_enough(shared, q).await?;
-            read::list(shared, &t, q, want)
+            read::list(shared, &t, q, want).await
         }
         ("GET", Some(name)) => {
             fresh_enough(shared, q).await?;

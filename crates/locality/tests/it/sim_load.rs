@@ -12,6 +12,7 @@
 //! release build, or an older one to compare); by default the one cargo built.
 
 mod connections;
+mod lists;
 mod queries;
 mod watchers;
 
@@ -132,6 +133,11 @@ impl Server {
     /// The server's peak resident set (kB, `VmHWM`).
     pub fn peak_rss_kb(&self) -> u64 {
         self.status_field("VmHWM:")
+    }
+
+    /// Resets the peak resident set to the current one (`/proc/PID/clear_refs`, Linux 4.0+).
+    pub fn reset_peak_rss(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5");
     }
 
     /// The server's resident set now (kB).
