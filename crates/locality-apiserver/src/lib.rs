@@ -45,6 +45,13 @@
 //! Limits as a real API server's (see the `limits` module): 3 MiB bodies (413), a 32 s
 //! header-read timeout, a 60 s timeout for requests that are not long-running (504), JSON
 //! patches of at most 10,000 operations and 3 MiB of copies, objects of at most 1.5 MiB.
+//! Under load (docs/sim-serve.md): at most 4096 connections (the one idle longest makes room;
+//! see the `connections` module), an accept back-off as Go's, a queue of 32 KiB per watch (a
+//! watcher that leaves it full for 1 s is closed; `watch_queue`), each watch event encoded
+//! once for all watchers (`event_cache`), lists of more than 500 items written item by item
+//! (`list_stream`), list options checked as upstream (`list_options`: `400` for what does not
+//! parse, `504` `ResourceVersionTooLarge` for a `resourceVersion` the store does not reach
+//! within 3 s).
 //!
 //! Request bodies are JSON, YAML or, for create, update and delete, Kubernetes protobuf
 //! (`application/vnd.kubernetes.protobuf`, which kubectl 1.32+ sends from its typed commands;
