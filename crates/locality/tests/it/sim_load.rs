@@ -13,6 +13,7 @@
 
 mod connections;
 mod lists;
+mod objects;
 mod queries;
 mod watchers;
 
