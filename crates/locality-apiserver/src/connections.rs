@@ -73,12 +73,14 @@ pub(crate) fn accept_backoff(failures: u32) -> Duration {
 /// [`RESERVED_DESCRIPTORS`] when that is lower (read from `/proc/self/limits`; elsewhere the
 /// bound is [`MAX_CONNECTIONS`]).
 pub(crate) fn connection_limit() -> usize {
-    let soft = std::fs::read_to_string("/proc/self/limits").ok().and_then(|text| {
-        text.lines()
-            .find(|l| l.starts_with("Max open files"))
-            .and_then(|l| l.split_whitespace().nth(3))
-            .and_then(|v| v.parse::<usize>().ok())
-    });
+    let soft = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3))
+                .and_then(|v| v.parse::<usize>().ok())
+        });
     soft.map_or(MAX_CONNECTIONS, |n| {
         MAX_CONNECTIONS.min(n.saturating_sub(RESERVED_DESCRIPTORS).max(1))
     })
@@ -130,7 +132,8 @@ struct Open {
 impl Open {
     fn remove(&mut self, conn: &Conn) {
         if self.all.remove(&conn.id).is_some() {
-            self.idle.remove(&(conn.idle_since_ms.load(Ordering::Relaxed), conn.id));
+            self.idle
+                .remove(&(conn.idle_since_ms.load(Ordering::Relaxed), conn.id));
         }
     }
 }
@@ -167,7 +170,9 @@ impl Connections {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
-        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn now_ms(&self) -> u64 {
@@ -221,7 +226,8 @@ impl Connections {
     pub(crate) fn begin(self: &Arc<Self>, conn: &Arc<Conn>) -> InFlight {
         let mut open = self.lock();
         if conn.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
-            open.idle.remove(&(conn.idle_since_ms.load(Ordering::Relaxed), conn.id));
+            open.idle
+                .remove(&(conn.idle_since_ms.load(Ordering::Relaxed), conn.id));
         }
         drop(open);
         InFlight {

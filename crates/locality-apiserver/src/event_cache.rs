@@ -44,7 +44,12 @@ pub(crate) struct EventCache {
 impl EventCache {
     /// The event `key` encoded at `at` (the store's resourceVersion and the virtual time), by
     /// `encode` unless a watcher encoded it already.
-    pub(crate) fn get_or_encode(&mut self, at: (u64, u64), key: EventKey, encode: impl FnOnce() -> Bytes) -> Bytes {
+    pub(crate) fn get_or_encode(
+        &mut self,
+        at: (u64, u64),
+        key: EventKey,
+        encode: impl FnOnce() -> Bytes,
+    ) -> Bytes {
         if self.at != at || self.bytes > MAX_CACHED_BYTES {
             self.events.clear();
             self.bytes = 0;

@@ -116,12 +116,12 @@ use serde_json::Value;
 
 pub use discovery::{SIMULATED_BUILD_METADATA, simulated_git_version};
 pub use faults::{FaultCounts, Faults, Verb};
-pub use request_log::{MAX_REQUEST_LOG, MAX_REQUEST_LOG_BYTES};
 pub use limits::{
     HEADER_READ_TIMEOUT, JSON_PATCH_MAX_COPY_BYTES, Limits, MAX_DIAL_TRIES, MAX_JSON_PATCH_OPERATIONS,
     MAX_OBJECT_BYTES, MAX_PROBE_TRIES_PER_SECOND, MAX_REQUEST_BODY_BYTES, MIN_PROBE_INTERVAL_MS,
     REQUEST_TIMEOUT,
 };
+pub use request_log::{MAX_REQUEST_LOG, MAX_REQUEST_LOG_BYTES};
 
 /// The context (and cluster and user) name in the written kubeconfig.
 pub const CONTEXT_NAME: &str = "locality-sim";

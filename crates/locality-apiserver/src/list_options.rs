@@ -178,7 +178,11 @@ mod tests {
         for bad in ["abc", "-1", "1.5", "18446744073709551616"] {
             let e = resource_version(&q(&format!("resourceVersion={bad}"))).unwrap_err();
             assert_eq!((e.code, e.reason), (400, "BadRequest"), "{bad}");
-            assert!(e.message.starts_with("invalid resource version: "), "{}", e.message);
+            assert!(
+                e.message.starts_with("invalid resource version: "),
+                "{}",
+                e.message
+            );
         }
         let e = resource_version(&q("resourceVersion=18446744073709551616")).unwrap_err();
         assert!(e.message.ends_with("value out of range"), "{}", e.message);
@@ -187,8 +191,14 @@ mod tests {
     #[test]
     fn watch_timeouts_are_int64_and_bounded() {
         assert_eq!(watch_timeout(&q("")).unwrap(), DEFAULT_WATCH_TIMEOUT);
-        assert_eq!(watch_timeout(&q("timeoutSeconds=0")).unwrap(), DEFAULT_WATCH_TIMEOUT);
-        assert_eq!(watch_timeout(&q("timeoutSeconds=5")).unwrap(), Duration::from_secs(5));
+        assert_eq!(
+            watch_timeout(&q("timeoutSeconds=0")).unwrap(),
+            DEFAULT_WATCH_TIMEOUT
+        );
+        assert_eq!(
+            watch_timeout(&q("timeoutSeconds=5")).unwrap(),
+            Duration::from_secs(5)
+        );
         assert_eq!(watch_timeout(&q("timeoutSeconds=-5")).unwrap(), Duration::ZERO);
         assert_eq!(
             watch_timeout(&q("timeoutSeconds=9223372036854775807")).unwrap(),
@@ -213,7 +223,10 @@ mod tests {
         let e = check_list(&q("continue=x&resourceVersion=7")).unwrap_err();
         assert_eq!(
             (e.code, e.message.as_str()),
-            (400, "specifying resource version is not allowed when using continue")
+            (
+                400,
+                "specifying resource version is not allowed when using continue"
+            )
         );
         assert_eq!(check_list(&q("limit=abc")).unwrap_err().code, 400);
         assert_eq!(limit(&q("limit=-3")).unwrap(), 0);
@@ -224,7 +237,10 @@ mod tests {
         let s = too_large_resource_version(900, 12).to_status();
         assert_eq!(s["code"], 504);
         assert_eq!(s["reason"], "Timeout");
-        assert_eq!(s["message"], "Timeout: Too large resource version: 900, current: 12");
+        assert_eq!(
+            s["message"],
+            "Timeout: Too large resource version: 900, current: 12"
+        );
         assert_eq!(s["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
         assert_eq!(s["details"]["causes"][0]["message"], "Too large resource version");
         assert_eq!(s["details"]["retryAfterSeconds"], 1);

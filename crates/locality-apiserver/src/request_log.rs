@@ -37,7 +37,10 @@ impl RequestLog {
         if !self.enabled {
             return;
         }
-        let mut e = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut e = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let path = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
         let size = method.as_str().len() + path.len();
         if e.requests.len() >= MAX_REQUEST_LOG || e.bytes + size > MAX_REQUEST_LOG_BYTES {

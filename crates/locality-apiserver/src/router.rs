@@ -8,8 +8,8 @@ use http::{HeaderMap, Method, Request, Response, header};
 use hyper::body::{Bytes, Incoming};
 use locality_sim::Kind;
 
-use crate::http::{Body, Query, error_response, json_response, response};
 use crate::connections::Conn;
+use crate::http::{Body, Query, error_response, json_response, response};
 use crate::status::ApiError;
 use crate::target::{Target, parse_target, want};
 use crate::{Shared, discovery, list_options, read, write};

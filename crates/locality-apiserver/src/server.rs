@@ -56,7 +56,7 @@ pub(crate) async fn run(
                 // Let the connections run between accepts (their heads read, closed ones
                 // dropped): a flood of new connections must not starve the open ones.
                 accepted_in_a_row += 1;
-                if accepted_in_a_row % 8 == 0 {
+                if accepted_in_a_row.is_multiple_of(8) {
                     tokio::task::yield_now().await;
                 }
                 stream

@@ -104,7 +104,9 @@ pub(crate) async fn watch(
     tokio::spawn(async move {
         // Bounded (`MAX_WATCH_TIMEOUT`): the deadline cannot overflow; saturate anyway.
         let now = tokio::time::Instant::now();
-        let deadline = now.checked_add(timeout).unwrap_or(now + Duration::from_secs(3600));
+        let deadline = now
+            .checked_add(timeout)
+            .unwrap_or(now + Duration::from_secs(3600));
         let sent = async {
             match first {
                 First::Error(e) => {
@@ -142,7 +144,12 @@ pub(crate) async fn watch(
                     cursor = events.last().map_or(cursor, |e| e.resource_version);
                     let status_only = statuses.changed(&sim, &f, &selected);
                     selected.extend(status_only);
-                    encode_events(&mut sim, &t, want, selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)))
+                    encode_events(
+                        &mut sim,
+                        &t,
+                        want,
+                        selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)),
+                    )
                 };
                 for l in lines {
                     tx.send(l).await?;

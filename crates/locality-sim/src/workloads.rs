@@ -17,7 +17,6 @@ use crate::tasks::Task;
 use crate::templates::{LABEL_POD_TEMPLATE_HASH, scaled, template_hash, with};
 use crate::time::Millis;
 
-
 /// Most pods one sync of a ReplicaSet creates or deletes: 500, kube-controller-manager's
 /// `pkg/controller/replicaset` `BurstReplicas` (`manageReplicas` caps the diff at it; the
 /// rest waits for the next sync).

@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
+use super::MAGIC;
 use super::encode::{self, field_bytes};
 use super::schema::{Card, Schema, Ty};
-use super::MAGIC;
 
 /// The parts of one list answer: its kind, the list message without items, and the items'
 /// message.

@@ -18,7 +18,11 @@ const PODS: &str = "/api/v1/namespaces/default/pods";
 fn body_of(path: &str, accept: &str, port: u16) -> (Vec<u8>, bool) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("an answer") + 4;
@@ -47,7 +51,13 @@ fn a_big_list_is_streamed_and_says_what_a_whole_one_says() {
         "spec":{"replicas":700,"selector":{"matchLabels":{"app":"big"}},
         "template":{"metadata":{"labels":{"app":"big"}},
         "spec":{"containers":[{"name":"c","image":"registry.k8s.io/e2e-test-images/agnhost:2.52"}]}}}}"#;
-    let (code, body) = http(&r, "POST", "/apis/apps/v1/namespaces/default/deployments", "application/json", deployment);
+    let (code, body) = http(
+        &r,
+        "POST",
+        "/apis/apps/v1/namespaces/default/deployments",
+        "application/json",
+        deployment,
+    );
     assert_eq!(code, 201, "{body}");
     let selected = format!("{PODS}?labelSelector=app%3Dbig");
     eventually(60, || {
@@ -59,10 +69,17 @@ fn a_big_list_is_streamed_and_says_what_a_whole_one_says() {
     let (json, chunked) = body_of(&selected, "application/json", r.port());
     assert!(chunked, "a list of 700 is streamed");
     let list: Value = serde_json::from_slice(&json).expect("one JSON document");
-    assert_eq!((list["kind"].as_str(), list["apiVersion"].as_str()), (Some("PodList"), Some("v1")));
+    assert_eq!(
+        (list["kind"].as_str(), list["apiVersion"].as_str()),
+        (Some("PodList"), Some("v1"))
+    );
     let items = list["items"].as_array().expect("items");
     assert_eq!(items.len(), 700);
-    assert!(items.iter().all(|p| p["kind"] == "Pod" && p["metadata"]["labels"]["app"] == "big"));
+    assert!(
+        items
+            .iter()
+            .all(|p| p["kind"] == "Pod" && p["metadata"]["labels"]["app"] == "big")
+    );
     // Pages of it (each small, written whole) hold the same pods in the same order.
     let (_, first) = get_json(&r, &format!("{selected}&limit=400"));
     let token = first["metadata"]["continue"].as_str().expect("a continue token");
@@ -83,8 +100,18 @@ fn a_big_list_is_streamed_and_says_what_a_whole_one_says() {
     let pb_names: Vec<String> = decoded
         .items
         .iter()
-        .map(|p| p.metadata.as_ref().and_then(|m| m.name.clone()).unwrap_or_default())
+        .map(|p| {
+            p.metadata
+                .as_ref()
+                .and_then(|m| m.name.clone())
+                .unwrap_or_default()
+        })
         .collect();
     assert_eq!(pb_names, names(items));
-    assert!(decoded.metadata.and_then(|m| m.resource_version).is_some_and(|rv| !rv.is_empty()));
+    assert!(
+        decoded
+            .metadata
+            .and_then(|m| m.resource_version)
+            .is_some_and(|rv| !rv.is_empty())
+    );
 }

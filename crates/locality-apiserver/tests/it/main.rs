@@ -1,7 +1,7 @@
 //! The integration tests of `locality-apiserver`, one binary (one link) with a module per area.
 
-mod clients;
 mod big_lists;
+mod clients;
 mod common;
 mod faults;
 mod http_api;

@@ -340,7 +340,11 @@ fn feature_gates_reach_the_simulated_controllers_and_kube_proxies() {
 fn web_pods(e: &Engine) -> usize {
     e.store()
         .list_namespace(Kind::Pod, NS)
-        .filter(|(_, s)| s.object.as_pod().is_some_and(|p| p.pod.meta.labels.get("app").map(String::as_str) == Some("web")))
+        .filter(|(_, s)| {
+            s.object
+                .as_pod()
+                .is_some_and(|p| p.pod.meta.labels.get("app").map(String::as_str) == Some("web"))
+        })
         .count()
 }
 

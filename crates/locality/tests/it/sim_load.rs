@@ -79,7 +79,10 @@ impl Server {
         };
         let start = Instant::now();
         while !kubeconfig.exists() {
-            assert!(start.elapsed() < Duration::from_secs(60), "sim serve did not start");
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "sim serve did not start"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let text = std::fs::read_to_string(&kubeconfig).unwrap();
@@ -256,7 +259,13 @@ pub fn read_answer(r: &mut impl BufRead) -> Option<Answer> {
 }
 
 /// One request on a new connection (`Connection: close`), its answer within `timeout`.
-pub fn request(addr: &str, method: &str, path: &str, body: Option<&str>, timeout: Duration) -> Option<Answer> {
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    timeout: Duration,
+) -> Option<Answer> {
     let sock: std::net::SocketAddr = addr.parse().ok()?;
     let mut s = TcpStream::connect_timeout(&sock, timeout).ok()?;
     s.set_read_timeout(Some(timeout)).ok()?;
@@ -336,7 +345,10 @@ impl Probe {
             report.answered, report.failed, report.slowest
         );
         assert!(report.answered > 0, "{what}: the small client got no answer");
-        assert_eq!(report.failed, 0, "{what}: the small client was not answered: {report:?}");
+        assert_eq!(
+            report.failed, 0,
+            "{what}: the small client was not answered: {report:?}"
+        );
         assert!(
             report.slowest < MAX_LATENCY,
             "{what}: the small client waited {:?}",

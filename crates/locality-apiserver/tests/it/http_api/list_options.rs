@@ -24,7 +24,11 @@ fn watch_timeouts_that_do_not_fit_an_int64_are_bad_requests() {
     let r = start(10.0);
     for bad in ["18446744073709551615", "abc", "1.5", "-9223372036854775809"] {
         let (code, v) = get_json(&r, &format!("/api/v1/pods?watch=true&timeoutSeconds={bad}"));
-        assert_eq!((code, reason(&v).0), (400, "BadRequest"), "timeoutSeconds={bad}: {v}");
+        assert_eq!(
+            (code, reason(&v).0),
+            (400, "BadRequest"),
+            "timeoutSeconds={bad}: {v}"
+        );
         assert!(reason(&v).1.starts_with("strconv.ParseInt: parsing"), "{v}");
     }
     // The same for a list, and `limit`.
@@ -60,7 +64,10 @@ fn the_largest_watch_timeout_serves_a_watch_without_a_panic() {
     }
     let text = String::from_utf8_lossy(&seen);
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
-    assert!(text.contains("\"ADDED\""), "the watch sends the namespaces: {text}");
+    assert!(
+        text.contains("\"ADDED\""),
+        "the watch sends the namespaces: {text}"
+    );
     // The server still answers (the watch task did not panic and take the server with it).
     let (code, _) = get_json(&r, "/api/v1/namespaces");
     assert_eq!(code, 200);
@@ -86,7 +93,11 @@ fn resource_versions_that_do_not_parse_are_bad_requests() {
 fn a_resource_version_from_the_future_times_out_as_the_watch_cache() {
     let r = start(10.0);
     let (_, list) = get_json(&r, "/api/v1/namespaces");
-    let current: u64 = list["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+    let current: u64 = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     let future = current + 1_000_000;
     for path in [
         format!("/api/v1/pods?resourceVersion={future}"),
@@ -97,13 +108,21 @@ fn a_resource_version_from_the_future_times_out_as_the_watch_cache() {
         let took = start.elapsed();
         assert_eq!((code, reason(&v).0), (504, "Timeout"), "{path}: {v}");
         assert!(
-            reason(&v).1.starts_with(&format!("Timeout: Too large resource version: {future}, current: ")),
+            reason(&v).1.starts_with(&format!(
+                "Timeout: Too large resource version: {future}, current: "
+            )),
             "{v}"
         );
-        assert_eq!(v["details"]["causes"][0]["reason"], "ResourceVersionTooLarge", "{v}");
+        assert_eq!(
+            v["details"]["causes"][0]["reason"], "ResourceVersionTooLarge",
+            "{v}"
+        );
         assert_eq!(v["details"]["causes"][0]["message"], "Too large resource version");
         assert_eq!(v["details"]["retryAfterSeconds"], 1);
-        assert!(took >= Duration::from_millis(2_900), "{path}: answered after {took:?}");
+        assert!(
+            took >= Duration::from_millis(2_900),
+            "{path}: answered after {took:?}"
+        );
     }
     // One the store has reached is served at once.
     let (code, _) = get_json(&r, &format!("/api/v1/pods?resourceVersion={current}"));
@@ -115,10 +134,25 @@ fn continue_with_a_resource_version_is_a_bad_request() {
     let r = start(10.0);
     let (_, page) = get_json(&r, "/api/v1/pods?limit=1");
     let token = page["metadata"]["continue"].as_str().expect("a continue token");
-    let (code, v) = get_json(&r, &format!("/api/v1/pods?limit=1&continue={token}&resourceVersion=3"));
-    assert_eq!((code, reason(&v)), (400, ("BadRequest", "specifying resource version is not allowed when using continue")));
+    let (code, v) = get_json(
+        &r,
+        &format!("/api/v1/pods?limit=1&continue={token}&resourceVersion=3"),
+    );
+    assert_eq!(
+        (code, reason(&v)),
+        (
+            400,
+            (
+                "BadRequest",
+                "specifying resource version is not allowed when using continue"
+            )
+        )
+    );
     // "0" (any) is allowed with it, as upstream.
-    let (code, _) = get_json(&r, &format!("/api/v1/pods?limit=1&continue={token}&resourceVersion=0"));
+    let (code, _) = get_json(
+        &r,
+        &format!("/api/v1/pods?limit=1&continue={token}&resourceVersion=0"),
+    );
     assert_eq!(code, 200);
 }
 
@@ -133,7 +167,8 @@ fn requests_are_recorded_only_when_asked() {
 fn requests_are_recorded_when_asked() {
     let topology = locality_sim::Topology::builtin("three-zones").expect("built-in topology");
     let mut opts =
-        locality_apiserver::ServeOptions::from_topology(&topology, locality_sim::SimConfig::default()).expect("engine");
+        locality_apiserver::ServeOptions::from_topology(&topology, locality_sim::SimConfig::default())
+            .expect("engine");
     opts.record_requests = true;
     let r = locality_apiserver::serve(opts).expect("serve");
     let _ = get_json(&r, "/version?x=1");

@@ -47,7 +47,11 @@ fn connections_holding_a_partial_header_do_not_wedge_the_server() {
         assert!(took < MAX_KUBECTL, "kubectl get pods -A took {took:?}");
     }
     probe.finish("20,000 partial headers");
-    assert!(share < 0.5, "the server used {:.0}% of a core while idle connections were held", share * 100.0);
+    assert!(
+        share < 0.5,
+        "the server used {:.0}% of a core while idle connections were held",
+        share * 100.0
+    );
     server.assert_alive_without_panic();
     server.assert_peak_rss_under_limit("20,000 partial headers");
     drop(held);

@@ -15,7 +15,11 @@ const T: Duration = Duration::from_secs(60);
 fn answer_bytes(addr: &str, path: &str, accept: &str) -> usize {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(T)).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut r = BufReader::new(s);
     let mut buf = vec![0u8; 1 << 16];
     let mut total = 0;
@@ -47,14 +51,17 @@ fn a_list_of_100000_pods_is_written_item_by_item() {
     let start = Instant::now();
     loop {
         let made: u64 = request(&server.addr, "GET", path, None, T).map_or(0, |a| {
-            a.json()["items"]
-                .as_array()
-                .map_or(0, |ds| ds.iter().filter_map(|d| d["status"]["replicas"].as_u64()).sum())
+            a.json()["items"].as_array().map_or(0, |ds| {
+                ds.iter().filter_map(|d| d["status"]["replicas"].as_u64()).sum()
+            })
         });
         if made >= PODS as u64 {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(300), "{made} of {PODS} pods were created");
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "{made} of {PODS} pods were created"
+        );
         std::thread::sleep(Duration::from_secs(1));
     }
     std::thread::sleep(Duration::from_secs(2));
@@ -78,7 +85,10 @@ fn a_list_of_100000_pods_is_written_item_by_item() {
             added_kb / 1024,
             (added_kb * 1024) as f64 / bytes as f64
         );
-        assert!(bytes > PODS * 500, "{what}: an answer of {bytes} bytes for {PODS} pods");
+        assert!(
+            bytes > PODS * 500,
+            "{what}: an answer of {bytes} bytes for {PODS} pods"
+        );
         assert!(
             added_kb * 1024 < 2 * bytes as u64,
             "{what}: the list added {} MB to the peak for an answer of {} MB",

@@ -28,9 +28,15 @@ fn a_million_replicas_are_made_in_bursts_while_the_server_answers() {
         .unwrap_or(0);
     // At speed 10, 30 s of wall time are at most 300 virtual seconds: 12 bursts and the first.
     let bursts = start.elapsed().as_secs() * 10 / 25 + 1;
-    eprintln!("a million replicas asked: {replicas} pods after {:?} ({bursts} bursts at most)", start.elapsed());
+    eprintln!(
+        "a million replicas asked: {replicas} pods after {:?} ({bursts} bursts at most)",
+        start.elapsed()
+    );
     assert!(replicas >= 500, "the first burst was made: {replicas}");
-    assert!(replicas <= bursts * 500, "{replicas} pods: more than {bursts} bursts of 500");
+    assert!(
+        replicas <= bursts * 500,
+        "{replicas} pods: more than {bursts} bursts of 500"
+    );
     if let Some(took) = server.time_kubectl_get_pods() {
         assert!(took < MAX_KUBECTL, "kubectl get pods -A took {took:?}");
     }

@@ -54,7 +54,11 @@ fn watch_timeouts_that_overflow_are_refused_or_bounded() {
             T,
         )
         .expect("an answer");
-        assert_eq!((a.code, a.reason().as_str()), (400, "BadRequest"), "timeoutSeconds={bad}");
+        assert_eq!(
+            (a.code, a.reason().as_str()),
+            (400, "BadRequest"),
+            "timeoutSeconds={bad}"
+        );
     }
     // The largest int64: a watch, which starts with the current pods.
     let mut s = TcpStream::connect(&server.addr).unwrap();
@@ -73,12 +77,22 @@ fn watch_timeouts_that_overflow_are_refused_or_bounded() {
         .map(|i| {
             let mut s = TcpStream::connect(&server.addr).unwrap();
             let t = if i % 2 == 0 { "9223372036854775807" } else { "-5" };
-            write!(s, "GET /api/v1/pods?watch=true&timeoutSeconds={t} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            write!(
+                s,
+                "GET /api/v1/pods?watch=true&timeoutSeconds={t} HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            .unwrap();
             s
         })
         .collect();
-    let ended = request(&server.addr, "GET", "/api/v1/pods?watch=true&timeoutSeconds=-5", None, T)
-        .expect("a negative timeout ends the watch");
+    let ended = request(
+        &server.addr,
+        "GET",
+        "/api/v1/pods?watch=true&timeoutSeconds=-5",
+        None,
+        T,
+    )
+    .expect("a negative timeout ends the watch");
     assert_eq!(ended.code, 200);
     std::thread::sleep(Duration::from_secs(2));
     drop(watches);
@@ -117,12 +131,21 @@ fn resource_versions_from_the_future_time_out_as_upstream() {
         let (a, took, path) = w.join().unwrap();
         let s = a.json();
         assert_eq!((a.code, a.reason().as_str()), (504, "Timeout"), "{path}: {s}");
-        assert_eq!(s["details"]["causes"][0]["reason"], "ResourceVersionTooLarge", "{s}");
-        assert!(
-            s["message"].as_str().unwrap_or_default().starts_with("Timeout: Too large resource version"),
+        assert_eq!(
+            s["details"]["causes"][0]["reason"], "ResourceVersionTooLarge",
             "{s}"
         );
-        assert!(took >= Duration::from_millis(2_500) && took < Duration::from_secs(10), "{path}: {took:?}");
+        assert!(
+            s["message"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Timeout: Too large resource version"),
+            "{s}"
+        );
+        assert!(
+            took >= Duration::from_millis(2_500) && took < Duration::from_secs(10),
+            "{path}: {took:?}"
+        );
     }
     for bad in ["abc", "-1", "1.5"] {
         for path in [
@@ -134,8 +157,13 @@ fn resource_versions_from_the_future_time_out_as_upstream() {
             assert_eq!((a.code, a.reason().as_str()), (400, "BadRequest"), "{path}");
         }
     }
-    let page = request(&server.addr, "GET", "/api/v1/pods?limit=1", None, T).unwrap().json();
-    let token = page["metadata"]["continue"].as_str().expect("a continue token").to_string();
+    let page = request(&server.addr, "GET", "/api/v1/pods?limit=1", None, T)
+        .unwrap()
+        .json();
+    let token = page["metadata"]["continue"]
+        .as_str()
+        .expect("a continue token")
+        .to_string();
     let a = request(
         &server.addr,
         "GET",
