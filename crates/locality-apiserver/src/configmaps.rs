@@ -77,12 +77,9 @@ pub(crate) fn request(
         return Ok(json_response(200, &v));
     }
     if q.flag("watch") && q.get("watch").is_some() {
-        let from = q.get("resourceVersion").filter(|v| !v.is_empty() && *v != "0");
+        let from = crate::list_options::resource_version(q)?;
         let events: Vec<Value> = if from.is_some() { Vec::new() } else { selected };
-        let timeout = q
-            .get("timeoutSeconds")
-            .and_then(|s| s.parse::<u64>().ok())
-            .map_or(Duration::from_secs(1800), Duration::from_secs);
+        let timeout = crate::list_options::watch_timeout(q)?;
         return Ok(watch(events, table, now, timeout));
     }
     let meta = json!({"resourceVersion": rv.to_string()});

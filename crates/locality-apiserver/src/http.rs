@@ -18,10 +18,12 @@ use crate::limits::{self, MAX_REQUEST_BODY_BYTES};
 use crate::protobuf;
 use crate::status::ApiError;
 
-/// A response body: all at once, or a stream of chunks (watches).
+/// A response body: all at once, a stream of chunks (followed logs, ConfigMap watches), or a
+/// watch's queue bounded in bytes ([`crate::watch_queue`]).
 pub(crate) enum Body {
     Full(Option<Bytes>),
     Stream(mpsc::Receiver<Bytes>),
+    Queued(crate::watch_queue::Receiver),
 }
 
 impl hyper::body::Body for Body {
@@ -35,6 +37,8 @@ impl hyper::body::Body for Body {
         match &mut *self {
             Body::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Body::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            // The event's room in the queue is given back as hyper takes it.
+            Body::Queued(rx) => rx.poll_recv(cx).map(|o| o.map(|(b, _room)| Ok(Frame::data(b)))),
         }
     }
 
@@ -46,7 +50,7 @@ impl hyper::body::Body for Body {
         match self {
             Body::Full(Some(b)) => hyper::body::SizeHint::with_exact(b.len() as u64),
             Body::Full(None) => hyper::body::SizeHint::with_exact(0),
-            Body::Stream(_) => hyper::body::SizeHint::default(),
+            Body::Stream(_) | Body::Queued(_) => hyper::body::SizeHint::default(),
         }
     }
 }
@@ -139,7 +143,12 @@ pub(crate) fn percent_decode(s: &str) -> String {
 /// A streamed answer (a watch, a followed log) of `content_type`, with the headers every
 /// answer of the simulated server carries.
 pub(crate) fn stream_response(rx: mpsc::Receiver<Bytes>, content_type: &'static str) -> Response<Body> {
-    let mut r = Response::new(Body::Stream(rx));
+    streamed(Body::Stream(rx), content_type)
+}
+
+/// A streamed answer of any streaming `body`, with the headers every answer carries.
+pub(crate) fn streamed(body: Body, content_type: &'static str) -> Response<Body> {
+    let mut r = Response::new(body);
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     h.insert(header::SERVER, http::HeaderValue::from_static(SERVER_HEADER));

@@ -45,6 +45,13 @@
 //! Limits as a real API server's (see the `limits` module): 3 MiB bodies (413), a 32 s
 //! header-read timeout, a 60 s timeout for requests that are not long-running (504), JSON
 //! patches of at most 10,000 operations and 3 MiB of copies, objects of at most 1.5 MiB.
+//! Under load (docs/sim-serve.md): at most 4096 connections (the one idle longest makes room;
+//! see the `connections` module), an accept back-off as Go's, a queue of 32 KiB per watch (a
+//! watcher that leaves it full for 1 s is closed; `watch_queue`), each watch event encoded
+//! once for all watchers (`event_cache`), lists of more than 500 items written item by item
+//! (`list_stream`), list options checked as upstream (`list_options`: `400` for what does not
+//! parse, `504` `ResourceVersionTooLarge` for a `resourceVersion` the store does not reach
+//! within 3 s).
 //!
 //! Request bodies are JSON, YAML or, for create, update and delete, Kubernetes protobuf
 //! (`application/vnd.kubernetes.protobuf`, which kubectl 1.32+ sends from its typed commands;
@@ -62,21 +69,26 @@
 mod age;
 mod apply;
 mod configmaps;
+mod connections;
 mod data_planes;
 mod decode;
 mod delete;
 mod discovery;
 mod encode;
+mod event_cache;
 mod faults;
 mod filter;
 mod http;
 mod kube_system;
 mod limits;
+mod list_options;
+mod list_stream;
 mod logs;
 mod patch;
 mod protobuf;
 mod proxy;
 mod read;
+mod request_log;
 mod resources;
 mod router;
 mod select;
@@ -88,10 +100,12 @@ mod subresources;
 mod table;
 mod target;
 mod validate;
+mod watch;
+mod watch_queue;
 mod write;
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -107,6 +121,7 @@ pub use limits::{
     MAX_OBJECT_BYTES, MAX_PROBE_TRIES_PER_SECOND, MAX_REQUEST_BODY_BYTES, MIN_PROBE_INTERVAL_MS,
     REQUEST_TIMEOUT,
 };
+pub use request_log::{MAX_REQUEST_LOG, MAX_REQUEST_LOG_BYTES};
 
 /// The context (and cluster and user) name in the written kubeconfig.
 pub const CONTEXT_NAME: &str = "locality-sim";
@@ -131,6 +146,9 @@ pub struct ServeOptions {
     pub faults: Faults,
     /// The header-read and request timeouts (default: the real API server's); see [`Limits`].
     pub limits: Limits,
+    /// Keep a record of the requests served, for [`Running::requests`] (default: off; tests
+    /// that check what a client asked turn it on).
+    pub record_requests: bool,
 }
 
 impl ServeOptions {
@@ -143,6 +161,7 @@ impl ServeOptions {
             kubeconfig_out: None,
             faults: Faults::default(),
             limits: Limits::default(),
+            record_requests: false,
         }
     }
 
@@ -243,6 +262,8 @@ pub(crate) struct Sim {
     pub(crate) clients: HashMap<String, logs::ClientRun>,
     /// The ConfigMaps served (read-only, published at start: see the `kube_system` module).
     pub(crate) config_maps: Vec<Value>,
+    /// Watch events encoded once for every watcher (see the `event_cache` module).
+    pub(crate) watch_events: event_cache::EventCache,
 }
 
 impl Sim {
@@ -275,8 +296,8 @@ pub(crate) struct Shared {
     pub(crate) injector: faults::Injector,
     /// The timeouts served with.
     pub(crate) limits: Limits,
-    /// Every request's method and path with its query (`Running::requests`).
-    pub(crate) requests: Mutex<Vec<(String, String)>>,
+    /// What [`Running::requests`] returns, when [`ServeOptions::record_requests`] asked.
+    pub(crate) requests: request_log::RequestLog,
 }
 
 impl Shared {
@@ -323,18 +344,13 @@ impl std::fmt::Debug for Running {
     }
 }
 
-/// How many requests [`Running::requests`] keeps (the first ones).
-pub const MAX_REQUEST_LOG: usize = 100_000;
-
 impl Running {
-    /// Every request served so far (the first [`MAX_REQUEST_LOG`]), in order: its method and its path with the query (for
-    /// tests that check what a client asked, e.g. against RBAC rules).
+    /// Every request served so far, in order, when [`ServeOptions::record_requests`] asked
+    /// for it (else none): its method and its path with the query (for tests that check what
+    /// a client asked, e.g. against RBAC rules). The first [`MAX_REQUEST_LOG`] requests, and
+    /// at most [`MAX_REQUEST_LOG_BYTES`] of them.
     pub fn requests(&self) -> Vec<(String, String)> {
-        self.shared
-            .requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.shared.requests.snapshot()
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -433,12 +449,11 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
     }
     opts.faults.validate().map_err(ServeError::Options)?;
     opts.limits.validate().map_err(ServeError::Options)?;
-    let addr_text = format!("127.0.0.1:{}", opts.port);
-    let listener = TcpListener::bind(&addr_text).map_err(|source| ServeError::Bind {
-        addr: addr_text.clone(),
+    let bind_addr = SocketAddr::from(([127, 0, 0, 1], opts.port));
+    let listener = connections::listen(bind_addr).map_err(|source| ServeError::Bind {
+        addr: bind_addr.to_string(),
         source,
     })?;
-    listener.set_nonblocking(true).map_err(ServeError::Runtime)?;
     let addr = listener.local_addr().map_err(ServeError::Runtime)?;
     let url = format!("http://{addr}");
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -463,6 +478,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         ephemeral: 0,
         clients: HashMap::new(),
         config_maps: Vec::new(),
+        watch_events: event_cache::EventCache::default(),
     };
     // kube-proxy in kube-system, as on a kubeadm cluster, up before the clock starts.
     kube_system::publish(&mut sim);
@@ -475,7 +491,7 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         changed: tokio::sync::watch::channel(rv).0,
         expired: tokio::sync::watch::channel(0).0,
         addr,
-        requests: Mutex::new(Vec::new()),
+        requests: request_log::RequestLog::new(opts.record_requests),
         injector: faults::Injector::new(opts.faults),
         limits: opts.limits,
     });

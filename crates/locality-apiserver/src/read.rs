@@ -1,31 +1,25 @@
-//! The reading verbs: get, list (selectors, `limit`/`continue`) and watch (from a
-//! resourceVersion, with objects entering and leaving a selection), as JSON, protobuf or `Table` (a watch in protobuf is length-delimited `WatchEvent` frames).
+//! The reading verbs get and list (selectors, `limit`/`continue`), as JSON, protobuf or
+//! `Table`; watch is in [`crate::watch`].
 
-use crate::status_watch::StatusWatch;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::Response;
-use hyper::body::Bytes;
-use locality_sim::EventType;
 use locality_sim::{Object, ObjectKey};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::encode::{self, Ctx};
-use crate::filter::{LastSeen, filter};
-use crate::http::{Body, Query, json_response, line, stream_response};
-use crate::protobuf::Output;
+use crate::filter::filter;
+use crate::http::{Body, Query, json_response};
 use crate::status::ApiError;
 use crate::target::{Include, Target, Want, key_of, store_kind};
-use crate::{Shared, Sim, table};
+use crate::{Shared, table};
 
 fn list_kind(t: &Target) -> String {
     format!("{}List", t.r.kind_name)
 }
 
 /// `Table` JSON for objects (each with its resourceVersion).
-fn table_of(
+pub(crate) fn table_of(
     ctx: &Ctx<'_>,
     t: &Target,
     items: &[(Arc<Object>, u64)],
@@ -108,19 +102,30 @@ fn parse_continue(token: &str) -> Option<(u64, String, String)> {
     Some((rv, ns.to_string(), name.to_string()))
 }
 
-pub(crate) fn list(
+/// A list answered whole, or items to write one by one (see [`crate::list_stream`]).
+enum Listed {
+    Whole(Response<Body>),
+    ItemByItem(Value, Vec<(Arc<Object>, u64)>),
+}
+
+pub(crate) async fn list(
     shared: &Arc<Shared>,
     t: &Target,
     q: &Query,
     want: Want,
 ) -> Result<Response<Body>, ApiError> {
+    match listed(shared, t, q, want)? {
+        Listed::Whole(answer) => Ok(answer),
+        Listed::ItemByItem(meta, items) => {
+            let protobuf = want.output == crate::protobuf::Output::Protobuf;
+            crate::list_stream::answer(shared, protobuf, &t.r.api_version(), &list_kind(t), meta, items).await
+        }
+    }
+}
+
+fn listed(shared: &Arc<Shared>, t: &Target, q: &Query, want: Want) -> Result<Listed, ApiError> {
     let f = filter(t, q)?;
-    let limit = match q.get("limit") {
-        None | Some("") => 0,
-        Some(l) => l
-            .parse::<usize>()
-            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
-    };
+    let limit = crate::list_options::limit(q)?;
     let after = match q.get("continue") {
         None | Some("") => None,
         Some(c) => Some(
@@ -128,9 +133,9 @@ pub(crate) fn list(
                 .ok_or_else(|| ApiError::bad_request("invalid continue token (simulated API server)"))?,
         ),
     };
-    let mut sim = shared.lock();
-    sim.catch_up();
-    let sim = &*sim;
+    let mut guard = shared.lock();
+    guard.catch_up();
+    let sim = &*guard;
     let store = sim.engine.store();
     let rv = after.as_ref().map_or(store.resource_version(), |a| a.0);
     let mut items: Vec<(Arc<Object>, u64)> = Vec::new();
@@ -163,6 +168,9 @@ pub(crate) fn list(
     if let Some(n) = next {
         meta["continue"] = json!(n);
     }
+    if !want.table && items.len() > crate::list_stream::STREAM_AFTER {
+        return Ok(Listed::ItemByItem(meta, items));
+    }
     let ctx = Ctx::new(&sim.engine, &sim.raw);
     let v = if want.table {
         table_of(&ctx, t, &items, want, sim.engine.now(), meta)
@@ -170,179 +178,5 @@ pub(crate) fn list(
         let encoded: Vec<Value> = items.iter().map(|(o, rv)| encode::encode(&ctx, o, *rv)).collect();
         json!({"kind": list_kind(t), "apiVersion": t.r.api_version(), "metadata": meta, "items": encoded})
     };
-    Ok(json_response(200, &v))
-}
-
-pub(crate) async fn watch(
-    shared: &Arc<Shared>,
-    t: &Target,
-    q: &Query,
-    want: Want,
-) -> Result<Response<Body>, ApiError> {
-    let f = filter(t, q)?;
-    let from = match q.get("resourceVersion") {
-        None | Some("" | "0") => None,
-        Some(v) => Some(
-            v.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {v:?}")))?,
-        ),
-    };
-    let timeout = q
-        .get("timeoutSeconds")
-        .and_then(|s| s.parse::<u64>().ok())
-        .map_or(Duration::from_secs(1800), Duration::from_secs);
-    let (tx, rx) = mpsc::channel::<Bytes>(64);
-    let kind = store_kind(t);
-    let kind_name = t.r;
-    let t = Target {
-        r: t.r,
-        namespace: t.namespace.clone(),
-        name: None,
-        sub: None,
-    };
-    let shared = shared.clone();
-    let mut changed = shared.changed.subscribe();
-    let mut expired = shared.expired.subscribe();
-    let mut statuses = StatusWatch::new(kind);
-    // First batch: the initial state (no resourceVersion) or the replay from `from`.
-    let (first, mut cursor) = {
-        let mut sim = shared.lock();
-        sim.catch_up();
-        // The statuses the first batch carries. A watch from an older resourceVersion has no
-        // baseline: the client read the statuses then, and they may have changed since with
-        // no event of the watched kind, so its first pass sends every workload it sees.
-        if from.is_none_or(|rv| rv >= sim.engine.store().resource_version()) {
-            statuses.changed(&sim, &f, &[]);
-        } else {
-            statuses.resend_unseen();
-        }
-        let store = sim.engine.store();
-        let now_rv = store.resource_version();
-        match from {
-            None => {
-                let objs: Vec<(Arc<Object>, u64)> = kind.map_or_else(Vec::new, |k| {
-                    store
-                        .list(k)
-                        .filter(|(key, s)| f.matches(key, &s.object))
-                        .map(|(_, s)| (s.object.clone(), s.resource_version))
-                        .collect()
-                });
-                let lines = encode_events(
-                    &sim,
-                    &t,
-                    want,
-                    objs.iter().map(|(o, rv)| (EventType::Added, o, *rv)),
-                );
-                (Ok(lines), now_rv)
-            }
-            Some(rv) if rv < sim.expire_before => (
-                Err(ApiError::gone(format!(
-                    "too old resource version: {rv} ({}) (simulated watch expiry)",
-                    sim.expire_before
-                ))),
-                rv,
-            ),
-            Some(rv) => match store.events_since(rv) {
-                Err(e) => (
-                    Err(ApiError::gone(format!("too old resource version: {rv} ({e})"))),
-                    rv,
-                ),
-                Ok(_) => (Ok(Vec::new()), rv),
-            },
-        }
-    };
-    let _ = kind_name;
-    tokio::spawn(async move {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut last = LastSeen::new();
-        match first {
-            Err(e) => {
-                let _ = tx.send(event(want, "ERROR", e.to_status())).await;
-                return;
-            }
-            Ok(lines) => {
-                for l in lines {
-                    if tx.send(l).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-        loop {
-            let lines = {
-                let sim = shared.lock();
-                let Ok(events) = sim.engine.store().events_since(cursor) else {
-                    break;
-                };
-                let store = sim.engine.store();
-                let mut selected: Vec<(EventType, Arc<Object>, u64)> = events
-                    .iter()
-                    .filter(|e| Some(e.key.kind) == kind)
-                    .filter_map(|e| f.convert(e, &mut last, store))
-                    .collect();
-                cursor = events.last().map_or(cursor, |e| e.resource_version);
-                let status_only = statuses.changed(&sim, &f, &selected);
-                selected.extend(status_only);
-                encode_events(&sim, &t, want, selected.iter().map(|(ty, o, rv)| (*ty, o, *rv)))
-            };
-            for l in lines {
-                if tx.send(l).await.is_err() {
-                    return;
-                }
-            }
-            tokio::select! {
-                r = changed.changed() => if r.is_err() { break },
-                // A forced expiry (`--expire-watches`) ends the watch; the client re-watches.
-                _ = expired.changed() => break,
-                () = tokio::time::sleep_until(deadline) => break,
-                () = tx.closed() => break,
-            }
-        }
-    });
-    let content_type = match want.output {
-        Output::Json => "application/json",
-        Output::Protobuf => crate::protobuf::WATCH_MEDIA_TYPE,
-    };
-    Ok(stream_response(rx, content_type))
-}
-
-/// One watch event in the negotiated framing: a JSON line, or a length-delimited protobuf
-/// `WatchEvent` (an object protobuf cannot carry is sent as an `ERROR` event saying so,
-/// which client-go reports).
-fn event(want: Want, event_type: &str, object: Value) -> Bytes {
-    match want.output {
-        Output::Json => line(&json!({"type": event_type, "object": object})),
-        Output::Protobuf => crate::protobuf::watch_frame(event_type, &object).unwrap_or_else(|why| {
-            let e = ApiError::internal(format!(
-                "the simulated API server could not write a watch event in protobuf: {why}"
-            ));
-            crate::protobuf::watch_frame("ERROR", &e.to_status()).unwrap_or_default()
-        }),
-    }
-}
-
-fn encode_events<'a>(
-    sim: &Sim,
-    t: &Target,
-    want: Want,
-    events: impl Iterator<Item = (EventType, &'a Arc<Object>, u64)>,
-) -> Vec<Bytes> {
-    let ctx = Ctx::new(&sim.engine, &sim.raw);
-    events
-        .map(|(ty, o, rv)| {
-            let object = if want.table {
-                table_of(
-                    &ctx,
-                    t,
-                    &[(o.clone(), rv)],
-                    want,
-                    sim.engine.now(),
-                    json!({"resourceVersion": rv.to_string()}),
-                )
-            } else {
-                encode::encode(&ctx, o, rv)
-            };
-            event(want, ty.as_str(), object)
-        })
-        .collect()
+    Ok(Listed::Whole(json_response(200, &v)))
 }

@@ -8,10 +8,11 @@ use http::{HeaderMap, Method, Request, Response, header};
 use hyper::body::{Bytes, Incoming};
 use locality_sim::Kind;
 
+use crate::connections::Conn;
 use crate::http::{Body, Query, error_response, json_response, response};
 use crate::status::ApiError;
 use crate::target::{Target, parse_target, want};
-use crate::{Shared, discovery, read, write};
+use crate::{Shared, discovery, list_options, read, write};
 
 /// Reads the body and answers the request.
 pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
@@ -31,6 +32,8 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
     };
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let method = parts.method.clone();
+    // The connection answered on (a watcher too slow closes it).
+    let conn = parts.extensions.get::<Arc<Conn>>().cloned();
     let get = method == Method::GET;
     let result = match segs.as_slice() {
         ["version"] if get => Ok(json_response(
@@ -98,11 +101,11 @@ pub(crate) async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Respon
             .await
         }
         ["api", v, rest @ ..] => match parse_target("", v, rest) {
-            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body).await,
+            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body, conn.clone()).await,
             None => Err(ApiError::no_route(&path)),
         },
         ["apis", g, v, rest @ ..] => match parse_target(g, v, rest) {
-            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body).await,
+            Some(t) => resource(&shared, &method, &parts.headers, &query, t, &body, conn.clone()).await,
             None => Err(ApiError::no_route(&path)),
         },
         _ => Err(ApiError::no_route(&path)),
@@ -118,6 +121,7 @@ async fn resource(
     q: &Query,
     t: Target,
     body: &Bytes,
+    conn: Option<Arc<Conn>>,
 ) -> Result<Response<Body>, ApiError> {
     let want = want(headers, q);
     if t.r.plural == "configmaps" {
@@ -142,14 +146,33 @@ async fn resource(
     }
     match (method.as_str(), &t.name) {
         ("GET", None) if q.flag("watch") && q.get("watch").is_some() => {
-            read::watch(shared, &t, q, want).await
+            crate::watch::watch(shared, &t, q, want, conn).await
         }
-        ("GET", None) => read::list(shared, &t, q, want),
-        ("GET", Some(name)) => read::get(shared, &t, name, want),
+        ("GET", None) => {
+            list_options::check_list(q)?;
+            fresh_enough(shared, q).await?;
+            read::list(shared, &t, q, want).await
+        }
+        ("GET", Some(name)) => {
+            fresh_enough(shared, q).await?;
+            read::get(shared, &t, name, want)
+        }
         ("POST", None) => write::create(shared, &t, q, body),
         ("PUT", Some(name)) if t.sub.is_none() => write::update(shared, &t, name, q, body),
         ("PATCH", Some(name)) if t.sub.is_none() => write::patch(shared, &t, name, headers, q, body),
         ("DELETE", Some(name)) if t.sub.is_none() => crate::delete::delete(shared, &t, name, q, body),
         _ => Err(ApiError::method_not_allowed(method.as_str(), t.r.plural)),
+    }
+}
+
+/// A get or list at a `resourceVersion` (not `continue`d) waits for the store to reach it, as
+/// the real watch cache does (see [`list_options::wait_until_fresh`]).
+async fn fresh_enough(shared: &Arc<Shared>, q: &Query) -> Result<(), ApiError> {
+    let continuing = q.get("continue").is_some_and(|c| !c.is_empty());
+    match list_options::resource_version(q)? {
+        Some(rv) if !continuing => {
+            list_options::wait_until_fresh(shared, rv, list_options::RESOURCE_VERSION_WAIT).await
+        }
+        _ => Ok(()),
     }
 }

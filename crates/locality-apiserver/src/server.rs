@@ -8,6 +8,7 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 
 use crate::Shared;
+use crate::connections::{Connections, Tracked, accept_backoff, connection_limit};
 use crate::http::{Body, Query, error_response, is_long_running};
 use crate::status::ApiError;
 
@@ -41,31 +42,89 @@ pub(crate) async fn run(
             }
         });
     }
+    let connections = Connections::new(connection_limit());
+    let mut failures = 0u32;
+    let mut accepted_in_a_row = 0u64;
     loop {
-        tokio::select! {
+        let accepted = tokio::select! {
             _ = &mut stop => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                let shared = shared.clone();
-                let header_timeout = shared.limits.header_read_timeout;
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| {
-                        let shared = shared.clone();
-                        async move { with_faults(shared, req).await }
-                    });
-                    // A client that sends no request head in time is disconnected
-                    // (`HEADER_READ_TIMEOUT`; hyper also applies it between requests).
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .timer(hyper_util::rt::TokioTimer::new())
-                        .header_read_timeout(header_timeout)
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => {
+                failures = 0;
+                // Let the connections run between accepts (their heads read, closed ones
+                // dropped): a flood of new connections must not starve the open ones.
+                accepted_in_a_row += 1;
+                if accepted_in_a_row.is_multiple_of(8) {
+                    tokio::task::yield_now().await;
+                }
+                stream
             }
-        }
+            Err(e) => {
+                // Out of file descriptors (or another failed accept): pause as Go's
+                // `Server.Serve` does instead of spinning, and close the connection idle
+                // longest so that the next accept can succeed.
+                if matches!(e.raw_os_error(), Some(EMFILE | ENFILE)) {
+                    connections.evict_idle();
+                }
+                failures = failures.saturating_add(1);
+                tokio::select! {
+                    _ = &mut stop => break,
+                    () = tokio::time::sleep(accept_backoff(failures)) => {}
+                }
+                continue;
+            }
+        };
+        // At the bound with every connection busy: this one is closed at once.
+        let Some(registration) = connections.admit() else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        let connections = connections.clone();
+        let header_timeout = shared.limits.header_read_timeout;
+        tokio::spawn(async move {
+            let conn = registration.conn().clone();
+            let for_service = conn.clone();
+            let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                let shared = shared.clone();
+                let in_flight = connections.begin(&for_service);
+                req.extensions_mut().insert(for_service.clone());
+                async move {
+                    with_faults(shared, req)
+                        .await
+                        .map(|answer| answer.map(|body| Tracked::new(body, in_flight)))
+                }
+            });
+            // A client that sends no request head in time is disconnected
+            // (`HEADER_READ_TIMEOUT`; hyper also applies it between requests).
+            let serving = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .max_buf_size(MAX_CONNECTION_BUFFER)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::select! {
+                _ = serving => {}
+                // Closed to make room for another, or a watcher too slow: dropping the
+                // connection closes the socket and frees its buffers.
+                () = conn.closed() => {}
+            }
+            drop(registration);
+        });
     }
 }
+
+/// `EMFILE`: the process's file-descriptor limit (Linux, macOS and the BSDs).
+const EMFILE: i32 = 24;
+/// `ENFILE`: the system's file-descriptor limit.
+const ENFILE: i32 = 23;
+
+/// Most bytes hyper buffers per connection, each way: a request head larger than this is
+/// answered `431 Request Header Fields Too Large`, and an answer the client does not read
+/// waits with at most this much queued (plus the watch's own queue, [`crate::watch`]).
+/// 64 KiB (the real server reads heads of up to 1 MiB, Go's `DefaultMaxHeaderBytes`).
+pub const MAX_CONNECTION_BUFFER: usize = 64 << 10;
 
 /// An injected dropped connection: hyper closes the connection without answering.
 #[derive(Debug)]
@@ -81,16 +140,7 @@ impl std::error::Error for Dropped {}
 
 /// Applies the configured faults (latency, drops, 5xx, 409 on create), then [`handle`].
 async fn with_faults(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Dropped> {
-    {
-        // Bounded: a long-running server keeps the first requests only.
-        let mut log = shared
-            .requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if log.len() < crate::MAX_REQUEST_LOG {
-            log.push((req.method().to_string(), req.uri().to_string()));
-        }
-    }
+    shared.requests.record(req.method(), req.uri());
     // A round trip: half the latency on the way in, half on the way out (so what a client
     // reads is already that old when it arrives, as over a real network).
     let half = shared.injector.faults.latency / 2;

@@ -211,6 +211,9 @@ pub struct Engine {
     pub(crate) ready_since: crate::availability::ReadySince,
     /// The instant a sync of each Deployment is scheduled for (a pod's `minReadySeconds`).
     pub(crate) deployment_wakes: BTreeMap<ObjectKey, Millis>,
+    /// The instant each ReplicaSet that made a full burst of pods may make the next
+    /// (`workloads::BURST_REPLICAS`).
+    pub(crate) replica_set_wakes: BTreeMap<ObjectKey, Millis>,
     /// The simulated StatefulSet controller's view of each StatefulSet.
     pub(crate) stateful_sets: BTreeMap<ObjectKey, crate::statefulsets::state::StatefulState>,
     /// The simulated scheduler's cache.
@@ -271,6 +274,7 @@ impl Engine {
             daemon_states: BTreeMap::new(),
             ready_since: Default::default(),
             deployment_wakes: BTreeMap::new(),
+            replica_set_wakes: BTreeMap::new(),
             stateful_sets: BTreeMap::new(),
             scheduler: Default::default(),
             owners: Default::default(),
@@ -370,6 +374,7 @@ impl Engine {
             Task::SyncStatefulSet(key) => self.sync_stateful_set(&key),
             Task::SyncDaemonSet(key) => self.sync_daemon_set(&key),
             Task::SyncDeployment(key) => self.sync_deployment(&key),
+            Task::SyncReplicaSet(key) => self.sync_replica_set(&key),
         }
     }
 

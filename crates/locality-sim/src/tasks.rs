@@ -38,6 +38,9 @@ pub(crate) enum Task {
     /// The simulated Deployment controller syncs one Deployment again (a pod's
     /// `minReadySeconds` are over).
     SyncDeployment(ObjectKey),
+    /// The simulated ReplicaSet controller syncs one ReplicaSet again (its last burst of pod
+    /// creations or deletions is sent).
+    SyncReplicaSet(ObjectKey),
 }
 
 /// Tasks by due instant, each instant's in the order they were scheduled.

@@ -17,6 +17,17 @@ use crate::tasks::Task;
 use crate::templates::{LABEL_POD_TEMPLATE_HASH, scaled, template_hash, with};
 use crate::time::Millis;
 
+/// Most pods one sync of a ReplicaSet creates or deletes: 500, kube-controller-manager's
+/// `pkg/controller/replicaset` `BurstReplicas` (`manageReplicas` caps the diff at it; the
+/// rest waits for the next sync).
+pub(crate) const BURST_REPLICAS: i64 = 500;
+
+/// Virtual time one API request of kube-controller-manager takes from its client's rate
+/// limit: 50 ms, its `--kube-api-qps` default of 20. A ReplicaSet that made a full burst
+/// syncs again once the burst is sent (500 × 50 ms = 25 s), so a million replicas are made
+/// at the rate a real controller makes them, not at once.
+pub(crate) const CLIENT_REQUEST_MS: Millis = 50;
+
 impl Engine {
     // ----- Deployment -----
 
@@ -250,7 +261,10 @@ impl Engine {
     // ----- ReplicaSet -----
 
     pub(crate) fn sync_replica_set(&mut self, key: &ObjectKey) {
-        let Some(s) = self.store.get(key) else { return };
+        let Some(s) = self.store.get(key) else {
+            self.replica_set_wakes.remove(key);
+            return;
+        };
         let Some(rs) = s.object.as_workload().cloned() else {
             return;
         };
@@ -268,7 +282,21 @@ impl Engine {
             None => self.active_owned_pods(&key.namespace, uid).len(),
         };
         debug_assert_eq!(count, self.active_owned_pods(&key.namespace, uid).len());
-        let diff = want - count as i64;
+        let mut diff = want - count as i64;
+        if diff != 0 {
+            // The last burst is still being sent by the controller's API client: the sync
+            // scheduled for its end makes the next.
+            if self.replica_set_wakes.get(key).is_some_and(|&at| self.now < at) {
+                return;
+            }
+            self.replica_set_wakes.remove(key);
+        }
+        if diff.abs() > BURST_REPLICAS {
+            diff = diff.signum() * BURST_REPLICAS;
+            let at = self.now + BURST_REPLICAS as u64 * CLIENT_REQUEST_MS;
+            self.replica_set_wakes.insert(key.clone(), at);
+            self.schedule(at, Task::SyncReplicaSet(key.clone()));
+        }
         if diff > 0 {
             for _ in 0..diff {
                 let name = self.generate_name(&key.namespace, &key.name);

@@ -15,7 +15,7 @@ use super::schema::{Card, Field, Schema, Special, Ty};
 /// Deepest nesting written (as [`super::wire`] reads).
 const MAX_DEPTH: usize = 64;
 
-fn varint(out: &mut Vec<u8>, mut n: u64) {
+pub(super) fn varint(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;

@@ -40,7 +40,9 @@
 //! (`minReadySeconds: 0`, a port's `hostPort: 0`) means what its absence does.
 
 mod encode;
+mod list;
 mod schema;
+pub(crate) use list::ListEncoder;
 #[cfg(test)]
 mod tests;
 mod wire;
@@ -163,7 +165,7 @@ fn unsupported(what: &str) -> ApiError {
 pub(crate) const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
 /// The form of an answer, from the request's `Accept`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Output {
     Json,
     Protobuf,

@@ -4,6 +4,7 @@ use crate::common;
 mod hostile;
 mod lifecycle;
 mod limits;
+mod list_options;
 mod patches;
 mod stored_kinds;
 mod streams;

@@ -1,5 +1,6 @@
 //! The integration tests of `locality-apiserver`, one binary (one link) with a module per area.
 
+mod big_lists;
 mod clients;
 mod common;
 mod faults;

@@ -335,3 +335,38 @@ fn feature_gates_reach_the_simulated_controllers_and_kube_proxies() {
     };
     assert!(locked.check_feature_gates().is_err());
 }
+
+/// Pods of `web` that exist.
+fn web_pods(e: &Engine) -> usize {
+    e.store()
+        .list_namespace(Kind::Pod, NS)
+        .filter(|(_, s)| {
+            s.object
+                .as_pod()
+                .is_some_and(|p| p.pod.meta.labels.get("app").map(String::as_str) == Some("web"))
+        })
+        .count()
+}
+
+/// A ReplicaSet makes at most 500 pods per sync (`BurstReplicas`) and the next burst once its
+/// API client has sent the last (500 requests at kube-controller-manager's 20 per second: 25
+/// virtual seconds), so a Deployment of 1,200 has 500 pods first, 1,000 after 25 s, all
+/// after 50 s; scaled down it deletes likewise.
+#[test]
+fn replica_sets_make_pods_in_bursts_of_500() {
+    let mut e = cluster(3, SimConfig::default());
+    web(&mut e, 1_200, None);
+    e.run_for(1_000);
+    assert_eq!(web_pods(&e), 500, "the first burst");
+    e.run_for(20_000);
+    assert_eq!(web_pods(&e), 500, "the burst is still being sent");
+    e.run_for(5_000);
+    assert_eq!(web_pods(&e), 1_000, "the second burst, 25 s later");
+    e.run_for(25_000);
+    assert_eq!(web_pods(&e), 1_200, "the rest");
+    // A small Deployment is made at once, as before.
+    let mut small = cluster(3, SimConfig::default());
+    web(&mut small, 40, None);
+    small.run_for(1_000);
+    assert_eq!(web_pods(&small), 40);
+}

@@ -109,6 +109,8 @@ impl Sim {
                 .set_profile(node, p.parse::<DataPlaneProfile>().unwrap());
         }
         serve.speed = self.speed;
+        // The tests check what verify asked (RBAC rules, the log channel).
+        serve.record_requests = true;
         serve.faults.latency = self.api_latency;
         let running = locality_apiserver::serve(serve).unwrap();
         // The target says it is simulated (its version): detected, not told.

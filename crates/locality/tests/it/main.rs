@@ -14,6 +14,7 @@ mod live;
 mod matrix;
 mod module_cycles;
 mod sim;
+mod sim_load;
 mod simulate;
 mod simulate_agreement;
 mod simulate_apply;
