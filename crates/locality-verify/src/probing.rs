@@ -451,19 +451,11 @@ pub(crate) async fn one_client_case(
         }
         // A violation on a kube-proxy that has not programmed the case's Service yet is its
         // lag, never judged (docs/design.md §5.3).
-        if let Some(over) = late {
+        // The node's kube-proxy lag, not judged: INCOMPLETE, the node named when over the limit.
+        let lagged = |r: &mut CaseRecord, why: String, over: Option<crate::record::LagOverLimit>| {
             r.status = Status::Incomplete;
-            r.why = w;
-            r.nodes.push(NodeJudgement {
-                node: model_node.clone(),
-                status: Status::Incomplete,
-                hypotheses: Vec::new(),
-                lag_over_limit: Some(over),
-            });
-        } else if let Some(u) = early {
-            r.status = Status::Incomplete;
-            r.why = u.why;
-            if let Some(over) = u.over {
+            r.why = why;
+            if let Some(over) = over {
                 r.nodes.push(NodeJudgement {
                     node: model_node.clone(),
                     status: Status::Incomplete,
@@ -471,19 +463,15 @@ pub(crate) async fn one_client_case(
                     lag_over_limit: Some(over),
                 });
             }
+        };
+        if let Some(over) = late {
+            lagged(&mut r, w, Some(over));
+        } else if let Some(u) = early {
+            lagged(&mut r, u.why, u.over);
         } else if s == Status::Fail
             && let Some(u) = crate::lag::gate(env, &model_node, group, group, &prefix, evidence).await?
         {
-            r.status = Status::Incomplete;
-            r.why = format!("{}; {w}", u.why);
-            if let Some(over) = u.over {
-                r.nodes.push(NodeJudgement {
-                    node: model_node.clone(),
-                    status: Status::Incomplete,
-                    hypotheses: Vec::new(),
-                    lag_over_limit: Some(over),
-                });
-            }
+            lagged(&mut r, format!("{}; {w}", u.why), u.over);
         } else {
             r.nodes.push(node_judgement(env, snap, &config, q, s, &r.tries));
             r.status = s;
