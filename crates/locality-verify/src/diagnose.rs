@@ -132,7 +132,7 @@ pub fn findings(
     // plane serves PreferSameNode.
     let mut repairs: BTreeMap<(RepairKind, String), Repair> = BTreeMap::new();
     if ProxyFeatures::at(kube).node_hints {
-        for (node, plane) in planes {
+        for (node, plane) in planes.iter().filter(|(_, p)| !p.replaces_kube_proxy) {
             let Some(v) = plane.version.as_deref().and_then(KubeVersion::parse_loose) else {
                 continue;
             };
@@ -143,9 +143,8 @@ pub fn findings(
                         kind: RepairKind::UpgradeKubeProxy,
                         node: node.clone(),
                         action: format!(
-                            "upgrade kube-proxy on {node} from {} to {} or later ({})",
+                            "upgrade kube-proxy on {node} from {} to the control plane's version, {kube} ({})",
                             plane.version.as_deref().unwrap_or_default(),
-                            KubeVersion::new(1, 34),
                             if ProxyFeatures::at(v).hints_need_annotation {
                                 "it reads topology hints only with the topology-mode annotation, so it serves trafficDistribution Services from every endpoint"
                             } else {
@@ -178,14 +177,19 @@ pub fn findings(
                 .then(|| failing.iter().map(|n| n.node.clone()).collect())
         };
         let mut explained = false;
-        // A catalogue entry of the node's detected data plane that lists this case.
+        // A catalogue entry of the node's detected data plane whose divergence, asked of the
+        // model, predicts what the node's tries showed.
         let known = |node: &str| -> Option<&'static Divergence> {
-            planes
-                .get(node)?
-                .divergences
+            let n = failing.iter().find(|n| n.node == node)?;
+            n.hypotheses
                 .iter()
-                .filter_map(|id| catalogue::entry(id))
-                .find(|e| e.cases.contains(&r.id.as_str()))
+                .filter(|h| h.kind == RepairKind::DataPlane && h.consistent)
+                .filter_map(|h| catalogue::entry(h.entry.as_deref()?))
+                .find(|e| {
+                    planes
+                        .get(node)
+                        .is_some_and(|p| p.divergences.iter().any(|d| d == e.id))
+                })
         };
         if !failing.is_empty() && failing.iter().all(|n| known(&n.node).is_some()) {
             for n in &failing {
@@ -260,7 +264,7 @@ pub fn findings(
                         RepairKind::HostnameOverride => format!(
                             "kube-proxy on {node} does not know its node by the Node's name: set its --hostname-override (or the node name it is given) to {node}"
                         ),
-                        RepairKind::UpgradeKubeProxy => format!("upgrade kube-proxy on {node} to 1.34 or later"),
+                        RepairKind::UpgradeKubeProxy => format!("upgrade kube-proxy on {node} to the control plane's version, {kube}"),
                         RepairKind::FeatureGate => format!("enable the feature gate on {node}'s kube-proxy"),
                         RepairKind::DataPlane => format!("repair the data plane on {node}"),
                     },
@@ -299,6 +303,27 @@ pub fn findings(
         }
         keep
     });
+    // The catalogue entries that apply to a node's detected data plane but no failure of
+    // this run showed: said, not decided on (the run probed what it probed; the catalogue's
+    // version range may not know the release that fixed it).
+    for (node, plane) in planes {
+        for id in &plane.divergences {
+            let shown = f.known_bugs.iter().any(|b| b.entry == *id && b.node == *node)
+                || repairs.values().any(|r| {
+                    r.kind == RepairKind::DataPlane && r.node == *node && r.action.starts_with(id.as_str())
+                });
+            if shown {
+                continue;
+            }
+            let Some(e) = catalogue::entry(id) else { continue };
+            f.notes.push(format!(
+                "note: {node} runs {}, in the affected range of catalogue entry {id} ({}); no case of this run showed it from {node}. If it does: {}",
+                plane.known.as_deref().unwrap_or("a known data plane"),
+                e.divergence,
+                e.advice()
+            ));
+        }
+    }
     // A repair hypothesis must be one story: a node with both an unexplained failure and a
     // repair is still a HOLD (the unexplained list decides first).
     f.repairs = repairs.into_values().collect();
@@ -332,6 +357,7 @@ mod tests {
                 .iter()
                 .map(|(kind, consistent)| Hypothesis {
                     kind: *kind,
+                    entry: None,
                     expected: Expected::Drop,
                     consistent: *consistent,
                 })
@@ -439,6 +465,17 @@ mod tests {
         assert!(f.repairs.is_empty());
     }
 
+    /// `r` with its node's data-plane hypothesis for `entry`.
+    fn assuming(mut r: CaseRecord, entry: &str, consistent: bool) -> CaseRecord {
+        r.nodes[0].hypotheses.push(Hypothesis {
+            kind: RepairKind::DataPlane,
+            entry: Some(entry.to_string()),
+            expected: Expected::Reject,
+            consistent,
+        });
+        r
+    }
+
     fn on_known(entry: &str) -> BTreeMap<String, NodeDataPlane> {
         BTreeMap::from([(
             "node-c".to_string(),
@@ -452,7 +489,12 @@ mod tests {
 
     #[test]
     fn a_failure_a_fixed_catalogue_entry_of_the_node_explains_is_a_repair_naming_the_fix() {
-        let rs = vec![rec("C", Status::Fail, "node-c", &[])];
+        // Any case (not a list of them): the node's tries matched the entry's prediction.
+        let rs = vec![assuming(
+            rec("D2", Status::Fail, "node-c", &[]),
+            "calico-ebpf-itp-ignored",
+            true,
+        )];
         let f = findings(
             &rs,
             None,
@@ -466,20 +508,37 @@ mod tests {
                 && f.repairs[0].action.contains("projectcalico/calico#8255")
         );
         assert_eq!(decide(&f).decision, Decision::Repair);
-        // An entry that does not list the failing case explains nothing.
+        // An entry that is not the node's data plane's explains nothing.
         let f = findings(
             &rs,
             None,
             KubeVersion::new(1, 35),
             &on_known("cilium-zone-hints-no-fallback"),
         );
-        assert_eq!(f.unexplained, ["C"]);
+        assert_eq!(f.unexplained, ["D2"]);
         assert_eq!(decide(&f).decision, Decision::Hold);
+        // Nor does the node's entry when the tries do not match what it predicts.
+        let rs = vec![assuming(
+            rec("D2", Status::Fail, "node-c", &[]),
+            "calico-ebpf-itp-ignored",
+            false,
+        )];
+        let f = findings(
+            &rs,
+            None,
+            KubeVersion::new(1, 35),
+            &on_known("calico-ebpf-itp-ignored"),
+        );
+        assert_eq!(f.unexplained, ["D2"]);
     }
 
     #[test]
     fn a_configuration_pitfall_is_a_repair_naming_the_setting() {
-        let rs = vec![rec("Z1", Status::Fail, "node-c", &[])];
+        let rs = vec![assuming(
+            rec("Z1", Status::Fail, "node-c", &[]),
+            "cilium-topology-needs-service-topology",
+            true,
+        )];
         let f = findings(
             &rs,
             None,

@@ -53,8 +53,9 @@ pub fn daemonset_facts(ds: &Value) -> DaemonSetFacts {
     }
 }
 
-/// The detection and the nodes whose pods its DaemonSet runs: `(node → detection)`. Empty
-/// when the data plane is kube-proxy or unknown. What cannot be read is recorded in the
+/// The cluster's detection (the first data plane found) and each node whose pods a known
+/// data plane's DaemonSet runs, with that plane's detection: `(node → detection)`, empty when
+/// every node runs kube-proxy or nothing is known. What cannot be read is recorded in the
 /// detection's `looked_at`.
 pub(crate) async fn read(cluster: &Cluster) -> (Detection, BTreeMap<String, Detection>) {
     let mut facts = Facts::default();
@@ -92,27 +93,47 @@ pub(crate) async fn read(cluster: &Cluster) -> (Detection, BTreeMap<String, Dete
             Err(e) => facts.looked_at.push(format!("FelixConfiguration default: {e}")),
         }
     }
-    let detection = detect(&facts);
+    // One detection per data plane: detect, take the DaemonSet it was found in out, detect
+    // again, so that a cluster whose nodes run different data planes (Cilium on some,
+    // kube-router on others) has each node's own. The first is the cluster's.
+    let first = detect(&facts);
     let mut nodes = BTreeMap::new();
-    if detection.plane.is_none_or(|p| p == Plane::KubeProxy) {
-        return (detection, nodes);
-    }
-    let Some((ns, name)) = source_daemonset(&detection.source) else {
-        return (detection, nodes);
-    };
-    if let Ok(pods) = crate::env::list_all(cluster, &format!("/api/v1/namespaces/{ns}/pods")).await {
-        for p in pods {
+    let mut detection = first.clone();
+    let mut pods_of: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    loop {
+        if detection.plane.is_none_or(|p| p == Plane::KubeProxy) {
+            break;
+        }
+        let Some((ns, name)) = source_daemonset(&detection.source) else {
+            break;
+        };
+        if !pods_of.contains_key(&ns) {
+            let path = format!("/api/v1/namespaces/{ns}/pods");
+            let pods = crate::env::list_all(cluster, &path).await.unwrap_or_default();
+            pods_of.insert(ns.clone(), pods);
+        }
+        for p in &pods_of[&ns] {
             let owned = p["metadata"]["ownerReferences"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .any(|o| o["kind"] == "DaemonSet" && o["name"] == name.as_str());
             if let (true, Some(node)) = (owned, p["spec"]["nodeName"].as_str()) {
-                nodes.insert(node.to_string(), detection.clone());
+                // A node two DaemonSets claim keeps the first detection's (detection's own
+                // order of precedence).
+                nodes.entry(node.to_string()).or_insert_with(|| detection.clone());
             }
         }
+        let before = facts.daemonsets.len();
+        facts
+            .daemonsets
+            .retain(|d| !(d.namespace == ns && d.name == name));
+        if facts.daemonsets.len() == before {
+            break;
+        }
+        detection = detect(&facts);
     }
-    (detection, nodes)
+    (first, nodes)
 }
 
 /// `(namespace, name)` of the DaemonSet in a detection's source (`DaemonSet NS/NAME image …`).

@@ -23,6 +23,7 @@ mod clock;
 pub mod cluster;
 mod decision;
 mod diagnose;
+mod divergence;
 mod each_node;
 mod env;
 mod error;

@@ -304,6 +304,7 @@ pub(crate) async fn metrics_case(
             status: Status::Fail,
             hypotheses: vec![crate::record::Hypothesis {
                 kind: crate::decision::RepairKind::HostnameOverride,
+                entry: None,
                 expected: Expected::Unknown {
                     why: LOCAL_NOT_SEEN.into(),
                 },

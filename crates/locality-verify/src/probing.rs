@@ -250,28 +250,42 @@ pub(crate) fn node_judgement(
 ) -> NodeJudgement {
     let mut hypotheses = Vec::new();
     if status == Status::Fail {
-        let mut check = |kind: RepairKind, expected: Expected| {
+        let mut check = |kind: RepairKind, entry: Option<&str>, expected: Expected| {
             let consistent = judge(&expected, tries).0 == Status::Pass;
             hypotheses.push(Hypothesis {
                 kind,
+                entry: entry.map(str::to_string),
                 expected,
                 consistent,
             });
         };
-        check(
-            RepairKind::HostnameOverride,
-            crate::expect::for_route_as_unnamed_node(snap, config.clone(), q),
-        );
-        if let Some(v) = env
-            .planes
-            .get(q.node)
-            .and_then(|p| p.version.as_deref())
-            .and_then(KubeVersion::parse_loose)
-        {
+        let plane = env.planes.get(q.node);
+        // kube-proxy's own faults only where kube-proxy serves the node.
+        if !plane.is_some_and(|p| p.replaces_kube_proxy) {
             check(
-                RepairKind::UpgradeKubeProxy,
-                crate::expect::for_route_at_version(snap, config.clone(), q, v),
+                RepairKind::HostnameOverride,
+                None,
+                crate::expect::for_route_as_unnamed_node(snap, config.clone(), q),
             );
+            if let Some(v) = plane
+                .and_then(|p| p.version.as_deref())
+                .and_then(KubeVersion::parse_loose)
+            {
+                check(
+                    RepairKind::UpgradeKubeProxy,
+                    None,
+                    crate::expect::for_route_at_version(snap, config.clone(), q, v),
+                );
+            }
+        }
+        // Each catalogue entry of the node's data plane, by what its divergence predicts.
+        for id in plane.map(|p| p.divergences.as_slice()).unwrap_or_default() {
+            let Some(e) = locality_model::dataplane::catalogue::entry(id) else {
+                continue;
+            };
+            if let Some(expected) = crate::divergence::for_route_with(snap, config.clone(), q, e.effect) {
+                check(RepairKind::DataPlane, Some(e.id), expected);
+            }
         }
     }
     NodeJudgement {
@@ -362,7 +376,11 @@ pub(crate) async fn one_client_case(
         p.divergences
             .iter()
             .filter_map(|id| locality_model::dataplane::catalogue::entry(id))
-            .any(|e| e.cases.contains(&c.id))
+            .any(|e| {
+                snap.services
+                    .iter()
+                    .any(|s| s.meta.name == group && s.meta.namespace == ns && e.effect.applies_to(s))
+            })
     });
     let divergence_note = (known_divergence && expected != declared).then(|| {
         format!(

@@ -207,6 +207,9 @@ pub fn describe(e: &Expected) -> String {
 pub struct Hypothesis {
     /// The repair whose fault is assumed.
     pub kind: RepairKind,
+    /// For a data-plane repair: the catalogue entry whose divergence is assumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
     /// What the model predicts under it.
     pub expected: crate::expect::Expected,
     /// The node's tries match the prediction.
@@ -255,6 +258,10 @@ pub struct NodeDataPlane {
     /// The IDs of the catalogue entries (docs/dataplanes.md) that apply to it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub divergences: Vec<String>,
+    /// A known data plane other than kube-proxy serves the node's Services (its kube-proxy,
+    /// if one runs there, is not the one that decides).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub replaces_kube_proxy: bool,
 }
 
 impl NodeDataPlane {

@@ -36,20 +36,27 @@ impl Outcome {
 /// `R`'s judgement from each repeated case's first and second outcome (`None`: it did not
 /// run the first time). The same results are a PASS; a case that passed and now fails (its
 /// failure already reproduced on its own retry) is a FAIL; any other difference, or a first
-/// run that did not pass, is INCOMPLETE: nothing to compare.
+/// run that did not conclude, is INCOMPLETE; a first run that failed or did not run leaves
+/// nothing to compare: NOT_EXECUTED (a rerun cannot change that).
 pub fn judge_repeat(pairs: &[(&str, Option<Outcome>, Outcome)]) -> (Status, String) {
     let mut lines = Vec::new();
     let mut status = Status::Pass;
     for (id, first, again) in pairs {
         let Some(first) = first else {
             return (
-                Status::Incomplete,
+                Status::NotExecuted,
                 format!("{id} did not run before: nothing to compare"),
             );
         };
+        // A first run that failed (a verdict already) or could not run leaves nothing a rerun
+        // could compare: not executed. One that did not conclude may conclude next time.
         if first.status != Status::Pass {
+            let status = match first.status {
+                Status::Incomplete => Status::Incomplete,
+                _ => Status::NotExecuted,
+            };
             return (
-                Status::Incomplete,
+                status,
                 format!(
                     "{id} was {} the first time: nothing to compare",
                     first.status.as_str()
@@ -165,8 +172,9 @@ mod tests {
         let moved = [("C", Some(c.clone()), out(Status::Pass, Expected::Reject))];
         assert_eq!(judge_repeat(&moved).0, Status::Incomplete);
         // Nothing to compare with.
-        assert_eq!(judge_repeat(&[("B1", None, b1.clone())]).0, Status::Incomplete);
+        // Nothing a rerun could compare: not executed, never a RERUN.
+        assert_eq!(judge_repeat(&[("B1", None, b1.clone())]).0, Status::NotExecuted);
         let failed_first = [("C", Some(out(Status::Fail, Expected::Drop)), c)];
-        assert_eq!(judge_repeat(&failed_first).0, Status::Incomplete);
+        assert_eq!(judge_repeat(&failed_first).0, Status::NotExecuted);
     }
 }

@@ -98,6 +98,7 @@ pub fn with_known_planes(
         if !known.contains_key(node) && divergences.is_empty() {
             continue;
         }
+        plane.replaces_kube_proxy = d.plane.is_some_and(|p| p != Plane::KubeProxy);
         plane.known = Some(d.describe());
         plane.known_from = Some(d.source.clone());
         plane.divergences = divergences;

@@ -52,8 +52,9 @@ impl Effect {
             && match self {
                 Effect::ItpLocalIgnored => svc.itp() == TrafficPolicy::Local,
                 Effect::EtpLocalRestrictsClusterIp => external && svc.etp() == TrafficPolicy::Local,
+                // PreferSameNode's slices carry zone hints too (the controller writes both).
                 Effect::ZoneHintsNoFallback => {
-                    matches!(td, Some(PREFER_CLOSE | PREFER_SAME_ZONE))
+                    matches!(td, Some(PREFER_CLOSE | PREFER_SAME_ZONE | PREFER_SAME_NODE))
                         || hints_enabled(&svc.meta.annotations)
                 }
                 Effect::PreferSameCommitsToIncompatibleLocal => {
@@ -238,7 +239,7 @@ pub const CATALOGUE: &[Divergence] = &[
             present: true,
         }),
         effect: Effect::ZoneHintsNoFallback,
-        divergence: "with zone hints (PreferClose, PreferSameZone, topology-mode Auto) and no endpoint hinted for the client's zone, the connection is refused where kube-proxy falls back to every endpoint",
+        divergence: "with zone hints (PreferClose, PreferSameZone, PreferSameNode, topology-mode Auto) and no endpoint hinted for the client's zone, the connection is refused where kube-proxy falls back to every endpoint",
         issues: &["cilium/cilium#41022"],
         resolution: Resolution::Fixed {
             version: Some(PlaneVersion::new(1, 18, 1)),

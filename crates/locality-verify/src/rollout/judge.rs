@@ -28,6 +28,16 @@ pub(crate) struct Policy {
     pub(crate) itp_local: bool,
     /// The client node's kube-proxy is in ipvs mode.
     pub(crate) ipvs: bool,
+    /// The client node's kube-proxy falls back to serving-terminating endpoints (KEP-1669;
+    /// `ProxyFeatures::terminating_fallback`): false only for a hypothesis of an older one.
+    pub(crate) terminating_fallback: bool,
+    /// The client node's kube-proxy keeps PreferSameNode on its node
+    /// (`ProxyFeatures::node_hints`): false only for a hypothesis of an older one, which
+    /// spreads over every ready endpoint.
+    pub(crate) node_hints: bool,
+    /// The client node's data plane serves a Local Service from other nodes when none is
+    /// local (the catalogue's `ItpLocalIgnored`): false but for that hypothesis.
+    pub(crate) local_ignored: bool,
     /// The phase the case exists for (`E-a`, `H3`: serving-terminating; `E-b`: no serving
     /// endpoint): a PASS needs [`MIN_SETTLED_TRIES`] in it once settled (past the band after
     /// its first sighting, before the band ahead of its end). `None`: none required.
@@ -71,9 +81,18 @@ enum Allowed {
 fn allowed(policy: Policy, phase: Phase) -> &'static [Allowed] {
     use Allowed::*;
     match (policy.itp_local, phase) {
+        // A kube-proxy that ignores PreferSameNode: every ready endpoint, the remote one too.
+        (false, Phase::OldReady) if !policy.node_hints => &[Old, Remote],
+        (false, Phase::NewReady) if !policy.node_hints => &[New, Remote],
         (_, Phase::OldReady) => &[Old],
+        // Without the fallback a serving-terminating endpoint is no endpoint: as if none
+        // were local (ipvs refuses, iptables and nftables drop; PreferSameNode goes remote).
+        (true, Phase::OldServingTerminating) if !policy.terminating_fallback && policy.ipvs => &[Refused],
+        (true, Phase::OldServingTerminating) if !policy.terminating_fallback => &[Timeout, Refused],
+        (false, Phase::OldServingTerminating) if !policy.terminating_fallback => &[Remote, Refused],
         // On ipvs a Local policy without a local endpoint refuses (the virtual server has no
         // real server) where iptables and nftables drop.
+        (true, Phase::NoLocal) if policy.local_ignored => &[Remote],
         (true, Phase::NoLocal) if policy.ipvs => &[Refused],
         // Serving-terminating: used as a last resort (KEP-1669); the process may have exited
         // before the readiness probe notices (refused).
@@ -338,30 +357,82 @@ pub(crate) fn judge_timeline(
 /// node (`--hostname-override`) when, under a Local policy, nothing ever answered (no local
 /// endpoint was ever seen), or, under PreferSameNode, a remote backend answered while the
 /// local one was ready.
+///
+/// Where the node's kube-proxy is a release without the serving-terminating fallback
+/// (`older`: the policy judged as that release would behave), the timeline judged again as
+/// that release: consistent with an upgrade when nothing then violates. A node served by
+/// another data plane (`kube_proxy: false`) gets neither kube-proxy hypothesis.
 pub(super) fn rollout_judgement(
-    itp_local: bool,
+    judged: Judged<'_>,
     node: Option<&str>,
-    tries: &[Try],
-    old: &str,
-    new: &str,
+    kube_proxy: bool,
+    older: Option<Policy>,
+    divergences: &[(&'static str, Policy)],
 ) -> crate::record::NodeJudgement {
-    let answered = tries.iter().any(|t| matches!(t.seen, Seen::Answer { .. }));
-    let remote = tries
-        .iter()
-        .any(|t| kind_of(&t.seen, old, new) == Some(Allowed::Remote));
-    let consistent = if itp_local { !answered } else { remote };
-    crate::record::NodeJudgement {
-        node: node.unwrap_or_default().to_string(),
-        status: Status::Fail,
-        hypotheses: vec![crate::record::Hypothesis {
+    let Judged {
+        timeline,
+        tries,
+        old,
+        new,
+        lag_ms,
+        itp_local,
+    } = judged;
+    let mut hypotheses = Vec::new();
+    if kube_proxy {
+        let answered = tries.iter().any(|t| matches!(t.seen, Seen::Answer { .. }));
+        let remote = tries
+            .iter()
+            .any(|t| kind_of(&t.seen, old, new) == Some(Allowed::Remote));
+        let consistent = if itp_local { !answered } else { remote };
+        hypotheses.push(crate::record::Hypothesis {
             kind: crate::decision::RepairKind::HostnameOverride,
+            entry: None,
             expected: crate::expect::Expected::Unknown {
                 why: "per rollout phase: never a local answer (Local), remote answers while local is ready (PreferSameNode)".into(),
             },
             consistent,
-        }],
+        });
+        if let Some(policy) = older {
+            let (status, _, _) = judge_timeline(policy, timeline, tries, old, new, lag_ms);
+            hypotheses.push(crate::record::Hypothesis {
+                kind: crate::decision::RepairKind::UpgradeKubeProxy,
+                entry: None,
+                expected: crate::expect::Expected::Unknown {
+                    why: "per rollout phase, as the node's kube-proxy release behaves (without the serving-terminating fallback, or spreading PreferSameNode over every endpoint)".into(),
+                },
+                consistent: status != Status::Fail,
+            });
+        }
+    }
+    // A catalogue entry of the node's data plane: the timeline judged as it behaves.
+    for (entry, policy) in divergences {
+        let (status, _, _) = judge_timeline(*policy, timeline, tries, old, new, lag_ms);
+        hypotheses.push(crate::record::Hypothesis {
+            kind: crate::decision::RepairKind::DataPlane,
+            entry: Some(entry.to_string()),
+            expected: crate::expect::Expected::Unknown {
+                why: format!("per rollout phase, as a data plane with catalogue entry {entry} behaves"),
+            },
+            consistent: status != Status::Fail,
+        });
+    }
+    crate::record::NodeJudgement {
+        node: node.unwrap_or_default().to_string(),
+        status: Status::Fail,
+        hypotheses,
         lag_over_limit: None,
     }
+}
+
+/// What a rollout's judgement was made of.
+#[derive(Clone, Copy)]
+pub(super) struct Judged<'a> {
+    pub(super) timeline: &'a Timeline,
+    pub(super) tries: &'a [Try],
+    pub(super) old: &'a str,
+    pub(super) new: &'a str,
+    pub(super) lag_ms: u128,
+    pub(super) itp_local: bool,
 }
 
 #[cfg(test)]

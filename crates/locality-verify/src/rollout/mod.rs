@@ -46,8 +46,8 @@ mod judge;
 mod timeline;
 mod watch;
 
+use judge::{Judged, SETTLED_MARGIN_MS, phase_of, rollout_judgement};
 pub(crate) use judge::{Policy, judge_timeline};
-use judge::{SETTLED_MARGIN_MS, phase_of, rollout_judgement};
 pub(crate) use timeline::Phase;
 pub(crate) use timeline::Timeline;
 use timeline::Watched;
@@ -314,6 +314,9 @@ pub(crate) async fn rollout_case(
     let policy = Policy {
         itp_local: c.setup.itp_local,
         ipvs,
+        terminating_fallback: true,
+        node_hints: true,
+        local_ignored: false,
         tested: Some(tested),
     };
     let (status, why, measured) = judge_timeline(policy, &timeline, &tries, &old, &new, lag_ms);
@@ -324,12 +327,57 @@ pub(crate) async fn rollout_case(
         });
     }
     if status == Status::Fail {
+        let plane = env.planes.get(&n1);
+        let older = plane
+            .and_then(|p| p.version.as_deref())
+            .and_then(locality_model::version::KubeVersion::parse_loose)
+            .map(locality_model::features::ProxyFeatures::at)
+            .filter(|f| !f.terminating_fallback || !f.node_hints)
+            .map(|f| Policy {
+                terminating_fallback: f.terminating_fallback,
+                node_hints: f.node_hints,
+                ..policy
+            });
+        let judged = Judged {
+            timeline: &timeline,
+            tries: &tries,
+            old: &old,
+            new: &new,
+            lag_ms,
+            itp_local: c.setup.itp_local,
+        };
+        // The catalogue entries of the node's data plane a rollout can show, as the policy
+        // they judge by.
+        use locality_model::dataplane::catalogue::{self, Effect};
+        let divergences: Vec<(&'static str, Policy)> = plane
+            .map(|p| p.divergences.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|id| catalogue::entry(id))
+            .filter_map(|e| match e.effect {
+                Effect::ItpLocalIgnored if policy.itp_local => Some((
+                    e.id,
+                    Policy {
+                        local_ignored: true,
+                        ..policy
+                    },
+                )),
+                Effect::TopologyIgnoredWithoutSetting if !policy.itp_local => Some((
+                    e.id,
+                    Policy {
+                        node_hints: false,
+                        ..policy
+                    },
+                )),
+                _ => None,
+            })
+            .collect();
         r.nodes.push(rollout_judgement(
-            c.setup.itp_local,
+            judged,
             r.client_node.as_deref(),
-            &tries,
-            &old,
-            &new,
+            !plane.is_some_and(|p| p.replaces_kube_proxy),
+            older,
+            &divergences,
         ));
     }
     let phases: Vec<Value> = timeline

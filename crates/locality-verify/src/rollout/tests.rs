@@ -5,6 +5,9 @@ use crate::rollout::timeline::{Watched, merge};
 const LOCAL: Policy = Policy {
     itp_local: true,
     ipvs: false,
+    terminating_fallback: true,
+    node_hints: true,
+    local_ignored: false,
     tested: None,
 };
 
@@ -151,6 +154,9 @@ fn ipvs_refuses_where_iptables_drops_in_the_no_local_phase() {
     let ipvs = Policy {
         itp_local: true,
         ipvs: true,
+        terminating_fallback: true,
+        node_hints: true,
+        local_ignored: false,
         tested: None,
     };
     let (s, why, _) = judge_timeline(
@@ -263,6 +269,9 @@ fn the_old_pod_going_before_its_slice_says_so_is_not_a_violation() {
     let ipvs = Policy {
         itp_local: true,
         ipvs: true,
+        terminating_fallback: true,
+        node_hints: true,
+        local_ignored: false,
         tested: Some(Phase::OldServingTerminating),
     };
     let mut tl = Timeline::new(Some(0));

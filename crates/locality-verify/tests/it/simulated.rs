@@ -4,6 +4,7 @@
 mod cases;
 mod fault_matrix;
 mod logs_channel;
+mod planes;
 mod rbac;
 mod rollouts;
 mod shapes;
