@@ -201,6 +201,8 @@ pub(crate) struct Env<'a> {
     pub(crate) sampled: &'a [String],
     /// What each node's kube-proxy reported (mode, version).
     pub(crate) planes: &'a BTreeMap<String, NodeDataPlane>,
+    /// Each node's lag reader, where one runs (`lag::start_readers`).
+    pub(crate) lag_readers: &'a BTreeMap<String, crate::logs::ProbeLoop>,
 }
 
 /// A node's first IPv4 InternalIP, as read back.

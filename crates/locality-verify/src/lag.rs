@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::env::{Env, pods_path};
 use crate::error::VerifyError;
 use crate::ledger::Evidence;
+use crate::logs::ProbeLoop;
 use crate::logs::unix_ms;
 use crate::scrape::Reader;
 
@@ -104,9 +105,121 @@ impl Measured {
     }
 }
 
+/// The series a lag reader keeps.
+const SYNC_METRICS: [&str; 2] = [
+    "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
+    "kubeproxy_sync_proxy_rules_endpoint_changes_pending",
+];
+
+/// How often a lag reader samples its node's kube-proxy (ms of the cluster's clock): the
+/// resolution of a measured lag, well under any `--max-proxy-lag`.
+pub(crate) const SAMPLE_MS: u64 = 200;
+
+/// Starts one lag reader per node of `nodes` whose kube-proxy metrics the survey read: a
+/// hostNetwork probe loop sampling its `/metrics` every [`SAMPLE_MS`], which writes each
+/// sample with the instant the pod took it, so a lag is measured in the cluster's clock at
+/// that resolution however long the API takes to read it back. A reader that is not running
+/// within `--pod-ready-timeout` is dropped (that node is read by one-shot pods instead).
+pub(crate) async fn start_readers(
+    env: &Env<'_>,
+    nodes: &[String],
+    evidence: &mut Evidence,
+) -> Result<BTreeMap<String, ProbeLoop>, VerifyError> {
+    let mut readers = BTreeMap::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let readable = env
+            .planes
+            .get(node)
+            .is_some_and(|p| p.unreadable.is_none() && p.version_from.as_deref() == Some("metrics"));
+        if !readable {
+            continue;
+        }
+        let l = ProbeLoop::metrics(&format!("lag-reader-{i}"), node, SAMPLE_MS, &SYNC_METRICS);
+        let m = evidence.manifest(&l.manifest(env.ns, &env.opts.run_id))?;
+        if env.cluster.create(&pods_path(env.ns), &m).await.is_ok() {
+            readers.insert(node.clone(), l);
+        }
+    }
+    let mut running = BTreeMap::new();
+    let deadline = env.cluster.deadline(env.opts.pod_ready_timeout);
+    while !readers.is_empty() {
+        let mut pending = BTreeMap::new();
+        for (node, l) in std::mem::take(&mut readers) {
+            match crate::env::pod_condition(env.cluster, env.ns, &l.client).await? {
+                (true, _, _) => {
+                    running.insert(node, l);
+                }
+                _ => {
+                    pending.insert(node, l);
+                }
+            }
+        }
+        readers = pending;
+        if readers.is_empty() || env.cluster.passed(&deadline).await {
+            break;
+        }
+        env.cluster.sleep(Duration::from_millis(300)).await;
+    }
+    for l in readers.values() {
+        let _ = env
+            .cluster
+            .delete(&format!("{}/{}", pods_path(env.ns), l.client))
+            .await;
+    }
+    Ok(running)
+}
+
+/// The sync states a lag reader's log holds, by sample instant: (sampled at, last sync,
+/// pending changes), in order; a sample missing either series is left out.
+pub fn samples(tries: &[crate::probe::Try]) -> Vec<(u128, u128, f64)> {
+    let mut by_ts: BTreeMap<u128, (Option<u128>, Option<f64>)> = BTreeMap::new();
+    for t in tries {
+        let crate::probe::Seen::Answer { responder } = &t.seen else {
+            continue;
+        };
+        let Some((name, value)) = responder.split_once(' ') else {
+            continue;
+        };
+        let Ok(v) = value.trim().parse::<f64>() else {
+            continue;
+        };
+        let e = by_ts.entry(t.sent_ms).or_default();
+        match name {
+            "kubeproxy_sync_proxy_rules_last_timestamp_seconds" => e.0 = Some((v * 1000.0).round() as u128),
+            "kubeproxy_sync_proxy_rules_endpoint_changes_pending" => e.1 = Some(v),
+            _ => {}
+        }
+    }
+    by_ts
+        .into_iter()
+        .filter_map(|(at, (last, pending))| Some((at, last?, pending?)))
+        .collect()
+}
+
+/// What the samples from `since` on show: synced (the first sample past the change with
+/// nothing pending), with the longest the node was seen unsynced; `None` while no sample
+/// shows it synced.
+pub fn judge_samples(samples: &[(u128, u128, f64)], since: u128) -> (Option<Measured>, u64) {
+    let mut unsynced = 0u64;
+    for (at, last, pending) in samples.iter().filter(|(at, _, _)| *at >= since) {
+        if *last >= since && *pending == 0.0 {
+            return (
+                Some(Measured::Synced {
+                    lag_ms: (last - since) as u64,
+                    unsynced_ms: unsynced,
+                }),
+                unsynced,
+            );
+        }
+        unsynced = unsynced.max((at - since) as u64);
+    }
+    (None, unsynced)
+}
+
 /// Reads the kube-proxy of every node of `nodes` until it has synced past `since` with
-/// nothing pending, for at most `timeout`: one curl pod per node and round, the pods of a
-/// round created together so that each node is read as soon after the change as pods start.
+/// nothing pending, for at most `timeout`: from the node's lag reader when it has one
+/// ([`start_readers`]), else with one curl pod per node and round, the pods of a round
+/// created together so that each node is read as soon after the change as pods start.
 pub(crate) async fn measure(
     env: &Env<'_>,
     nodes: &[String],
@@ -134,6 +247,35 @@ pub(crate) async fn measure(
         for r in readers.iter_mut() {
             if done.contains_key(&r.node) {
                 continue;
+            }
+            if let Some(l) = env.lag_readers.get(&r.node) {
+                // The reader's samples: only a failing read falls back to one-shot pods.
+                if let Ok(tries) = l
+                    .tries_since(env.cluster, env.ns, Some(since.saturating_sub(5_000)))
+                    .await
+                {
+                    let samples = samples(&tries);
+                    let (m, seen) = judge_samples(&samples, since);
+                    let seen_entry = unsynced.entry(r.node.clone()).or_default();
+                    *seen_entry = (*seen_entry).max(u128::from(seen));
+                    if let Some(m) = m {
+                        let lines: Vec<String> = samples
+                            .iter()
+                            .filter(|(at, _, _)| *at + 5_000 >= since)
+                            .map(|(at, last, pending)| format!("{at} {last} {pending}"))
+                            .collect();
+                        evidence.write(
+                            &format!("lag/{}-{}.txt", r.prefix, r.node),
+                            &format!(
+                                "# change at {since} ms (cluster clock); samples of {}: sampled-at-ms last-sync-ms pending\n{}\n",
+                                l.client,
+                                lines.join("\n")
+                            ),
+                        )?;
+                        done.insert(r.node.clone(), m);
+                    }
+                    continue;
+                }
             }
             match r.start("/metrics", evidence).await? {
                 Ok(name) => started.push((r.node.clone(), name)),
@@ -182,6 +324,23 @@ pub(crate) async fn measure(
         }
         if done.len() == readers.len() {
             return Ok(done);
+        }
+        // Readers sample every SAMPLE_MS: look again soon.
+        if readers
+            .iter()
+            .all(|r| done.contains_key(&r.node) || env.lag_readers.contains_key(&r.node))
+        {
+            if env.cluster.passed(&deadline).await {
+                for r in &readers {
+                    if !done.contains_key(&r.node) {
+                        let unsynced_ms = unsynced.get(&r.node).copied().unwrap_or(0) as u64;
+                        done.insert(r.node.clone(), Measured::NotSynced { unsynced_ms });
+                    }
+                }
+                return Ok(done);
+            }
+            env.cluster.sleep(Duration::from_millis(SAMPLE_MS)).await;
+            continue;
         }
         if env.cluster.passed(&deadline).await {
             for r in &readers {
@@ -328,6 +487,57 @@ async fn gate_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn answer(at: u128, line: &str) -> crate::probe::Try {
+        crate::probe::Try {
+            channel: "log",
+            client: "lag-reader-0".into(),
+            target: "node:10249".into(),
+            protocol: "http",
+            sent_ms: at,
+            received_ms: at,
+            seen: crate::probe::Seen::Answer {
+                responder: line.into(),
+            },
+            raw: line.into(),
+        }
+    }
+
+    #[test]
+    fn a_readers_samples_pair_both_series_by_instant() {
+        let tries = vec![
+            answer(1_000, "kubeproxy_sync_proxy_rules_last_timestamp_seconds 0.5"),
+            answer(1_000, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 1"),
+            answer(1_200, "kubeproxy_sync_proxy_rules_last_timestamp_seconds 1.1"),
+            answer(1_200, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 0"),
+            // Half a sample, and a line that is no sample.
+            answer(1_400, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 0"),
+            answer(1_400, "kubeproxy_sync_proxy_rules_last_timestamp_seconds x"),
+        ];
+        assert_eq!(samples(&tries), vec![(1_000, 500, 1.0), (1_200, 1_100, 0.0)]);
+    }
+
+    #[test]
+    fn a_change_is_synced_by_the_first_sample_past_it_with_nothing_pending() {
+        // Change at 1000; still pending at 1200 and 3000; synced at 3200 by a sync at 3100.
+        let s = [
+            (800, 700, 0.0),
+            (1_200, 700, 1.0),
+            (3_000, 2_900, 1.0),
+            (3_200, 3_100, 0.0),
+            (3_400, 3_300, 0.0),
+        ];
+        let (m, unsynced) = judge_samples(&s, 1_000);
+        assert_eq!(unsynced, 2_000);
+        match m {
+            Some(Measured::Synced { lag_ms, unsynced_ms }) => {
+                assert_eq!((lag_ms, unsynced_ms), (2_100, 2_000));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A sync before the change says nothing of it.
+        assert!(judge_samples(&s[..2], 1_000).0.is_none());
+    }
 
     #[test]
     fn the_sync_state_is_read() {

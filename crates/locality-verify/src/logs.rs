@@ -32,7 +32,10 @@ run() {
   while true; do
     ts=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
     if out=$(curl -s --max-time "$T" "http://$LOCALITY_PROBE_TARGET"); then
-      echo "$ts $L $out"; else echo "$ts $L ERR $?"; fi
+      if [ -n "${LOCALITY_PROBE_GREP:-}" ]; then
+        echo "$out" | grep -E "$LOCALITY_PROBE_GREP" | sed "s/^/$ts $L /"
+      else echo "$ts $L $out"; fi
+    else echo "$ts $L ERR $?"; fi
     sleep "$I"
   done
 }
@@ -58,6 +61,11 @@ pub struct ProbeLoop {
     pub timeout_ms: u64,
     /// Concurrent loops.
     pub loops: u32,
+    /// A hostNetwork pod (to reach the node's kube-proxy on loopback).
+    pub host_network: bool,
+    /// `LOCALITY_PROBE_GREP`: keep only the answer's lines this `grep -E` pattern matches,
+    /// each after the try's prefix (`None`: the answer as it is).
+    pub grep: Option<String>,
 }
 
 /// The fewest concurrent loops that keep `rate` tries per second while every try times out.
@@ -79,17 +87,39 @@ impl ProbeLoop {
             interval_ms,
             timeout_ms,
             loops: loops_for(10, interval_ms, timeout_ms),
+            host_network: false,
+            grep: None,
+        }
+    }
+
+    /// A loop on `node` reading its kube-proxy's `/metrics` every `interval_ms`, keeping the
+    /// lines of `metrics` (unlabelled series): the node's sync state, sampled in the
+    /// cluster's clock by the pod itself however slow the API is.
+    pub fn metrics(client: &str, node: &str, interval_ms: u64, metrics: &[&str]) -> Self {
+        ProbeLoop {
+            client: client.to_string(),
+            node: node.to_string(),
+            target: crate::fixture::KUBE_PROXY_METRICS.to_string(),
+            path: "/metrics".into(),
+            interval_ms,
+            timeout_ms: 1000,
+            loops: 1,
+            host_network: true,
+            grep: Some(format!("^({}) ", metrics.join("|"))),
         }
     }
 
     /// The client pod's manifest (pinned to its node like every fixture pod).
     pub fn manifest(&self, ns: &str, run: &str) -> Value {
-        let env = json!([
+        let mut env = json!([
             {"name": "LOCALITY_PROBE_TARGET", "value": format!("{}{}", self.target, self.path)},
             {"name": "LOCALITY_PROBE_INTERVAL_MS", "value": self.interval_ms.to_string()},
             {"name": "LOCALITY_PROBE_TIMEOUT_MS", "value": self.timeout_ms.to_string()},
             {"name": "LOCALITY_PROBE_LOOPS", "value": self.loops.to_string()},
         ]);
+        if let (Some(g), Some(list)) = (&self.grep, env.as_array_mut()) {
+            list.push(json!({"name": "LOCALITY_PROBE_GREP", "value": g}));
+        }
         json!({
             "apiVersion": "v1",
             "kind": "Pod",
@@ -99,6 +129,7 @@ impl ProbeLoop {
                 "app": "locality-probe-loop"
             }},
             "spec": {
+                "hostNetwork": self.host_network,
                 "restartPolicy": "Never",
                 "terminationGracePeriodSeconds": 1,
                 "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -122,7 +153,24 @@ impl ProbeLoop {
     /// # Errors
     /// When the API call fails or the log cannot be read (not started yet: 400).
     pub async fn tries(&self, cluster: &Cluster, ns: &str) -> Result<Vec<Try>, VerifyError> {
-        let path = format!("{}/{}/log?timestamps=true", pods_path(ns), self.client);
+        self.tries_since(cluster, ns, None).await
+    }
+
+    /// [`Self::tries`] written from `since` on (unix ms, `sinceTime` in whole seconds, so a
+    /// little earlier).
+    ///
+    /// # Errors
+    /// As [`Self::tries`].
+    pub async fn tries_since(
+        &self,
+        cluster: &Cluster,
+        ns: &str,
+        since: Option<u128>,
+    ) -> Result<Vec<Try>, VerifyError> {
+        let mut path = format!("{}/{}/log?timestamps=true", pods_path(ns), self.client);
+        if let Some(t) = since.and_then(|ms| jiff::Timestamp::from_second((ms / 1000) as i64).ok()) {
+            path.push_str(&format!("&sinceTime={t}"));
+        }
         let (code, body) = cluster.call(http::Method::GET, &path, None).await?;
         let text = String::from_utf8_lossy(&body);
         if !(200..300).contains(&code) {

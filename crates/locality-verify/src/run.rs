@@ -233,6 +233,7 @@ pub async fn verify_watching(
                 cluster.create("/api/v1/namespaces", &manifest).await?;
             }
             let no_planes = BTreeMap::new();
+            let no_readers = BTreeMap::new();
             let reading = Env {
                 opts,
                 cluster: &cluster,
@@ -240,12 +241,18 @@ pub async fn verify_watching(
                 roles: &roles,
                 sampled: &sampled,
                 planes: &no_planes,
+                lag_readers: &no_readers,
             };
             planes = crate::survey::survey(&reading, &read_nodes, &mut evidence).await?;
             evidence.versions(&first, opts, &planes)?;
-            let env = Env {
+            let surveyed = Env {
                 planes: &planes,
                 ..reading
+            };
+            let lag_readers = crate::lag::start_readers(&surveyed, &read_nodes, &mut evidence).await?;
+            let env = Env {
+                lag_readers: &lag_readers,
+                ..surveyed
             };
             run_cases(&env, &read, &mut evidence, &mut cases, on_case).await
         };

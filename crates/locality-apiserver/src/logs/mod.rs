@@ -28,7 +28,10 @@
 //! **Probe-loop client pods** (docs/design.md §5.2 channel `logs`): a container with the environment
 //! variable `LOCALITY_PROBE_TARGET` (`host:port/path`, path default `/hostname`),
 //! `LOCALITY_PROBE_INTERVAL_MS` (default 100), `LOCALITY_PROBE_TIMEOUT_MS` (default 1000) and
-//! `LOCALITY_PROBE_LOOPS` (default 1, at most 1000). The interval is at least
+//! `LOCALITY_PROBE_LOOPS` (default 1, at most 1000), and optionally `LOCALITY_PROBE_GREP`
+//! (simulated in the form `^(NAME|NAME…) `: only the answer's lines starting with one of the
+//! names and a space are written, each after the try's prefix; a hostNetwork loop on
+//! `127.0.0.1:10249/metrics` so follows kube-proxy's sync state). The interval is at least
 //! [`MIN_PROBE_INTERVAL_MS`] and at least `LOOPS × 1000 / MAX_PROBE_TRIES_PER_SECOND` ms
 //! (shorter ones run at that interval: the simulated pods run inside the server, and a 1 ms
 //! loop would hold it). The real pod runs, per loop `L` in `0..LOOPS`:
@@ -307,14 +310,32 @@ fn act(sim: &mut Sim, d: Millis) {
                         continue;
                     }
                     let host = l.host.clone();
-                    let line = match attempt(sim, &c.key, &host, l.port, "/hostname", l.timeout_ms) {
-                        Ok(who) => (d, format!("{} {i} {who}\n", rfc3339_nano(*next))),
-                        Err((code, _, dur)) => (d + dur, format!("{} {i} ERR {code}\n", rfc3339_nano(*next))),
+                    let ts = rfc3339_nano(*next);
+                    let line = match attempt(sim, &c.key, &host, l.port, &l.path, l.timeout_ms) {
+                        Ok(body) => match &l.grep {
+                            // `echo "$out" | grep -E … | sed "s/^/$ts $L /"`: nothing when no
+                            // line matches.
+                            Some(names) => (
+                                d,
+                                body.lines()
+                                    .filter(|line| {
+                                        names.iter().any(|n| {
+                                            line.strip_prefix(n.as_str()).is_some_and(|r| r.starts_with(' '))
+                                        })
+                                    })
+                                    .map(|line| format!("{ts} {i} {line}\n"))
+                                    .collect(),
+                            ),
+                            None => (d, format!("{ts} {i} {}\n", body.trim_end())),
+                        },
+                        Err((code, _, dur)) => (d + dur, format!("{ts} {i} ERR {code}\n")),
                     };
                     let end = line.0.max(*next + l.interval_ms);
                     let k = (end - start).div_ceil(l.interval_ms);
                     c.next[i] = start + k * l.interval_ms;
-                    push_log(&mut c.log, line.0, line.1);
+                    if !line.1.is_empty() {
+                        push_log(&mut c.log, line.0, line.1);
+                    }
                 }
             }
         }

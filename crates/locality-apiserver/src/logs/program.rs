@@ -27,6 +27,22 @@ pub(crate) struct ProbeLoop {
     pub(super) interval_ms: Millis,
     pub(super) timeout_ms: Millis,
     pub(super) loops: u32,
+    /// The path tried (`/hostname` by default; kube-proxy's `/metrics` on loopback).
+    pub(super) path: String,
+    /// `LOCALITY_PROBE_GREP` of the form `^(NAME|NAME…) `: of a successful answer, only
+    /// the lines starting with one of the names and a space are written, each after the
+    /// try's prefix (what `grep -E` and `sed` do in the real script).
+    pub(super) grep: Option<Vec<String>>,
+}
+
+/// The names of a `^(A|B) ` pattern, the only form of `LOCALITY_PROBE_GREP` simulated.
+fn grep_names(pattern: &str) -> Option<Vec<String>> {
+    let inner = pattern.strip_prefix("^(")?.strip_suffix(") ")?;
+    let names: Vec<String> = inner.split('|').map(str::to_string).collect();
+    names
+        .iter()
+        .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(names)
 }
 
 /// What a client pod runs.
@@ -92,7 +108,13 @@ pub(super) fn env_of<'a>(c: &'a Value, name: &str) -> Option<&'a str> {
 
 pub(super) fn probe_loop_of(c: &Value) -> Option<ProbeLoop> {
     let target = env_of(c, "LOCALITY_PROBE_TARGET")?;
-    let (host, port, _) = split_url(target)?;
+    let (host, port, path) = split_url(target)?;
+    let path = if path == "/" {
+        "/hostname".to_string()
+    } else {
+        path
+    };
+    let grep = env_of(c, "LOCALITY_PROBE_GREP").and_then(grep_names);
     let num = |k: &str, d: u64| {
         env_of(c, k)
             .and_then(|v| v.trim().parse::<u64>().ok())
@@ -112,6 +134,8 @@ pub(super) fn probe_loop_of(c: &Value) -> Option<ProbeLoop> {
             .max(floor),
         timeout_ms: num("LOCALITY_PROBE_TIMEOUT_MS", 1000).max(1),
         loops,
+        path,
+        grep,
     })
 }
 

@@ -229,6 +229,37 @@ fn probe_loops_log_responders_and_curl_codes() {
     assert_eq!(code, 400, "{body}");
 }
 
+/// A hostNetwork probe loop on kube-proxy's `/metrics` with `LOCALITY_PROBE_GREP` writes only
+/// the lines of each answer that name the series asked for, each after its try's prefix: the
+/// node's sync state, sampled in the cluster's clock.
+#[test]
+fn a_metrics_probe_loop_keeps_only_the_series_it_greps() {
+    let r = common::start(0.0);
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "lag-reader"},
+           "spec": {"nodeName": "node-b", "hostNetwork": true, "containers": [{"name": "probe", "image": "curlimages/curl:8.11.1",
+             "env": [{"name": "LOCALITY_PROBE_TARGET", "value": "127.0.0.1:10249/metrics"},
+                     {"name": "LOCALITY_PROBE_INTERVAL_MS", "value": "200"},
+                     {"name": "LOCALITY_PROBE_GREP", "value":
+                        "^(kubeproxy_sync_proxy_rules_last_timestamp_seconds|kubeproxy_sync_proxy_rules_endpoint_changes_pending) "}]}]}});
+    create(&r, &pod);
+    r.advance(3_000);
+    let (code, body) = log(&r, "lag-reader", "?timestamps=true");
+    assert_eq!(code, 200, "{body}");
+    let rows = lines(&body);
+    assert!(rows.len() >= 10, "{body}");
+    // <kubelet ts> <try ts> <loop> <series> <value>
+    assert!(
+        rows.iter().all(|l| l.len() == 5
+            && l[2] == "0"
+            && (l[3] == "kubeproxy_sync_proxy_rules_last_timestamp_seconds"
+                || l[3] == "kubeproxy_sync_proxy_rules_endpoint_changes_pending")
+            && l[4].parse::<f64>().is_ok()),
+        "{body}"
+    );
+    assert!(rows.iter().any(|l| l[3].ends_with("_pending")), "{body}");
+    assert!(rows.iter().any(|l| l[3].ends_with("_seconds")), "{body}");
+}
+
 /// A probe-loop pod with `loops` loops every `interval_ms`.
 fn fast_probe_pod(name: &str, interval_ms: u64, loops: u32) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},

@@ -12,6 +12,9 @@ impl SimKubeProxy {
     /// The metrics endpoint text (`127.0.0.1:10249/metrics`), `None` for an `other` data
     /// plane (no kube-proxy metrics). Metric families in name order, as the Prometheus client
     /// writes them:
+    /// - `kubeproxy_sync_proxy_rules_duration_seconds` (histogram): one observation per sync
+    ///   that applied state, of the node's lag (such a sync applies the changes up to one lag
+    ///   before it, as a real sync applies what was pending when it started);
     /// - `kubeproxy_sync_proxy_rules_endpoint_changes_pending`: `endpoint_changes_pending`,
     ///   the EndpointSlice changes its informer received that no sync has applied yet (see
     ///   [`crate::Engine::endpoint_changes_pending`]);
@@ -26,6 +29,25 @@ impl SimKubeProxy {
             return None;
         }
         let mut s = String::new();
+        s.push_str(
+            "# HELP kubeproxy_sync_proxy_rules_duration_seconds [ALPHA] SyncProxyRules latency in seconds\n\
+             # TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram\n",
+        );
+        let (buckets, count, sum) = &self.sync_durations;
+        for (b, le) in buckets.iter().zip(super::SYNC_DURATION_BUCKETS) {
+            let _ = writeln!(
+                s,
+                "kubeproxy_sync_proxy_rules_duration_seconds_bucket{{le=\"{}\"}} {b}",
+                go_float(le)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "kubeproxy_sync_proxy_rules_duration_seconds_bucket{{le=\"+Inf\"}} {count}\n\
+             kubeproxy_sync_proxy_rules_duration_seconds_sum {}\n\
+             kubeproxy_sync_proxy_rules_duration_seconds_count {count}",
+            go_float(*sum as f64 / 1000.0)
+        );
         s.push_str(
             "# HELP kubeproxy_sync_proxy_rules_endpoint_changes_pending [ALPHA] Pending proxy rules Endpoint changes\n\
              # TYPE kubeproxy_sync_proxy_rules_endpoint_changes_pending gauge\n",

@@ -214,9 +214,19 @@ pub struct SimKubeProxy {
     zone: String,
     table: RuleTable,
     last_sync: Option<Millis>,
+    /// The syncs that applied state, by `kubeproxy_sync_proxy_rules_duration_seconds` bucket
+    /// (see [`SYNC_DURATION_BUCKETS`]), and their summed duration in ms.
+    sync_durations: ([u64; SYNC_DURATION_BUCKETS.len()], u64, Millis),
     no_local_internal: BTreeMap<IpFamily, usize>,
     no_local_external: BTreeMap<IpFamily, usize>,
 }
+
+/// The upper bounds (seconds) of `kubeproxy_sync_proxy_rules_duration_seconds`' buckets:
+/// upstream `pkg/proxy/metrics` `SyncProxyRulesLatency`, `ExponentialBuckets(0.001, 2, 15)`.
+pub const SYNC_DURATION_BUCKETS: [f64; 15] = [
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096,
+    8.192, 16.384,
+];
 
 impl SimKubeProxy {
     /// A simulated kube-proxy for `node`, with the given profile, version and sync delay, and
@@ -248,6 +258,7 @@ impl SimKubeProxy {
             zone: String::new(),
             table: RuleTable::default(),
             last_sync: None,
+            sync_durations: ([0; SYNC_DURATION_BUCKETS.len()], 0, 0),
             no_local_internal: BTreeMap::new(),
             no_local_external: BTreeMap::new(),
         }
@@ -353,6 +364,14 @@ impl SimKubeProxy {
             *self.no_local_external.entry(fam).or_default() += 1;
         }
         self.last_sync = Some(now);
+        // The sync applied the events up to one lag ago: it is as if it had started then (a
+        // real sync applies what was pending at its start), so its duration is the lag.
+        let (buckets, count, sum) = &mut self.sync_durations;
+        for (b, le) in buckets.iter_mut().zip(SYNC_DURATION_BUCKETS) {
+            *b += u64::from(self.lag_ms as f64 <= le * 1000.0);
+        }
+        *count += 1;
+        *sum += self.lag_ms;
     }
 
     /// The rules of every port and family of one Service.

@@ -110,6 +110,27 @@ fn fault_matrix_a_kube_proxy_late_beyond_the_limit_is_held_naming_it_and_never_f
     }
 }
 
+/// A kube-proxy just beyond the limit (rules written 5 s after each change, plus its sync
+/// period) is measured as late in the cluster's clock by the node's lag reader, not blurred
+/// into the time a one-shot reader pod takes to start: held, naming the node.
+#[test]
+fn fault_matrix_a_kube_proxy_just_beyond_the_limit_is_held_naming_it() {
+    for ((name, o, _evidence), node) in on_each_node("stale-rules:5").into_iter().zip(NODES) {
+        assert_eq!(o.decision, Decision::Hold, "{}", summary(&name, &o));
+        assert!(
+            o.cases.iter().all(|c| c.status != Status::Fail),
+            "{}",
+            summary(&name, &o)
+        );
+        assert!(
+            o.lagging.iter().all(|l| l.node == node) && !o.lagging.is_empty(),
+            "{}: {:?}",
+            summary(&name, &o),
+            o.lagging
+        );
+    }
+}
+
 /// `M` on a node whose kube-proxy is later than the whole lag timeout: its metric is still
 /// the old one because nothing was synced, which is lag (INCOMPLETE, a HOLD naming the node),
 /// never kube-proxy failing to count the Service (FAIL). The simulated clock runs slowly so
