@@ -251,6 +251,25 @@ pub fn kubeconfig_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> 
     config::context_user(opts)
 }
 
+/// The warning a read of a cluster whose kubeconfig sets `insecure-skip-tls-verify` gives
+/// (`server`: its URL as shown).
+pub fn insecure_warning(server: &str) -> String {
+    format!(
+        "insecure-skip-tls-verify is set for {server}: the API server's certificate is not checked, so \
+         anyone between here and it can answer in its name"
+    )
+}
+
+/// The server of the kubeconfig context `opts` resolves to when its cluster has
+/// `insecure-skip-tls-verify: true` (`None` otherwise and in-cluster). Reads no credential,
+/// as [`kubeconfig_user`].
+///
+/// # Errors
+/// As [`kubeconfig_user`].
+pub fn kubeconfig_insecure_skip_tls_verify(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    config::context_insecure(opts)
+}
+
 /// The namespace (`contexts[].context.namespace`) of the kubeconfig context `opts` resolves
 /// to, as kubectl resolves it: where `kubectl apply -f` puts objects that name none. `None`
 /// in-cluster or when the context names none. Reads no credential, as [`kubeconfig_user`].
@@ -277,11 +296,7 @@ async fn snapshot_now(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
     let api = Api::new(opts, client, &target, secrets);
     let mut warnings = Vec::new();
     if target.insecure_skip_tls_verify {
-        warnings.push(format!(
-            "insecure-skip-tls-verify is set for {}: the API server's certificate is not checked, so \
-             anyone between here and it can answer in its name",
-            target.server
-        ));
+        warnings.push(insecure_warning(&target.server));
     }
 
     // /version first: it is readable by everyone (system:public-info-viewer), so it tells

@@ -193,6 +193,10 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             .map_err(|e| CliError::runtime(e.to_string()))?;
         return Ok(0);
     }
+    if !simulated && let Ok(Some(server)) = locality_live::kubeconfig_insecure_skip_tls_verify(&opts.live) {
+        // Recorded in the evidence too (00-versions.yaml, target.insecureSkipTLSVerify).
+        ui.warn(&locality_live::insecure_warning(&server));
+    }
     ui.note(&format!(
         "run {}: namespace locality-verify-{}, owner {}, evidence {}",
         opts.run_id,

@@ -6,6 +6,7 @@ mod files;
 mod formats;
 mod live;
 mod terminal;
+mod verify;
 
 use std::path::PathBuf;
 
