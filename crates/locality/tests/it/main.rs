@@ -6,6 +6,7 @@ mod audit_baseline;
 mod audit_dataplane;
 mod bad_input;
 mod ci_docs;
+mod closed_pipe;
 mod dist;
 mod docs;
 mod feature_gates;
