@@ -14,6 +14,7 @@ mod hostile;
 mod live;
 mod matrix;
 mod module_cycles;
+mod readme;
 mod sim;
 mod sim_load;
 mod simulate;
