@@ -28,6 +28,7 @@ pub mod clients;
 pub mod config;
 mod context;
 pub mod finding;
+mod owners;
 pub mod report;
 pub mod rule;
 mod rules;

@@ -53,8 +53,9 @@ pub fn load_inputs_with(
             format!("only {}", kinds.join(", "))
         };
         return Err(CliError::usage(format!(
-            "{}: {found}; locality reads Nodes, Pods, Services, EndpointSlices, Endpoints, workloads and Namespaces (a `kubectl get nodes,pods,services,endpointslices -A -o json` dump)",
-            loaded.files.join(", ")
+            "{}: {found}; locality reads Nodes, Pods, Services, EndpointSlices, Endpoints, workloads and Namespaces (a `{}` dump)",
+            loaded.files.join(", "),
+            locality_model::objects::DUMP_COMMAND
         )));
     }
     Ok(loaded)

@@ -129,12 +129,21 @@ fn loc001(
             symptom.to_string()
         },
     );
-    let fix = match backing.iter().find(|w| w.kind == WorkloadKind::DaemonSet) {
-        Some(ds) => format!(
+    let daemonset = backing.iter().find(|w| w.kind == WorkloadKind::DaemonSet);
+    let absent = daemonset
+        .is_none()
+        .then(|| crate::owners::absent_daemonset(ctx.state, &ctx.selected_pods(svc)))
+        .flatten();
+    let fix = match (daemonset, absent) {
+        (Some(ds), _) => format!(
             "let DaemonSet {} run on every client node (nodeSelector, affinity, tolerations: see LOC003), or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode",
             ds.meta.name
         ),
-        None => "run the backend as a DaemonSet on every client node, or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode (prefers the local endpoint, never drops)".to_string(),
+        // The pods belong to a DaemonSet the input lacks: it runs as one already.
+        (None, Some(ds)) => format!(
+            "let DaemonSet {ds} run on every client node (its nodeSelector, affinity and tolerations are not in the input: add daemonsets to the dump and LOC003 says which nodes it misses), or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode"
+        ),
+        (None, None) => "run the backend as a DaemonSet on every client node, or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode (prefers the local endpoint, never drops)".to_string(),
     };
     let slices = ctx.slices_of(svc).to_vec();
     let b = ctx

@@ -403,5 +403,6 @@ mod header;
 #[path = "report/color.rs"]
 mod color;
 mod html;
+mod missing_kinds;
 mod sarif;
 mod suppressions;
