@@ -165,13 +165,17 @@ pub fn resolve_versions(
     let kube = match (kube_forced, newest_kubelet) {
         (Some(v), _) => v,
         (None, Some(v)) => {
-            let proxy = if proxy_forced.is_some() {
-                ""
+            let (proxy, flags) = if proxy_forced.is_some() {
+                ("", "--kube-version")
             } else {
-                " and each node's kube-proxy its kubelet's version"
+                (
+                    " and each node's kube-proxy its kubelet's version",
+                    "--kube-version (and --kube-proxy-version)",
+                )
             };
+            // An assumption warning ends with the flag that silences it.
             ui.warn(&format!(
-                "no --kube-version: assuming the control plane runs {v} (the newest kubeletVersion of the Nodes){proxy}"
+                "assuming the control plane runs {v} (the newest kubeletVersion of the Nodes){proxy}; to state it: {flags}"
             ));
             v
         }

@@ -134,6 +134,17 @@ fn loc001(
         .is_none()
         .then(|| crate::owners::absent_daemonset(ctx.state, &ctx.selected_pods(svc)))
         .flatten();
+    let cause = match (daemonset, absent) {
+        (Some(ds), _) => format!(
+            "DaemonSet {}/{} has no ready pod there",
+            ds.meta.namespace, ds.meta.name
+        ),
+        (None, Some(ds)) => format!(
+            "DaemonSet {}/{ds} has no ready pod there (its spec is not in the input)",
+            svc.meta.namespace
+        ),
+        (None, None) => "no ready endpoint there".to_string(),
+    };
     let fix = match (daemonset, absent) {
         (Some(ds), _) => format!(
             "let DaemonSet {} run on every client node (nodeSelector, affinity, tolerations: see LOC003), or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode",
@@ -153,7 +164,8 @@ fn loc001(
         .workloads(backing)
         .slices(&slices)
         .message(msg)
-        .fix(fix);
+        .fix(fix)
+        .cause(cause);
     ctx.push(b);
 }
 
@@ -182,9 +194,23 @@ fn loc002(ctx: &mut Ctx<'_, '_>, svc: &Service, backing: &[&Workload], ls: Optio
         clients,
         clients as u64 - total
     );
+    let owners: Vec<String> = backing
+        .iter()
+        .map(|w| {
+            format!(
+                "{} {}/{} ({})",
+                w.kind.as_str(),
+                w.meta.namespace,
+                w.meta.name,
+                plural(replicas(w) as usize, "replica", "replicas")
+            )
+        })
+        .collect();
+    let cause = format!("{} for {clients} client nodes", owners.join(", "));
     let mut b = ctx
         .finding(RuleId::Loc002, svc)
         .workloads(backing)
+        .cause(cause)
         .message(msg)
         .fix("run the backend as a DaemonSet on every client node, or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode");
     if let Some(ls) = ls {
@@ -233,12 +259,27 @@ fn loc003(ctx: &mut Ctx<'_, '_>, svc: &Service, backing: &[&Workload], ls: Optio
         } else {
             "widen the DaemonSet's nodeSelector/affinity to every node that runs clients (or keep clients off those nodes)"
         };
+        let cause = format!(
+            "DaemonSet {}/{} {}",
+            ds.meta.namespace,
+            ds.meta.name,
+            if let [(only, _)] = reasons.iter().collect::<Vec<_>>().as_slice() {
+                // "nodeSelector k=v does not match them", "does not tolerate their taint t".
+                match only.strip_prefix("untolerated taint ") {
+                    Some(taint) => format!("does not tolerate their taint {taint}"),
+                    None => format!("{only} them"),
+                }
+            } else {
+                why.join("; ")
+            }
+        );
         let b = ctx
             .finding(RuleId::Loc003, svc)
             .nodes(picked)
             .workloads(&[*ds])
             .message(msg)
-            .fix(fix);
+            .fix(fix)
+            .cause(cause);
         ctx.push(b);
     }
 }
