@@ -40,6 +40,55 @@ pub struct BlindService {
     pub missing_facts: MissingFacts,
 }
 
+/// The rules whose cause explains a blind node, the most specific first: the DaemonSet that
+/// cannot run there (LOC003), too few replicas (LOC002), no ready pod there (LOC001).
+const LEAD: [RuleId; 3] = [RuleId::Loc003, RuleId::Loc002, RuleId::Loc001];
+
+/// Why one node is blind for a Service, as the audit found it ([`on_node`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeCause {
+    /// The finding's rule.
+    pub rule: RuleId,
+    /// Its cause ([`Finding::cause`]).
+    pub cause: String,
+    /// Its fix.
+    pub fix: String,
+    /// How many nodes share the cause (this one included).
+    pub nodes: usize,
+}
+
+/// The cause the audit found for `node` being blind for Service `namespace/name`: the most
+/// specific of its findings (see [`LEAD`]) whose nodes hold `node` (LOC002 is about the
+/// Service as a whole: it counts when a LOC001 finding holds `node`). `None` when no
+/// finding names the node (the node is not blind, or `report` lists fewer nodes than it
+/// counts: audit with `node_limit: usize::MAX` to ask).
+pub fn on_node(report: &AuditReport, namespace: &str, name: &str, node: &str) -> Option<NodeCause> {
+    let of_service: Vec<&Finding> = report
+        .active()
+        .filter(|f| f.service.namespace == namespace && f.service.name == name && f.cause.is_some())
+        .collect();
+    let names = |f: &Finding| f.nodes.iter().any(|n| n.node == node);
+    let blind = of_service
+        .iter()
+        .filter(|f| f.rule == RuleId::Loc001 && names(f))
+        .max_by_key(|f| f.node_count)?;
+    LEAD.iter().find_map(|rule| {
+        let f = of_service
+            .iter()
+            .find(|f| f.rule == *rule && (f.rule == RuleId::Loc002 || names(f)))?;
+        Some(NodeCause {
+            rule: f.rule,
+            cause: f.cause.clone().unwrap_or_default(),
+            fix: f.fix.clone(),
+            nodes: if f.rule == RuleId::Loc003 {
+                f.node_count
+            } else {
+                blind.node_count
+            },
+        })
+    })
+}
+
 /// The blind Services of `report`, one per Service and cause, in the order of the Services'
 /// first LOC001 finding (errors first). Suppressed findings are left out.
 pub fn group(report: &AuditReport) -> Vec<BlindService> {
@@ -59,7 +108,7 @@ pub fn group(report: &AuditReport) -> Vec<BlindService> {
             .copied()
             .filter(|f| f.rule == RuleId::Loc001)
             .collect();
-        let lead = [RuleId::Loc003, RuleId::Loc002, RuleId::Loc001]
+        let lead = LEAD
             .iter()
             .find_map(|r| findings.iter().find(|f| f.rule == *r && f.cause.is_some()))
             .copied()

@@ -155,7 +155,7 @@ pub fn resolve_versions(
     }
     if !out_of_range.is_empty() {
         ui.warn(&format!(
-            "kubeletVersion outside the modelled range {}..={} on {}; clamped",
+            "kubeletVersion outside the modelled range {}..={} on {}; clamped; to state the versions: --kube-version (and --kube-proxy-version)",
             KubeVersion::OLDEST,
             KubeVersion::NEWEST,
             out_of_range.join(", ")

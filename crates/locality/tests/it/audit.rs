@@ -402,6 +402,7 @@ mod header;
 
 #[path = "report/color.rs"]
 mod color;
+mod explain_cause;
 mod grouped;
 mod html;
 mod missing_kinds;
