@@ -61,8 +61,12 @@ async fn read_capped(mut body: Body, max: usize) -> Result<Vec<u8>, (bool, Strin
     Ok(bytes)
 }
 
-/// `e` and its sources, `: `-separated.
-fn chain(e: &dyn std::error::Error) -> String {
+/// `e` and its sources, `: `-separated (a failing credential plugin as `locality_live`
+/// reports it, never kube-rs's dump of its output).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(text) = locality_live::credential_plugin_failure(e) {
+        return text;
+    }
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

@@ -220,7 +220,7 @@ fn insecure_skip_tls_verify_warns() {
 }
 
 /// A kubeconfig whose credential plugin runs `script`, against the fixture cluster.
-fn plugin(tag: &str, script: &str) -> (Running, TempDir, String) {
+pub(super) fn plugin(tag: &str, script: &str) -> (Running, TempDir, String) {
     let server = FakeApi::cluster().start();
     let dir = TempDir::new(tag);
     let kc = write_exec_kubeconfig(&dir.0, &server.url(), "plugin.sh", script);

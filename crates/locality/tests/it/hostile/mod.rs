@@ -7,6 +7,7 @@ mod formats;
 mod live;
 mod terminal;
 mod verify;
+mod verify_plugin;
 
 use std::path::PathBuf;
 
