@@ -34,7 +34,7 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> VerifyError {
 }
 
 pub(crate) fn yaml(v: &impl serde::Serialize) -> String {
-    serde_saphyr::to_string(v).unwrap_or_else(|e| format!("# not serialisable: {e}\n"))
+    locality_report::encode::yaml_string(v).unwrap_or_else(|e| format!("# not serialisable: {e}\n"))
 }
 
 impl Evidence {
@@ -230,7 +230,7 @@ impl Evidence {
 }
 
 fn pretty(v: &Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    let mut s = locality_report::encode::json_pretty_string(v).unwrap_or_default();
     s.push('\n');
     s
 }
