@@ -14,6 +14,7 @@ pub mod display;
 pub mod encode;
 pub mod explain;
 pub mod header;
+pub mod labels;
 pub mod matrix;
 pub mod simulate;
 pub mod style;
