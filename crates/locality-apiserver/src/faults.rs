@@ -59,6 +59,10 @@ pub struct Faults {
     /// 502/504 are answered with their own reasons). The body is a `metav1.Status` whose
     /// message says the fault is simulated.
     pub error_code: u16,
+    /// The message of the injected 5xx `Status` instead of the one saying it is simulated:
+    /// for tests of how a client carries a hostile server's text (huge, control characters,
+    /// markup). `None`: "Internal error occurred: injected fault: …".
+    pub error_message: Option<String>,
     /// The first this many resource requests (any verb) are answered with the 5xx, whatever
     /// the rates: a deterministic burst to test client retries.
     pub fail_first: u64,

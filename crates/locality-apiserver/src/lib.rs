@@ -118,7 +118,7 @@ pub use discovery::{SIMULATED_BUILD_METADATA, simulated_git_version};
 pub use faults::{FaultCounts, Faults, Verb};
 pub use limits::{
     HEADER_READ_TIMEOUT, JSON_PATCH_MAX_COPY_BYTES, Limits, MAX_DIAL_TRIES, MAX_JSON_PATCH_OPERATIONS,
-    MAX_OBJECT_BYTES, MAX_PROBE_TRIES_PER_SECOND, MAX_REQUEST_BODY_BYTES, MIN_PROBE_INTERVAL_MS,
+    MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_PROBE_TRIES_PER_SECOND, MAX_REQUEST_BODY_BYTES, MIN_PROBE_INTERVAL_MS,
     REQUEST_TIMEOUT,
 };
 pub use request_log::{MAX_REQUEST_LOG, MAX_REQUEST_LOG_BYTES};
@@ -465,8 +465,10 @@ pub fn serve(opts: ServeOptions) -> Result<Running, ServeError> {
         .kubeconfig_out
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("locality-sim-{}.kubeconfig", addr.port())));
+    let mut engine = opts.engine;
+    engine.set_object_quota(Some(opts.limits.max_objects));
     let mut sim = Sim {
-        engine: opts.engine,
+        engine,
         raw: HashMap::new(),
         clock: Clock {
             start: Instant::now(),

@@ -53,6 +53,16 @@ pub const JSON_PATCH_MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
 /// smaller than the JSON measured here, so the simulated limit is somewhat stricter.
 pub const MAX_OBJECT_BYTES: usize = 1024 * 1024 * 3 / 2;
 
+/// The simulated store's quota, in objects: a create past it is refused as etcd refuses
+/// writes once its database reaches `--quota-backend-bytes` (2 GiB by default,
+/// `DefaultQuotaBytes` in etcd's `server/storage/quota.go`): `500` "etcdserver: mvcc:
+/// database space exceeded" (`StoreError::SpaceExceeded`). Updates, reads and deletes go
+/// through, as etcd takes reads and deletes under its `NOSPACE` alarm. Sized so that a store
+/// full of pods stays within the 300 MB the load tests allow: measured on the release binary,
+/// `kubectl create deployment big --replicas=1000000` stops at the quota with the server's
+/// RSS flat at 260 MB (about 3.4 kB per Pending pod).
+pub const MAX_OBJECTS: usize = 75_000;
+
 /// Most tries of one simulated netexec `/dial` (`tries=`). The real netexec has no bound (each
 /// try is a real connection); the simulated one answers more with netexec's own `400` "tries
 /// parameter is invalid" so that one request cannot occupy the simulated cluster for hours.
@@ -76,6 +86,8 @@ pub struct Limits {
     pub header_read_timeout: Duration,
     /// See [`REQUEST_TIMEOUT`].
     pub request_timeout: Duration,
+    /// The store's quota in objects; see [`MAX_OBJECTS`].
+    pub max_objects: usize,
 }
 
 impl Default for Limits {
@@ -83,6 +95,7 @@ impl Default for Limits {
         Limits {
             header_read_timeout: HEADER_READ_TIMEOUT,
             request_timeout: REQUEST_TIMEOUT,
+            max_objects: MAX_OBJECTS,
         }
     }
 }

@@ -165,14 +165,13 @@ async fn faulted(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
             crate::faults::Decision::Drop => return Err(Dropped),
             crate::faults::Decision::Error => {
                 let (code, reason) = faults.code_and_reason();
-                return Ok(error_response(&ApiError::custom(
-                    code,
-                    reason,
+                let message = faults.error_message.clone().unwrap_or_else(|| {
                     format!(
                         "Internal error occurred: injected fault: {code} for {} (simulated API server)",
                         verb.as_str()
-                    ),
-                )));
+                    )
+                });
+                return Ok(error_response(&ApiError::custom(code, reason, message)));
             }
             crate::faults::Decision::Conflict => {
                 let plural = segs.last().copied().unwrap_or_default();

@@ -120,6 +120,15 @@ pub(crate) fn map_sim_error(t: &Target, name: &str, e: SimError) -> ApiError {
         ),
         SimError::Store(StoreError::Invalid(m)) => ApiError::invalid(r.kind_name, r.group, name, &m),
         SimError::Store(StoreError::Gone { .. }) => ApiError::gone(e.to_string()),
+        // The store's quota, as etcd's `NOSPACE` alarm (`rpctypes.ErrGRPCNoSpace`) reaches a
+        // client: the etcd3 storage returns etcd's error as it is, and k8s.io/apiserver
+        // `responsewriters.ErrorToAPIStatus` makes a `500` of an error that is not a
+        // `Status`, its reason unknown (empty) and its message etcd's (kubernetes/kubernetes#94029:
+        // `resp=500` on every write once the quota is used up; kubectl prints "Error from
+        // server: etcdserver: mvcc: database space exceeded").
+        SimError::Store(StoreError::SpaceExceeded) => {
+            ApiError::custom(500, "", StoreError::SpaceExceeded.to_string())
+        }
         SimError::Store(StoreError::NamespaceTerminating(ns)) => {
             // NamespaceLifecycle admission (k8s.io/apiserver
             // `pkg/admission/plugin/namespace/lifecycle/admission.go` `Admit`): Forbidden with

@@ -400,7 +400,7 @@ fn normalize_cluster_ips(cur_doc: &Value, doc: &mut Value) {
 /// `pkg/registry/core/pod/strategy.go`, `pkg/registry/core/node/strategy.go`): a Service keeps
 /// the `status.loadBalancer.ingress` the simulated cloud load-balancer controller gave it, a
 /// Pod its phase, readiness and IPs, a Node its Ready condition, addresses, allocatable CPU
-/// and kubelet version. The status subresource is not writable here.
+/// and pods and kubelet version. The status subresource is not writable here.
 fn merge_update(current: &Object, mut new: Object, cur_doc: &Value, new_doc: &Value, put: bool) -> Object {
     let cur_meta = current.meta().clone();
     let keep_owners = put && new.meta().owner_references.is_empty();
@@ -436,6 +436,7 @@ fn merge_update(current: &Object, mut new: Object, cur_doc: &Value, new_doc: &Va
             n.ready = o.ready;
             n.internal_ips = o.internal_ips.clone();
             n.allocatable_cpu_millis = o.allocatable_cpu_millis;
+            n.allocatable_pods = o.allocatable_pods;
             n.kubelet_version = o.kubelet_version.clone();
         }
         (Object::Workload(o), Object::Workload(n)) => {

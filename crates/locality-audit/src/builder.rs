@@ -55,6 +55,11 @@ impl FindingBuilder {
         self.f.fix = m.into();
         self
     }
+    /// The root cause in a few words ([`Finding::cause`]).
+    pub(crate) fn cause(mut self, c: impl Into<String>) -> Self {
+        self.f.cause = Some(c.into());
+        self
+    }
 }
 
 /// An [`ObjectRef`] for an object's metadata.

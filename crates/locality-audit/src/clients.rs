@@ -6,8 +6,9 @@
 //! (`spec.nodeName` set), has not finished (phase neither `Succeeded` nor `Failed`), and
 //! is not part of the data plane itself: kube-proxy's pods in `kube-system` (label
 //! `k8s-app=kube-proxy` as kubeadm and most distributions set it, or owned by a DaemonSet
-//! whose name starts with `kube-proxy`) program the rules, they do not call Services
-//! through them. hostNetwork pods count: `internalTrafficPolicy` governs traffic a node
+//! whose name starts with `kube-proxy`) program the rules, and the CNI's node agents
+//! ([`CNI_AGENTS`]: `aws-node`, `calico-node`, `cilium`, …) run the pod network; they do
+//! not call Services through them. hostNetwork pods count: `internalTrafficPolicy` governs traffic a node
 //! sends to a ClusterIP too.
 //!
 //! A pod is a client **of a given Service** when it is a client and the Service does not
@@ -34,11 +35,40 @@ pub fn is_kube_proxy_pod(pod: &Pod) -> bool {
                 .any(|o| o.kind == "DaemonSet" && o.name.starts_with("kube-proxy")))
 }
 
+/// The DaemonSets of the CNIs' node agents, by the names their manifests give them (EKS's
+/// VPC CNI, Calico, Canal, Cilium, Flannel, kube-router, Weave Net, Antrea, kind's kindnet,
+/// OVN-Kubernetes, Multus).
+pub const CNI_AGENTS: [&str; 12] = [
+    "aws-node",
+    "calico-node",
+    "canal",
+    "cilium",
+    "cilium-envoy",
+    "kube-flannel-ds",
+    "kube-router",
+    "weave-net",
+    "antrea-agent",
+    "kindnet",
+    "ovnkube-node",
+    "kube-multus-ds",
+];
+
+/// True when `pod` is one of the CNI's node agents: owned by a DaemonSet named as one of
+/// [`CNI_AGENTS`] (in any namespace: Calico runs in `calico-system`, Flannel in
+/// `kube-flannel`).
+pub fn is_cni_agent_pod(pod: &Pod) -> bool {
+    pod.meta
+        .owner_references
+        .iter()
+        .any(|o| o.controller && o.kind == "DaemonSet" && CNI_AGENTS.contains(&o.name.as_str()))
+}
+
 /// True when `pod` is a client of the cluster's Services (see the module documentation).
 pub fn is_client_pod(pod: &Pod) -> bool {
     !pod.spec.node_name.is_empty()
         && !matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed)
         && !is_kube_proxy_pod(pod)
+        && !is_cni_agent_pod(pod)
 }
 
 /// True when `pod` is a client of `service`: a client the Service does not select.

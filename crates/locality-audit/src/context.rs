@@ -518,6 +518,8 @@ impl<'a, 's> Ctx<'a, 's> {
                 // Set from the port summaries once every rule has run (`lib.rs` `run`).
                 confidence: None,
                 missing_facts: MissingFacts::NONE,
+                cause: None,
+                clients: Vec::new(),
             },
         }
     }

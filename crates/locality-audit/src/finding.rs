@@ -126,6 +126,15 @@ pub struct Finding {
     /// `kube-version`, `proxy-mode`); the confidence is then `inferred`. Absent when nothing.
     #[serde(skip_serializing_if = "MissingFacts::is_empty")]
     pub missing_facts: MissingFacts,
+    /// The root cause in a few words (`DaemonSet ns/name nodeSelector k=v does not match
+    /// them`), for the human output's one line per Service and cause
+    /// ([`crate::causes::group`]); not part of the documents.
+    #[serde(skip)]
+    pub cause: Option<String>,
+    /// The client pods on the nodes concerned, by owner (`Deployment edge/gateway`, pods),
+    /// the most pods first; LOC001 only, not part of the documents.
+    #[serde(skip)]
+    pub clients: Vec<(String, usize)>,
 }
 
 /// Where a suppression comes from (SARIF's `suppression.kind`).

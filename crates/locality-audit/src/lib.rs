@@ -24,10 +24,12 @@
 
 pub mod baseline;
 mod builder;
+pub mod causes;
 pub mod clients;
 pub mod config;
 mod context;
 pub mod finding;
+mod owners;
 pub mod report;
 pub mod rule;
 mod rules;
@@ -152,6 +154,7 @@ fn run(state: &ClusterState, m: &Matrix<'_>, options: &AuditOptions, assumed: bo
         ))
     });
     findings.dedup();
+    causes::name_clients(state, &mut findings);
     let mut per_service: HashMap<(&str, &str), usize> = HashMap::new();
     for f in findings.iter().filter(|f| f.suppression.is_none()) {
         *per_service

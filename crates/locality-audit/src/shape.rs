@@ -48,6 +48,7 @@ pub(crate) fn synthesize(
             meta,
             ready: Some(true),
             allocatable_cpu_millis: Some(4000),
+            allocatable_pods: None,
             internal_ips: vec![IpAddr::V4(Ipv4Addr::from(0xC000_0200u32.wrapping_add(i as u32)))],
             ..Node::default()
         });

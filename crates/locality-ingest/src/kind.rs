@@ -132,3 +132,65 @@ impl ObjKey {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    /// The kind of a `kubectl get` resource name of [`DUMP_COMMAND`](m::DUMP_COMMAND).
+    fn kind_of_resource(resource: &str) -> &'static str {
+        match resource {
+            "namespaces" => "Namespace",
+            "nodes" => "Node",
+            "pods" => "Pod",
+            "services" => "Service",
+            "endpointslices" => "EndpointSlice",
+            "endpoints" => "Endpoints",
+            "daemonsets" => "DaemonSet",
+            "deployments" => "Deployment",
+            "replicasets" => "ReplicaSet",
+            "statefulsets" => "StatefulSet",
+            "poddisruptionbudgets" => "PodDisruptionBudget",
+            other => panic!("unknown resource {other}"),
+        }
+    }
+
+    /// The one dump command lists every kind ingest reads but Endpoints (mirrored into
+    /// slices by the cluster), and nothing ingest skips.
+    #[test]
+    fn the_dump_command_lists_every_kind_read() {
+        use super::m;
+        let resources = m::DUMP_COMMAND
+            .strip_prefix("kubectl get ")
+            .and_then(|r| r.split_whitespace().next())
+            .expect("kubectl get RESOURCES …");
+        let listed: Vec<&str> = resources.split(',').map(kind_of_resource).collect();
+        for kind in listed.iter() {
+            assert!(
+                !matches!(Kind::of(kind), Kind::Other | Kind::List),
+                "{kind} is not read"
+            );
+        }
+        let all = [
+            "Namespace",
+            "Node",
+            "Pod",
+            "Service",
+            "EndpointSlice",
+            "Endpoints",
+            "DaemonSet",
+            "Deployment",
+            "ReplicaSet",
+            "StatefulSet",
+            "PodDisruptionBudget",
+        ];
+        for kind in all {
+            assert!(!matches!(Kind::of(kind), Kind::Other), "{kind}");
+            assert!(
+                listed.contains(&kind) || kind == "Endpoints",
+                "the dump command lacks {kind}"
+            );
+        }
+        assert!(m::DUMP_COMMAND.ends_with(" -A -o json > dump.json"));
+    }
+}

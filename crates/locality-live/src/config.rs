@@ -181,6 +181,32 @@ fn chosen_context(opts: &LiveOptions) -> Result<Option<kube::config::Context>, L
         .and_then(|c| c.context))
 }
 
+/// The server of the context `opts` resolves to when its cluster has
+/// `insecure-skip-tls-verify` set (`clusters[].cluster`); `None` otherwise and in-cluster.
+/// Reads no credential, as [`context_user`].
+pub(crate) fn context_insecure(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    let source = pick_source(
+        opts.kubeconfig.as_deref(),
+        std::env::var_os("KUBECONFIG").as_deref(),
+        std::env::home_dir().as_deref(),
+        in_cluster_available(),
+    )?;
+    if source == KubeconfigSource::InCluster {
+        return Ok(None);
+    }
+    let kubeconfig = read_kubeconfig(&source)?;
+    let Some(cluster) = chosen_context(opts)?.map(|c| c.cluster) else {
+        return Ok(None);
+    };
+    Ok(kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == cluster)
+        .and_then(|c| c.cluster.as_ref())
+        .filter(|c| c.insecure_skip_tls_verify == Some(true))
+        .map(|c| crate::error::without_userinfo(c.server.as_deref().unwrap_or_default())))
+}
+
 /// The user name of the context `opts` resolves to (`contexts[].context.user`); `None`
 /// in-cluster or when the context names no user.
 pub(crate) fn context_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> {

@@ -232,7 +232,7 @@ pub(crate) fn interpret_mode(
             Some(v) => {
                 notes.push(format!(
                     "{what}: mode \"\" on kube-proxy {v}: the default is planned to move from iptables \
-                     to nftables from 1.37, so the proxy mode is unknown; pass --proxy-mode to pin it"
+                     to nftables from 1.37, so the proxy mode is unknown; to state it: --proxy-mode"
                 ));
                 (
                     None,
@@ -242,7 +242,7 @@ pub(crate) fn interpret_mode(
             None => {
                 notes.push(format!(
                     "{what}: mode \"\" and kube-proxy's version is unknown, so its default mode is \
-                     unknown; pass --proxy-mode to pin it"
+                     unknown; to state it: --proxy-mode"
                 ));
                 (None, format!("{what}: mode \"\" (version unknown)"))
             }
@@ -314,7 +314,7 @@ pub(crate) async fn detect(
             if kube_proxy_version.is_none() {
                 notes.push(format!(
                     "kube-proxy's version is not in its image tag ({image:?}): assumed to be the API \
-                     server's"
+                     server's; to state it: --kube-proxy-version"
                 ));
             }
             let version = kube_proxy_version.or(server_version);
@@ -382,7 +382,7 @@ async fn from_configmap(
         Err(f) => {
             notes.push(format!(
                 "no --proxy-mode in DaemonSet kube-system/kube-proxy and ConfigMap kube-system/{cm} is \
-                 not readable ({}): the proxy mode is unknown; pass --proxy-mode to pin it",
+                 not readable ({}): the proxy mode is unknown; to state it: --proxy-mode",
                 describe(&f)
             ));
             Ok((None, format!("ConfigMap kube-system/{cm} not readable")))
@@ -457,7 +457,7 @@ async fn without_daemonset(
     }
     notes.push(
         "no kube-proxy DaemonSet in kube-system and no known replacement found (a managed control \
-         plane or another data plane): the data plane is unknown; pass --proxy-mode if it is kube-proxy"
+         plane or another data plane): the data plane is unknown; if it is kube-proxy, to state it: --proxy-mode"
             .to_owned(),
     );
     Ok(Detected {

@@ -84,6 +84,9 @@ pub enum LiveError {
 /// The error and its causes on one line, outermost first, without repeats (kube's errors
 /// often repeat their source in their own message).
 pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(text) = plugin_failure(err) {
+        return text;
+    }
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
@@ -94,6 +97,23 @@ pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
         cur = e.source();
     }
     parts.join(": ")
+}
+
+/// kube-rs reports a failing credential plugin (`AuthExecRun`) with a `Debug` dump of all
+/// it printed, in its own message and in every error around it: when `err` or one of its
+/// sources is one, the plugin's failure as [`crate::exec`] reports it (command, status, its
+/// stderr shortened, escaped and masked) instead of the whole chain.
+pub(crate) fn plugin_failure(err: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur = Some(err);
+    while let Some(e) = cur {
+        if let Some(kube::client::AuthError::AuthExecRun { cmd, out }) =
+            e.downcast_ref::<kube::client::AuthError>()
+        {
+            return Some(crate::exec::failed(cmd, out.status, &out.stderr, &[]));
+        }
+        cur = e.source();
+    }
+    None
 }
 
 /// An error text with no secret left in it. Parsers of kubeconfigs and of exec-plugin output

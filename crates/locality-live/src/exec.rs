@@ -67,6 +67,24 @@ fn capped(mut r: impl Read, max: usize, over: &AtomicBool) -> Vec<u8> {
     }
 }
 
+/// How a plugin that exited with `status` is reported: by its command and status, with its
+/// `stderr` (at most [`MAX_STDERR`] of it) shortened, escaped and masked, never dumped.
+pub(crate) fn failed(
+    command: &str,
+    status: std::process::ExitStatus,
+    stderr: &[u8],
+    secrets: &[&str],
+) -> String {
+    let name = format!("the credential plugin {command:?} (users[].user.exec)");
+    let stderr = &stderr[..stderr.len().min(MAX_STDERR)];
+    let text = locality_report::display::server_text(&String::from_utf8_lossy(stderr), secrets);
+    if text.is_empty() {
+        format!("{name} failed ({status})")
+    } else {
+        format!("{name} failed ({status}): {text}")
+    }
+}
+
 /// Runs the plugin `exec` within `timeout`. `secrets` are masked in what is quoted of its
 /// stderr.
 ///
@@ -180,18 +198,12 @@ pub(crate) fn run(exec: &ExecConfig, timeout: Duration, secrets: &[&str]) -> Res
         ));
     }
     if !status.success() {
-        let text = String::from_utf8_lossy(&stderr);
-        let text = locality_report::display::server_text(&text, secrets);
         let more = if over_err.load(Ordering::SeqCst) {
             format!(" (stderr cut at {} KiB)", MAX_STDERR >> 10)
         } else {
             String::new()
         };
-        return Err(if text.is_empty() {
-            format!("{name} failed ({status})")
-        } else {
-            format!("{name} failed ({status}): {text}{more}")
-        });
+        return Err(format!("{}{more}", failed(&command, status, &stderr, secrets)));
     }
     let parsed: ExecCredential = serde_json::from_slice(&stdout)
         .or_else(|_| serde_saphyr::from_slice(&stdout))

@@ -201,6 +201,31 @@ pub async fn client(opts: &LiveOptions) -> Result<(kube::Client, Target), LiveEr
     let credential_timeout = opts
         .request_timeout
         .map_or(CREDENTIAL_TIMEOUT, |t| t.min(CREDENTIAL_TIMEOUT));
+    // kube-rs runs a credential plugin (here, and again whenever its credential expires, as
+    // a long verify run needs) without a bound on its output or its run, and reports a
+    // failure as a dump of all it printed: run it once first within `exec`'s bounds, so that
+    // a plugin that fails, floods or hangs is reported as for one-shot reads.
+    if let Some(exec) = resolved.config.auth_info.exec.clone() {
+        use secrecy::ExposeSecret as _;
+        let auth = &resolved.config.auth_info;
+        let known: Vec<String> = auth
+            .token
+            .iter()
+            .chain(auth.password.iter())
+            .map(|s| s.expose_secret().to_owned())
+            .collect();
+        let run = tokio::task::spawn_blocking(move || {
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            exec::run(&exec, credential_timeout, &known).map(|_| ())
+        });
+        run.await
+            .map_err(|e| format!("the credential plugin could not be run: {e}"))
+            .and_then(|r| r)
+            .map_err(|message| LiveError::Kubeconfig {
+                source_name: target.kubeconfig.clone(),
+                message,
+            })?;
+    }
     let client = build_client(resolved.config, credential_timeout)
         .await
         .map_err(|message| LiveError::Kubeconfig {
@@ -251,6 +276,32 @@ pub fn kubeconfig_user(opts: &LiveOptions) -> Result<Option<String>, LiveError> 
     config::context_user(opts)
 }
 
+/// When `err` or one of its sources is kube-rs's failing credential plugin (reported with a
+/// dump of all it printed), the failure as locality reports it: the plugin's command, exit
+/// status and stderr shortened, escaped and masked. `None` for any other error.
+pub fn credential_plugin_failure(err: &(dyn std::error::Error + 'static)) -> Option<String> {
+    error::plugin_failure(err)
+}
+
+/// The warning a read of a cluster whose kubeconfig sets `insecure-skip-tls-verify` gives
+/// (`server`: its URL as shown).
+pub fn insecure_warning(server: &str) -> String {
+    format!(
+        "insecure-skip-tls-verify is set for {server}: the API server's certificate is not checked, so \
+         anyone between here and it can answer in its name"
+    )
+}
+
+/// The server of the kubeconfig context `opts` resolves to when its cluster has
+/// `insecure-skip-tls-verify: true` (`None` otherwise and in-cluster). Reads no credential,
+/// as [`kubeconfig_user`].
+///
+/// # Errors
+/// As [`kubeconfig_user`].
+pub fn kubeconfig_insecure_skip_tls_verify(opts: &LiveOptions) -> Result<Option<String>, LiveError> {
+    config::context_insecure(opts)
+}
+
 /// The namespace (`contexts[].context.namespace`) of the kubeconfig context `opts` resolves
 /// to, as kubectl resolves it: where `kubectl apply -f` puts objects that name none. `None`
 /// in-cluster or when the context names none. Reads no credential, as [`kubeconfig_user`].
@@ -277,11 +328,7 @@ async fn snapshot_now(opts: &LiveOptions, progress: Option<Progress<'_>>) -> Res
     let api = Api::new(opts, client, &target, secrets);
     let mut warnings = Vec::new();
     if target.insecure_skip_tls_verify {
-        warnings.push(format!(
-            "insecure-skip-tls-verify is set for {}: the API server's certificate is not checked, so \
-             anyone between here and it can answer in its name",
-            target.server
-        ));
+        warnings.push(insecure_warning(&target.server));
     }
 
     // /version first: it is readable by everyone (system:public-info-viewer), so it tells

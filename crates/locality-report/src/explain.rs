@@ -56,7 +56,7 @@ pub fn write_json(
         explanations,
         header: Some(header),
     };
-    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    crate::encode::json_pretty(&doc, &mut *out)?;
     writeln!(out)
 }
 

@@ -1,7 +1,8 @@
 //! `locality-report`: renders locality results for people and for programs.
 //!
 //! Text from outside reaches a terminal only through [`display`] (escaped, shortened,
-//! masked). One module per output: [`matrix`] (the stable `RoutingMatrix` JSON/YAML documents),
+//! masked), and JSON, YAML and XML documents only through [`encode`] (escaped in their own
+//! syntax). One module per output: [`matrix`] (the stable `RoutingMatrix` JSON/YAML documents),
 //! [`table`] (a text table), [`summary`] (node counts per verdict), [`explain`], [`audit`].
 //! Every report starts with the same [`header`] (source, versions, time, tool version,
 //! counts, and a banner when the input was simulated); [`style`] colours text outputs when
@@ -10,8 +11,10 @@
 
 pub mod audit;
 pub mod display;
+pub mod encode;
 pub mod explain;
 pub mod header;
+pub mod labels;
 pub mod matrix;
 pub mod simulate;
 pub mod style;

@@ -289,7 +289,7 @@ pub fn write_json(
 ) -> io::Result<()> {
     let mut head = header(m);
     head.header = report.cloned();
-    let mut head_text = serde_json::to_string_pretty(&head).map_err(io::Error::other)?;
+    let mut head_text = crate::encode::json_pretty_string(&head)?;
     // Re-open the header object to append `services`.
     head_text.truncate(head_text.trim_end().len() - 1);
     let head_text = head_text.trim_end().to_string();
@@ -297,7 +297,7 @@ pub fn write_json(
     let mut first = true;
     for port in sel.port_indices(m) {
         let doc = port_doc(m, port, sel.nodes.as_deref());
-        let text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
+        let text = crate::encode::json_pretty_string(&doc)?;
         out.write_all(if first { b"\n" } else { b",\n" })?;
         first = false;
         for (i, line) in text.lines().enumerate() {
@@ -351,6 +351,6 @@ pub fn write_yaml(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let doc = document(m, sel, report);
-    let text = serde_saphyr::to_string(&doc).map_err(io::Error::other)?;
+    let text = crate::encode::yaml_string(&doc)?;
     out.write_all(text.as_bytes())
 }

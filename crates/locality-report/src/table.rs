@@ -1,4 +1,5 @@
-//! `matrix -o table`: one row per service port, node and route, for people.
+//! `matrix -o wide`: one row per service port, node and route, for people; endpoints as
+//! `pod@node` ([`crate::labels`]).
 
 use std::io::{self, Write};
 
@@ -39,11 +40,17 @@ pub fn write_table(
         let doc = port_doc(m, port, sel.nodes.as_deref());
         let service = format!("{}/{}", doc.namespace, doc.name);
         let port_text = m.ports[port].info.port.to_string();
+        // The document's endpoints are addresses; people read the pod and its node.
+        let names: std::collections::HashMap<String, String> = m.ports[port]
+            .endpoints
+            .iter()
+            .map(|ep| (ep.to_string(), crate::labels::endpoint(ep)))
+            .collect();
         for node in &doc.nodes {
             for r in &node.routes {
                 let mut verdict = r.verdict.to_string();
-                if r.topology != "none" {
-                    verdict.push_str(&format!(" ({})", r.topology));
+                if let Some(t) = crate::labels::topology(&doc, r) {
+                    verdict.push_str(&format!(" ({t})"));
                 }
                 if r.fallback.is_some() {
                     verdict.push_str(" (terminating)");
@@ -72,7 +79,11 @@ pub fn write_table(
                     if r.endpoints.is_empty() {
                         "-".to_string()
                     } else {
-                        r.endpoints.join(",")
+                        r.endpoints
+                            .iter()
+                            .map(|e| names.get(e).map_or(e.as_str(), String::as_str))
+                            .collect::<Vec<_>>()
+                            .join(",")
                     },
                     r.reason.to_string(),
                     r.confidence.to_string(),

@@ -32,6 +32,7 @@ pub fn node(name: &str, zone: Option<&str>, cpu_millis: u64, internal_ip: IpAddr
         },
         ready: Some(true),
         allocatable_cpu_millis: Some(cpu_millis),
+        allocatable_pods: None,
         taints: Vec::new(),
         unschedulable: false,
         internal_ips: vec![internal_ip],

@@ -162,10 +162,9 @@ impl Engine {
                 }
             }
         }
-        if d.schedule {
+        self.scheduler_catch_up();
+        if d.schedule || self.scheduler_has_work() {
             self.schedule_pending();
-        } else {
-            self.scheduler_catch_up();
         }
         d.pods.sort_unstable();
         d.pods.dedup();

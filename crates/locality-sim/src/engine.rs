@@ -292,6 +292,12 @@ impl Engine {
         e
     }
 
+    /// The store's object quota (`Store::set_quota`): past it, creates are refused as etcd
+    /// refuses writes past `--quota-backend-bytes`. `None` (the default): no quota.
+    pub fn set_object_quota(&mut self, max_objects: Option<usize>) {
+        self.store.set_quota(max_objects);
+    }
+
     /// Current virtual time (ms since the simulated epoch).
     pub fn now(&self) -> Millis {
         self.now

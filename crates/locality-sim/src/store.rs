@@ -95,6 +95,10 @@ pub enum StoreError {
     /// 403 Forbidden: a create in a Namespace being deleted (NamespaceLifecycle admission).
     #[error("simulated API: unable to create new content in namespace {0} because it is being terminated")]
     NamespaceTerminating(String),
+    /// The store's quota is used up ([`Store::set_quota`]), as etcd's `--quota-backend-bytes`
+    /// raises its `NOSPACE` alarm: the API server relays it as a `500` with etcd's message.
+    #[error("etcdserver: mvcc: database space exceeded")]
+    SpaceExceeded,
     /// 410 Gone (a watch from a compacted resourceVersion).
     #[error("simulated API: resourceVersion {given} is too old (oldest available is {oldest})")]
     Gone {
@@ -178,6 +182,8 @@ pub struct Store {
     compacted: u64,
     rv: u64,
     uids: u64,
+    /// Most objects stored ([`Store::set_quota`]); `None`: no quota.
+    quota: Option<usize>,
 }
 
 impl Store {
@@ -195,6 +201,20 @@ impl Store {
     /// The current (latest) resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.rv
+    }
+
+    /// Sets the store's quota: at most `max_objects` objects (`None`: no bound). A create that
+    /// would store more is refused with [`StoreError::SpaceExceeded`]; updates (which add no
+    /// object), deletes and reads go through, as etcd keeps taking reads and deletes under its
+    /// `NOSPACE` alarm. The simulated quota counts objects where etcd's counts bytes of its
+    /// database.
+    pub fn set_quota(&mut self, max_objects: Option<usize>) {
+        self.quota = max_objects;
+    }
+
+    /// The quota [`Store::set_quota`] set.
+    pub fn quota(&self) -> Option<usize> {
+        self.quota
     }
 
     /// Number of stored objects.
@@ -243,6 +263,9 @@ impl Store {
         }
         if self.objects.contains_key(&key) {
             return Err(StoreError::AlreadyExists(key));
+        }
+        if self.quota.is_some_and(|max| self.objects.len() >= max) {
+            return Err(StoreError::SpaceExceeded);
         }
         self.uids += 1;
         let uid = format!(
@@ -457,5 +480,24 @@ mod tests {
         s.compact(2);
         assert!(matches!(s.events_since(1), Err(StoreError::Gone { .. })));
         assert_eq!(s.events_since(2).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn past_the_quota_creates_are_refused_and_deletes_go_through() {
+        let mut s = Store::new();
+        s.set_quota(Some(2));
+        s.create(ns("a"), 0).unwrap();
+        s.create(ns("b"), 0).unwrap();
+        assert_eq!(s.create(ns("c"), 0), Err(StoreError::SpaceExceeded));
+        assert_eq!(
+            StoreError::SpaceExceeded.to_string(),
+            "etcdserver: mvcc: database space exceeded"
+        );
+        let mut labelled = ns("a");
+        labelled.meta_mut().labels.insert("x".into(), "y".into());
+        s.update(labelled, 1, None).unwrap();
+        s.remove(&ObjectKey::new(Kind::Namespace, "", "b"), 2).unwrap();
+        s.create(ns("c"), 3).unwrap();
+        assert_eq!(s.len(), 2);
     }
 }

@@ -10,6 +10,7 @@
 //!   - name: node-a                  # unique; a DNS-1123 label
 //!     zone: zone-a                  # topology.kubernetes.io/zone
 //!     cpu: "4"                      # allocatable CPU: "4", "3.5" or "3500m" (default "4")
+//!     maxPods: 110                  # kubelet maxPods, allocatable pods (default 110)
 //!     controlPlane: false           # control-plane role label + NoSchedule taint
 //!     ready: true                   # Ready condition (default true)
 //!     internalIP: 172.18.0.2        # default 172.18.0.<position + 2>
@@ -119,6 +120,8 @@ struct FileNode {
     #[serde(default)]
     cpu: Option<String>,
     #[serde(default)]
+    max_pods: Option<u64>,
+    #[serde(default)]
     control_plane: bool,
     #[serde(default)]
     ready: Option<bool>,
@@ -227,6 +230,7 @@ impl Topology {
                     .map_err(|_| bad(format!("internalIP {s:?} is not an IP address")))?,
             };
             let mut n = builders::node(&f.name, f.zone.as_deref(), cpu, ip);
+            n.allocatable_pods = f.max_pods;
             if f.zone.as_deref() == Some("") {
                 return Err(bad("zone is empty (omit it for a node without zone)".into()));
             }

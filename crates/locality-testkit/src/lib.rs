@@ -6,10 +6,13 @@
 //!   [`fake_api::fixture`] files;
 //! - [`files`]: temporary directories and kubeconfig files;
 //! - [`objects`]: builders for the model's objects;
+//! - [`terminal`]: a command run with its stdout on a pseudo-terminal (what a user at a
+//!   terminal sees);
 //! - [`vectors`]: upstream kube-proxy's packet-flow test tables, for the model and the
 //!   simulated kube-proxy alike.
 
 pub mod fake_api;
 pub mod files;
 pub mod objects;
+pub mod terminal;
 pub mod vectors;

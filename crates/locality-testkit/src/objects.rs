@@ -29,6 +29,7 @@ pub fn node(name: &str, zone: Option<&str>) -> Node {
         meta: m,
         ready: Some(true),
         allocatable_cpu_millis: Some(4000),
+        allocatable_pods: None,
         internal_ips: vec!["192.168.0.1".parse().expect("an IP")],
         ..Default::default()
     }

@@ -34,8 +34,39 @@ const SIMULATED_CLOCK: &str = "/simulated/clock";
 /// Requests in flight at most, by default.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 8;
 
-/// `e` and its sources, `: `-separated.
-fn chain(e: &dyn std::error::Error) -> String {
+/// The most of one answer a run reads (as `locality-live`'s one-shot reads: a page of 500
+/// objects is far less); a larger one is an error, not read further.
+pub const MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// The body of an answer, frame by frame, refused past `max` bytes (the connection is dropped
+/// there: nothing more is read). An error is `(retryable, message)`.
+async fn read_capped(mut body: Body, max: usize) -> Result<Vec<u8>, (bool, String)> {
+    use http_body_util::BodyExt as _;
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| (transport_retryable(&e), chain(&e)))?;
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > max {
+                return Err((
+                    false,
+                    format!(
+                        "the answer is larger than {} MiB; it was not read further",
+                        max >> 20
+                    ),
+                ));
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Ok(bytes)
+}
+
+/// `e` and its sources, `: `-separated (a failing credential plugin as `locality_live`
+/// reports it, never kube-rs's dump of its output).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(text) = locality_live::credential_plugin_failure(e) {
+        return text;
+    }
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -236,9 +267,13 @@ impl Cluster {
         VerifyError::Api {
             what: format!("{method} {}{path}", self.server),
             message: if e.attempts > 1 {
-                format!("{} (after {} attempts)", e.message, e.attempts)
+                format!(
+                    "{} (after {} attempts)",
+                    crate::quote::server(&e.message),
+                    e.attempts
+                )
             } else {
-                e.message.clone()
+                crate::quote::server(&e.message)
             },
         }
     }
@@ -286,14 +321,10 @@ impl Cluster {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(Duration::from_secs);
-            let bytes = resp
-                .into_body()
-                .collect_bytes()
-                .await
-                .map_err(|e| (transport_retryable(&e), chain(&e)))?;
+            let body = read_capped(resp.into_body(), MAX_ANSWER_BYTES).await?;
             Ok(Reply {
                 code,
-                body: bytes.to_vec(),
+                body,
                 retry_after,
             })
         };
@@ -573,6 +604,7 @@ fn as_json(f: Final) -> Result<Value, ApiFailure> {
         .ok()
         .and_then(|v| v["message"].as_str().map(str::to_string))
         .unwrap_or_else(|| String::from_utf8_lossy(&f.body).into_owned());
+    message = crate::quote::server(&message);
     if f.attempts > 1 {
         message = format!("{message} (after {} attempts)", f.attempts);
     }

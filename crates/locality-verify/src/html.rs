@@ -12,9 +12,11 @@ use crate::options::VerifyOptions;
 use crate::probe::{Seen, Try};
 use crate::record::{CaseRecord, VerifyOutcome, describe};
 
-/// Escapes `s` for HTML text and for quoted attribute values (`&`, `<`, `>`, `"`, `'`).
+/// Escapes `s` for HTML text and for quoted attribute values: controls, bidi and zero-width
+/// characters visibly as on a terminal (`display::term_lines`, line breaks kept for `<pre>`),
+/// then `&`, `<`, `>`, `"`, `'`.
 pub fn escape(s: &str) -> String {
-    html_escape::encode_quoted_attribute(s).into_owned()
+    html_escape::encode_quoted_attribute(&locality_report::display::term_lines(s)).into_owned()
 }
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em;color:#222;max-width:80em}\

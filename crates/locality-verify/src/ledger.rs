@@ -34,7 +34,7 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> VerifyError {
 }
 
 pub(crate) fn yaml(v: &impl serde::Serialize) -> String {
-    serde_saphyr::to_string(v).unwrap_or_else(|e| format!("# not serialisable: {e}\n"))
+    locality_report::encode::yaml_string(v).unwrap_or_else(|e| format!("# not serialisable: {e}\n"))
 }
 
 impl Evidence {
@@ -94,7 +94,12 @@ impl Evidence {
                     .collect::<Vec<_>>(),
             },
             "proxyModeForced": opts.proxy_mode.map(|m| m.as_str()),
-            "target": {"server": snap.target.server, "context": snap.target.context},
+            "target": {
+                "server": snap.target.server,
+                "context": snap.target.context,
+                // The server's certificate was not checked: whoever answered may not be it.
+                "insecureSkipTLSVerify": snap.target.insecure_skip_tls_verify,
+            },
             "simulated": opts.simulated,
         });
         self.write("00-versions.yaml", &yaml(&v))
@@ -175,7 +180,7 @@ impl Evidence {
                 "channel": "proxy",
                 "client": name,
                 "ok": code == 200 && answer == *name,
-                "answer": format!("HTTP {code}: {answer}"),
+                "answer": crate::quote::http(code, &answer),
             }));
         }
         self.write("03-preflight.yaml", &yaml(&json!({"checks": checks})))
@@ -225,7 +230,7 @@ impl Evidence {
 }
 
 fn pretty(v: &Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    let mut s = locality_report::encode::json_pretty_string(v).unwrap_or_default();
     s.push('\n');
     s
 }
@@ -324,13 +329,17 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
     Ok(())
 }
 
+/// `ledger.md`: every value from outside (the server's error text in the cases' `why`, node
+/// and pod names, the `--owner` value) escaped for Markdown (`display::markdown`): no raw
+/// HTML, control character, broken row or forged heading.
 fn markdown(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> String {
+    use locality_report::display::markdown as md;
     let mut s = String::new();
-    let _ = writeln!(s, "# locality verify {}\n", opts.run_id);
-    let _ = writeln!(s, "**Decision: {decision_line}**\n");
-    let _ = writeln!(s, "{}\n", outcome.counts());
+    let _ = writeln!(s, "# locality verify {}\n", md(&opts.run_id));
+    let _ = writeln!(s, "**Decision: {}**\n", md(decision_line));
+    let _ = writeln!(s, "{}\n", md(&outcome.counts()));
     for a in &outcome.advice {
-        let _ = writeln!(s, "- {a}");
+        let _ = writeln!(s, "- {}", md(a));
     }
     if !outcome.advice.is_empty() {
         s.push('\n');
@@ -345,15 +354,19 @@ fn markdown(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) 
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | `cases/{}/` |",
-            c.id,
-            c.description.replace('|', "\\|"),
-            expected,
-            c.why.replace('|', "\\|"),
+            md(&c.id),
+            md(&c.description),
+            md(&expected),
+            md(&c.why),
             c.status.as_str(),
             c.id
         );
     }
-    let _ = writeln!(s, "\nOwner: {}. Evidence checksums: `SHA256SUMS`.", opts.owner);
+    let _ = writeln!(
+        s,
+        "\nOwner: {}. Evidence checksums: `SHA256SUMS`.",
+        md(&opts.owner)
+    );
     s
 }
 
@@ -361,33 +374,38 @@ fn junit(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> 
     use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new("locality verify");
     let mut suite = TestSuite::new(format!("locality-verify-{}", opts.run_id));
-    suite.add_property(Property::new("decision", decision_line));
+    suite.add_property(Property::new(
+        "decision",
+        locality_report::display::term(decision_line).into_owned(),
+    ));
     suite.add_property(Property::new(
         "partial",
         if outcome.is_partial() { "true" } else { "false" },
     ));
     suite.add_property(Property::new("simulated", opts.simulated.to_string()));
-    suite.add_property(Property::new("owner", opts.owner.clone()));
+    // XML 1.0 cannot carry most controls: values from outside are escaped as on a terminal.
+    let term = |t: &str| locality_report::display::term(t).into_owned();
+    suite.add_property(Property::new("owner", term(&opts.owner)));
     for c in &outcome.cases {
         let status = match c.status {
             crate::judge::Status::Pass => TestCaseStatus::success(),
             crate::judge::Status::Fail => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(c.why.clone());
+                s.set_message(term(&c.why));
                 s
             }
             crate::judge::Status::Incomplete => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                s.set_message(format!("INCOMPLETE: {}", c.why));
+                s.set_message(format!("INCOMPLETE: {}", term(&c.why)));
                 s
             }
             crate::judge::Status::NotExecuted => {
                 let mut s = TestCaseStatus::skipped();
-                s.set_message(c.why.clone());
+                s.set_message(term(&c.why));
                 s
             }
         };
-        let mut tc = TestCase::new(format!("{}: {}", c.id, c.description), status);
+        let mut tc = TestCase::new(term(&format!("{}: {}", c.id, c.description)), status);
         tc.set_classname("locality.verify");
         suite.add_test_case(tc);
     }

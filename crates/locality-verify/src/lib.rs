@@ -40,6 +40,7 @@ mod options;
 mod plan;
 mod probe;
 mod probing;
+mod quote;
 mod record;
 mod repeat;
 mod restarts;

@@ -176,7 +176,7 @@ impl ProbeLoop {
         if !(200..300).contains(&code) {
             return Err(VerifyError::Api {
                 what: format!("read the log of {}", self.client),
-                message: format!("HTTP {code}: {}", text.trim()),
+                message: crate::quote::http(code, text.trim()),
             });
         }
         Ok(text.lines().filter_map(|l| self.parse(l)).collect())

@@ -149,7 +149,7 @@ pub async fn dial(cluster: &Cluster, namespace: &str, probe: &Probe) -> Result<T
         raw: if code == 200 {
             raw
         } else {
-            format!("HTTP {code}: {raw}")
+            crate::quote::http(code, &raw)
         },
     })
 }

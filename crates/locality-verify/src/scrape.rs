@@ -132,7 +132,10 @@ impl Reader<'_, '_> {
         let log = String::from_utf8_lossy(&body).into_owned();
         let _ = cluster.delete(&pod_path).await;
         if !(200..300).contains(&code) {
-            return Ok(Err(format!("reading the log of {name}: HTTP {code}: {log}")));
+            return Ok(Err(format!(
+                "reading the log of {name}: {}",
+                crate::quote::http(code, &log)
+            )));
         }
         // When the read happened, in the cluster's clock: the curl container's end.
         self.read_at = pod["status"]["containerStatuses"]

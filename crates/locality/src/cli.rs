@@ -117,14 +117,29 @@ pub enum Command {
 /// Output formats of `matrix`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MatrixOutput {
-    /// One row per service port, node and route.
-    Table,
+    /// Per service port: how many nodes deliver, drop, reject; the blind nodes when few
+    /// (the default on a terminal).
+    Summary,
+    /// The full table: one row per service port, node and route, endpoints as pod@node
+    /// (the default when stdout is not a terminal; `table` is its former name).
+    #[value(alias = "table")]
+    Wide,
     /// The stable RoutingMatrix document (docs/matrix-json.md).
     Json,
     /// The same document as YAML.
     Yaml,
-    /// Per service port: how many nodes deliver, drop, reject; the blind nodes when few.
-    Summary,
+}
+
+impl MatrixOutput {
+    /// The format `-o` chose, else the summary on a terminal and the full table elsewhere
+    /// (a pipe, a file: what `grep` and scripts read).
+    pub fn or_default(chosen: Option<MatrixOutput>, stdout_terminal: bool) -> MatrixOutput {
+        chosen.unwrap_or(if stdout_terminal {
+            MatrixOutput::Summary
+        } else {
+            MatrixOutput::Wide
+        })
+    }
 }
 
 /// `--proxy-mode` values.
@@ -260,9 +275,9 @@ pub struct MatrixArgs {
     /// Only this node; repeatable.
     #[arg(long, value_name = "NAME")]
     pub node: Vec<String>,
-    /// Output format.
-    #[arg(short, long, value_enum, default_value = "table")]
-    pub output: MatrixOutput,
+    /// Output format [default: summary on a terminal, wide otherwise].
+    #[arg(short, long, value_enum)]
+    pub output: Option<MatrixOutput>,
 }
 
 /// `--source` values.

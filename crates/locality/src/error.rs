@@ -217,6 +217,17 @@ impl CliError {
     }
 }
 
+/// The result of writing a report whose reader may have gone away (`locality … | head`):
+/// a closed pipe ends the output, not the run, so the command still ends with the code it
+/// decided (`audit --fail-on`: 3; `verify`: its decision), silently (docs/exit-codes.md).
+/// Every other error is kept.
+pub fn unless_reader_gone(written: Result<(), CliError>) -> Result<(), CliError> {
+    match written {
+        Err(e) if e.is_broken_pipe() => Ok(()),
+        other => other,
+    }
+}
+
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -249,6 +260,10 @@ mod tests {
         let other = std::io::Error::other("Broken pipe (in a file name)");
         assert!(!CliError::from(other).is_broken_pipe());
         assert!(!CliError::runtime("Broken pipe").is_broken_pipe());
+        let gone = CliError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(unless_reader_gone(Err(gone)).is_ok());
+        let full = CliError::from(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert_eq!(unless_reader_gone(Err(full)).unwrap_err().code(), EXIT_RUNTIME);
         assert_eq!(CliError::usage("x").code(), EXIT_USAGE);
         assert_eq!(
             CliError::writing("x", &std::io::Error::other("y")).code(),

@@ -53,8 +53,9 @@ pub fn load_inputs_with(
             format!("only {}", kinds.join(", "))
         };
         return Err(CliError::usage(format!(
-            "{}: {found}; locality reads Nodes, Pods, Services, EndpointSlices, Endpoints, workloads and Namespaces (a `kubectl get nodes,pods,services,endpointslices -A -o json` dump)",
-            loaded.files.join(", ")
+            "{}: {found}; locality reads Nodes, Pods, Services, EndpointSlices, Endpoints, workloads and Namespaces (a `{}` dump)",
+            loaded.files.join(", "),
+            locality_model::objects::DUMP_COMMAND
         )));
     }
     Ok(loaded)
@@ -154,7 +155,7 @@ pub fn resolve_versions(
     }
     if !out_of_range.is_empty() {
         ui.warn(&format!(
-            "kubeletVersion outside the modelled range {}..={} on {}; clamped",
+            "kubeletVersion outside the modelled range {}..={} on {}; clamped; to state the versions: --kube-version (and --kube-proxy-version)",
             KubeVersion::OLDEST,
             KubeVersion::NEWEST,
             out_of_range.join(", ")
@@ -164,13 +165,17 @@ pub fn resolve_versions(
     let kube = match (kube_forced, newest_kubelet) {
         (Some(v), _) => v,
         (None, Some(v)) => {
-            let proxy = if proxy_forced.is_some() {
-                ""
+            let (proxy, flags) = if proxy_forced.is_some() {
+                ("", "--kube-version")
             } else {
-                " and each node's kube-proxy its kubelet's version"
+                (
+                    " and each node's kube-proxy its kubelet's version",
+                    "--kube-version (and --kube-proxy-version)",
+                )
             };
+            // An assumption warning ends with the flag that silences it.
             ui.warn(&format!(
-                "no --kube-version: assuming the control plane runs {v} (the newest kubeletVersion of the Nodes){proxy}"
+                "assuming the control plane runs {v} (the newest kubeletVersion of the Nodes){proxy}; to state it: {flags}"
             ));
             v
         }

@@ -276,7 +276,7 @@ fn load_any(
                 DataPlane::KubeProxy(None) | DataPlane::Unknown | DataPlane::Other(_)
             ) {
                 ui.warn(&format!(
-                    "the proxy mode is not known ({}): verdicts that differ between iptables, nftables and ipvs are marked mode-dependent; pass --proxy-mode to choose",
+                    "the proxy mode is not known ({}): verdicts that differ between iptables, nftables and ipvs are marked mode-dependent; to state it: --proxy-mode",
                     snap.data_plane_source
                 ));
             }

@@ -345,7 +345,8 @@ fn node(ctx: &Ctx<'_>, n: &Node, v: &mut Value) {
         .collect();
     addresses.push(json!({"type": "Hostname", "address": n.meta.name}));
     let cpu = cpu_quantity(n.allocatable_cpu_millis.unwrap_or(4000));
-    let resources = json!({"cpu": cpu, "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"});
+    let pods = n.max_pods().to_string();
+    let resources = json!({"cpu": cpu, "memory": "16Gi", "pods": pods, "ephemeral-storage": "100Gi"});
     let times = ctx
         .engine
         .node_ready_condition_times(&n.meta.name)

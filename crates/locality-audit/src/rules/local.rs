@@ -129,12 +129,32 @@ fn loc001(
             symptom.to_string()
         },
     );
-    let fix = match backing.iter().find(|w| w.kind == WorkloadKind::DaemonSet) {
-        Some(ds) => format!(
+    let daemonset = backing.iter().find(|w| w.kind == WorkloadKind::DaemonSet);
+    let absent = daemonset
+        .is_none()
+        .then(|| crate::owners::absent_daemonset(ctx.state, &ctx.selected_pods(svc)))
+        .flatten();
+    let cause = match (daemonset, absent) {
+        (Some(ds), _) => format!(
+            "DaemonSet {}/{} has no ready pod there",
+            ds.meta.namespace, ds.meta.name
+        ),
+        (None, Some(ds)) => format!(
+            "DaemonSet {}/{ds} has no ready pod there (its spec is not in the input)",
+            svc.meta.namespace
+        ),
+        (None, None) => "no ready endpoint there".to_string(),
+    };
+    let fix = match (daemonset, absent) {
+        (Some(ds), _) => format!(
             "let DaemonSet {} run on every client node (nodeSelector, affinity, tolerations: see LOC003), or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode",
             ds.meta.name
         ),
-        None => "run the backend as a DaemonSet on every client node, or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode (prefers the local endpoint, never drops)".to_string(),
+        // The pods belong to a DaemonSet the input lacks: it runs as one already.
+        (None, Some(ds)) => format!(
+            "let DaemonSet {ds} run on every client node (its nodeSelector, affinity and tolerations are not in the input: add daemonsets to the dump and LOC003 says which nodes it misses), or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode"
+        ),
+        (None, None) => "run the backend as a DaemonSet on every client node, or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode (prefers the local endpoint, never drops)".to_string(),
     };
     let slices = ctx.slices_of(svc).to_vec();
     let b = ctx
@@ -144,7 +164,8 @@ fn loc001(
         .workloads(backing)
         .slices(&slices)
         .message(msg)
-        .fix(fix);
+        .fix(fix)
+        .cause(cause);
     ctx.push(b);
 }
 
@@ -173,9 +194,23 @@ fn loc002(ctx: &mut Ctx<'_, '_>, svc: &Service, backing: &[&Workload], ls: Optio
         clients,
         clients as u64 - total
     );
+    let owners: Vec<String> = backing
+        .iter()
+        .map(|w| {
+            format!(
+                "{} {}/{} ({})",
+                w.kind.as_str(),
+                w.meta.namespace,
+                w.meta.name,
+                plural(replicas(w) as usize, "replica", "replicas")
+            )
+        })
+        .collect();
+    let cause = format!("{} for {clients} client nodes", owners.join(", "));
     let mut b = ctx
         .finding(RuleId::Loc002, svc)
         .workloads(backing)
+        .cause(cause)
         .message(msg)
         .fix("run the backend as a DaemonSet on every client node, or use internalTrafficPolicy: Cluster with trafficDistribution: PreferSameNode");
     if let Some(ls) = ls {
@@ -224,12 +259,27 @@ fn loc003(ctx: &mut Ctx<'_, '_>, svc: &Service, backing: &[&Workload], ls: Optio
         } else {
             "widen the DaemonSet's nodeSelector/affinity to every node that runs clients (or keep clients off those nodes)"
         };
+        let cause = format!(
+            "DaemonSet {}/{} {}",
+            ds.meta.namespace,
+            ds.meta.name,
+            if let [(only, _)] = reasons.iter().collect::<Vec<_>>().as_slice() {
+                // "nodeSelector k=v does not match them", "does not tolerate their taint t".
+                match only.strip_prefix("untolerated taint ") {
+                    Some(taint) => format!("does not tolerate their taint {taint}"),
+                    None => format!("{only} them"),
+                }
+            } else {
+                why.join("; ")
+            }
+        );
         let b = ctx
             .finding(RuleId::Loc003, svc)
             .nodes(picked)
             .workloads(&[*ds])
             .message(msg)
-            .fix(fix);
+            .fix(fix)
+            .cause(cause);
         ctx.push(b);
     }
 }

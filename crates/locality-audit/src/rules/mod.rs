@@ -15,7 +15,7 @@ mod topology;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use locality_model::objects::{Service, TrafficPolicy};
+use locality_model::objects::{Service, TrafficPolicy, WorkloadKind};
 
 use crate::context::{Ctx, LocalSets};
 use crate::report::SkippedRule;
@@ -102,6 +102,35 @@ pub(crate) fn availability(ctx: &Ctx<'_, '_>) -> (Vec<SkippedRule>, Vec<String>)
             "the input has no EndpointSlices: a selector-less Service's endpoints are unknown",
         );
     }
+    // A kind the pods name as their controller but the input lacks: the rules that read it
+    // cannot run (a dump without DaemonSets is not a cluster without them).
+    let has = |kinds: &[WorkloadKind]| s.workloads.iter().any(|w| kinds.contains(&w.kind));
+    for missing in crate::owners::missing_kinds(s) {
+        let rules: &[RuleId] = match missing.kind {
+            WorkloadKind::DaemonSet => &[RuleId::Loc003, RuleId::Loc004],
+            // LOC002 counts replicas: of the Deployment (through its ReplicaSets), the
+            // ReplicaSet or the StatefulSet; with none of them it has nothing to count.
+            WorkloadKind::ReplicaSet | WorkloadKind::StatefulSet
+                if !has(&[
+                    WorkloadKind::Deployment,
+                    WorkloadKind::ReplicaSet,
+                    WorkloadKind::StatefulSet,
+                ]) =>
+            {
+                &[RuleId::Loc002]
+            }
+            _ => &[],
+        };
+        for &rule in rules {
+            if !skipped.iter().any(|k: &SkippedRule| k.rule == rule) {
+                skipped.push(SkippedRule {
+                    rule,
+                    reason: missing.reason(),
+                });
+            }
+        }
+    }
+    skipped.sort_by_key(|k| k.rule);
     if nodes && !pods && !ctx.assumed {
         notes.push("the input has no Pods: every node counts as a client node, with 0 pods".to_string());
     }

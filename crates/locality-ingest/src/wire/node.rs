@@ -41,6 +41,8 @@ pub(crate) struct NodeStatusW {
 pub(super) struct AllocatableW {
     #[serde(default)]
     pub(super) cpu: Option<QuantityText>,
+    #[serde(default)]
+    pub(super) pods: Option<QuantityText>,
 }
 
 #[derive(Deserialize)]
@@ -81,9 +83,18 @@ pub(crate) fn build_node(
             v
         }
     };
+    // A count, read as `Quantity.Value()` reads it (rounded up); an unparsable one is the
+    // kubelet's default.
+    let allocatable_pods = status
+        .allocatable
+        .pods
+        .as_ref()
+        .and_then(|q| crate::quantity::cpu_millis(&q.0))
+        .map(|m| m.div_ceil(1000));
     m::Node {
         ready: status.conditions.0,
         allocatable_cpu_millis,
+        allocatable_pods,
         taints: spec
             .taints
             .into_iter()

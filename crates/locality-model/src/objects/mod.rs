@@ -233,6 +233,12 @@ pub struct Namespace {
     pub meta: ObjectMeta,
 }
 
+/// The one `kubectl get` that dumps every kind a [`ClusterState`] holds, as every doc and
+/// message gives it. Endpoints are left out: a cluster's EndpointSlice mirroring controller
+/// already gave a selector-less Service's Endpoints their slices (they are read when a file
+/// has them and no slices), and kubectl warns that v1 Endpoints are deprecated.
+pub const DUMP_COMMAND: &str = "kubectl get namespaces,nodes,pods,services,endpointslices,daemonsets,deployments,replicasets,statefulsets,poddisruptionbudgets -A -o json > dump.json";
+
 /// Everything the model reads about a cluster: the objects of one snapshot.
 ///
 /// Order of the vectors does not matter: every computation sorts or indexes by name.

@@ -24,6 +24,9 @@ pub struct Node {
     pub ready: Option<bool>,
     /// `status.allocatable.cpu` in millicores, `None` when absent or unparsable.
     pub allocatable_cpu_millis: Option<u64>,
+    /// `status.allocatable.pods`: how many pods the kubelet runs (its `maxPods`), `None` when
+    /// absent or unparsable (kubelet's default is 110: [`DEFAULT_MAX_PODS`]).
+    pub allocatable_pods: Option<u64>,
     /// `spec.taints`.
     pub taints: Vec<Taint>,
     /// `spec.unschedulable` (cordoned).
@@ -34,7 +37,16 @@ pub struct Node {
     pub kubelet_version: Option<String>,
 }
 
+/// The kubelet's default `maxPods` (`KubeletConfiguration.maxPods`), a Node's
+/// `status.allocatable.pods` unless configured otherwise.
+pub const DEFAULT_MAX_PODS: u64 = 110;
+
 impl Node {
+    /// How many pods the scheduler places on the node: `status.allocatable.pods`, else the
+    /// kubelet's default [`DEFAULT_MAX_PODS`].
+    pub fn max_pods(&self) -> u64 {
+        self.allocatable_pods.unwrap_or(DEFAULT_MAX_PODS)
+    }
     /// The node's zone from `topology.kubernetes.io/zone` (`None` when absent or empty).
     pub fn zone(&self) -> Option<&str> {
         self.meta

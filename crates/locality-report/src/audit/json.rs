@@ -20,6 +20,6 @@ pub(crate) struct Document<'a> {
 /// Writes the report as pretty-printed JSON followed by a newline.
 pub fn write_json(report: &AuditReport, header: &ReportHeader, out: &mut dyn Write) -> io::Result<()> {
     let doc = Document { report, header };
-    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    crate::encode::json_pretty(&doc, &mut *out)?;
     writeln!(out)
 }

@@ -96,6 +96,6 @@ pub fn write_junit(
         suite.add_test_case(tc);
     }
     junit.add_test_suite(suite);
-    let text = junit.to_string().map_err(io::Error::other)?;
+    let text = crate::encode::xml_document(junit.to_string().map_err(io::Error::other)?);
     out.write_all(text.as_bytes())
 }

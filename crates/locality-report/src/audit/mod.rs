@@ -10,6 +10,7 @@
 //! ([`sarif::Locations`]) and per-node verdicts for the HTML grid ([`html::Grid`]).
 
 pub mod baseline;
+mod grouped;
 pub mod html;
 pub mod json;
 pub mod junit;

@@ -384,7 +384,7 @@ pub fn write_sarif(
         .version(serde_json::Value::String("2.1.0".into()))
         .runs(vec![run])
         .build();
-    serde_json::to_writer_pretty(&mut *out, &log).map_err(io::Error::other)?;
+    crate::encode::json_pretty(&log, &mut *out)?;
     writeln!(out)
 }
 

@@ -39,6 +39,7 @@ pub fn write_table(
     for l in wrap(&context_line(report), WIDTH, "", "  ") {
         let _ = writeln!(text, "{l}");
     }
+    super::grouped::write(&mut text, report, WIDTH);
     for severity in Severity::ALL {
         let findings: Vec<&Finding> = report.active().filter(|f| f.severity == severity).collect();
         if findings.is_empty() {

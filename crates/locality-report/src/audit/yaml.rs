@@ -9,6 +9,6 @@ use crate::header::ReportHeader;
 /// Writes the report as one YAML document (with its `header`).
 pub fn write_yaml(report: &AuditReport, header: &ReportHeader, out: &mut dyn Write) -> io::Result<()> {
     let doc = super::json::Document { report, header };
-    let text = serde_saphyr::to_string(&doc).map_err(io::Error::other)?;
+    let text = crate::encode::yaml_string(&doc)?;
     out.write_all(text.as_bytes())
 }

@@ -7,6 +7,6 @@ use super::SimulationReport;
 
 /// Writes the document and a newline.
 pub fn write_json(report: &SimulationReport, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, report)?;
+    crate::encode::json_pretty(report, &mut *out)?;
     writeln!(out)
 }

@@ -398,8 +398,10 @@ pub(crate) async fn rollout_case(
         "timeline.json",
         &format!(
             "{}\n",
-            serde_json::to_string_pretty(&json!({"transitions": phases, "phasesFrom": source}))
-                .unwrap_or_default()
+            locality_report::encode::json_pretty_string(
+                &json!({"transitions": phases, "phasesFrom": source})
+            )
+            .unwrap_or_default()
         ),
     )?;
     r.status = status;

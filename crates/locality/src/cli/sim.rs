@@ -90,6 +90,12 @@ pub struct SimServeArgs {
     /// Where to write the kubeconfig [default: a file in the temporary directory].
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// The simulated store's quota, in objects: creates past it are refused as etcd refuses
+    /// writes past --quota-backend-bytes (500 "etcdserver: mvcc: database space exceeded");
+    /// deletes still go through.
+    #[arg(long, value_name = "N", default_value_t = locality_apiserver::MAX_OBJECTS,
+          value_parser = clap::value_parser!(usize))]
+    pub max_objects: usize,
     /// Fault injection of the simulated API server.
     #[command(flatten)]
     pub api_faults: ApiFaultArgs,

@@ -269,8 +269,9 @@ pub fn run_on(
         report.apply_baseline(&read_baseline(path)?);
     }
     profile.phase("audit");
+    // Not a note: a rule that could not run is a gap in the answer (in every format).
     for s in &report.skipped_rules {
-        ui.note(&format!("{} skipped: {}", s.rule, s.reason));
+        ui.warn(&format!("{} could not run: {}", s.rule, s.reason));
     }
 
     progress.set("rendering");
@@ -295,33 +296,38 @@ pub fn run_on(
         SeverityArg::Warning => Severity::Warning,
         SeverityArg::Info => Severity::Info,
     });
-    match args.output {
-        AuditOutput::Table => write_table(&report, &header, paint, target)?,
-        AuditOutput::Junit => {
-            locality_report::audit::junit::write_junit(&report, &header, threshold, target)?
+    let written = (|| -> Result<(), CliError> {
+        match args.output {
+            AuditOutput::Table => write_table(&report, &header, paint, target)?,
+            AuditOutput::Junit => {
+                locality_report::audit::junit::write_junit(&report, &header, threshold, target)?
+            }
+            AuditOutput::Json => write_json(&report, &header, target)?,
+            AuditOutput::Yaml => write_yaml(&report, &header, target)?,
+            AuditOutput::Markdown => write_markdown(&report, &header, target)?,
+            AuditOutput::Sarif => {
+                let locations = resolve_locations(&report, &input.regular_files, ui);
+                let tool = ToolInfo {
+                    name: "locality",
+                    version: env!("CARGO_PKG_VERSION"),
+                    information_uri: "https://github.com/locality-dev/locality",
+                };
+                write_sarif(&report, &header, &locations, &tool, target)?;
+            }
+            AuditOutput::Html => {
+                // Per-node verdicts exist only for a real cluster; an assumed shape has none here.
+                let grid = report
+                    .assumed_shape
+                    .is_none()
+                    .then(|| Grid::from_matrix(&matrix, &input.state, &report));
+                write_html(&report, &header, grid.as_ref(), target)?;
+            }
         }
-        AuditOutput::Json => write_json(&report, &header, target)?,
-        AuditOutput::Yaml => write_yaml(&report, &header, target)?,
-        AuditOutput::Markdown => write_markdown(&report, &header, target)?,
-        AuditOutput::Sarif => {
-            let locations = resolve_locations(&report, &input.regular_files, ui);
-            let tool = ToolInfo {
-                name: "locality",
-                version: env!("CARGO_PKG_VERSION"),
-                information_uri: "https://github.com/locality-dev/locality",
-            };
-            write_sarif(&report, &header, &locations, &tool, target)?;
-        }
-        AuditOutput::Html => {
-            // Per-node verdicts exist only for a real cluster; an assumed shape has none here.
-            let grid = report
-                .assumed_shape
-                .is_none()
-                .then(|| Grid::from_matrix(&matrix, &input.state, &report));
-            write_html(&report, &header, grid.as_ref(), target)?;
-        }
-    }
-    target.flush()?;
+        target.flush()?;
+        Ok(())
+    })();
+    // A reader gone (`| head`) ends the report, not the run: the exit code below stands.
+    crate::error::unless_reader_gone(written)?;
     progress.finish();
     profile.phase("render");
     crate::free_at_exit(matrix);

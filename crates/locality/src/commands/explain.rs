@@ -2,10 +2,12 @@
 
 use std::io::Write;
 
-use locality_model::explain::explain;
+use locality_audit::{AuditOptions, RuleId};
+use locality_model::explain::{Explanation, explain};
 use locality_model::matrix::Matrix;
+use locality_model::objects::ClusterState;
 use locality_model::objects::IpFamily;
-use locality_model::proxy::{Destination, Source};
+use locality_model::proxy::{Destination, Reason, Source};
 use locality_report::explain::{write_json, write_text};
 
 use crate::cli::{DestArg, ExplainArgs, ExplainOutput, FamilyArg, SourceArg};
@@ -176,6 +178,7 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
             family.map(|f| f.as_str())
         )));
     }
+    with_audit_cause(state, &matrix, &mut explanations);
     let header = loaded.header("explain", locality_report::explain::counts(&explanations));
     match args.output {
         ExplainOutput::Text => write_text(&explanations, &header, ui.paint(), out)?,
@@ -183,4 +186,44 @@ pub fn run(args: &ExplainArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliEr
     }
     out.flush()?;
     Ok(())
+}
+
+/// "What would change it" for a node without a local endpoint: the cause `audit` finds for
+/// that node ([`locality_audit::causes::on_node`]: the DaemonSet whose nodeSelector or
+/// tolerations leave it out, too few replicas) in place of the generic advice, which stays
+/// when the audit names no cause. The alternatives that follow it are kept.
+fn with_audit_cause(state: &ClusterState, matrix: &Matrix<'_>, explanations: &mut [Explanation]) {
+    let blind = |e: &Explanation| {
+        matches!(
+            e.reason,
+            Reason::NoLocalEndpoints | Reason::IpvsNoRealServers | Reason::IpvsExternalReplyLost
+        ) && !e.remedies.is_empty()
+    };
+    if !explanations.iter().any(blind) {
+        return;
+    }
+    let options = AuditOptions {
+        only: [RuleId::Loc001, RuleId::Loc002, RuleId::Loc003].into(),
+        node_limit: usize::MAX,
+        ..AuditOptions::default()
+    };
+    let report = locality_audit::audit(state, matrix, &options);
+    for e in explanations.iter_mut().filter(|e| blind(e)) {
+        let (ns, name) = e.service.split_once('/').unwrap_or(("", &e.service));
+        let Some(c) = locality_audit::causes::on_node(&report, ns, name, &e.node) else {
+            continue;
+        };
+        let others = match c.nodes.saturating_sub(1) {
+            0 => " has".to_string(),
+            1 => " and 1 other node have".to_string(),
+            n => format!(" and {n} other nodes have"),
+        };
+        e.remedies[0] = format!(
+            "{}{others} no local endpoint because {} ({}, as `locality audit` finds it) → {}",
+            e.node,
+            c.cause,
+            c.rule.as_str(),
+            c.fix
+        );
+    }
 }

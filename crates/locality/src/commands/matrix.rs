@@ -37,7 +37,7 @@ pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliErr
     let selection = select(&matrix, args)?;
     let header = loaded.header("matrix", locality_report::summary::counts(&matrix, &selection));
     let paint = ui.paint();
-    match args.output {
+    match MatrixOutput::or_default(args.output, ui.stdout_terminal) {
         MatrixOutput::Summary => {
             // The summary's cost is the categorisation; rendering is small.
             write_summary(&matrix, &selection, &header, paint, out)?;
@@ -45,7 +45,7 @@ pub fn run(args: &MatrixArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), CliErr
         }
         MatrixOutput::Json => write_json(&matrix, &selection, Some(&header), out)?,
         MatrixOutput::Yaml => write_yaml(&matrix, &selection, Some(&header), out)?,
-        MatrixOutput::Table => write_table(&matrix, &selection, &header, paint, out)?,
+        MatrixOutput::Wide => write_table(&matrix, &selection, &header, paint, out)?,
     }
     out.flush()?;
     profile.phase("render");

@@ -154,6 +154,10 @@ pub fn serve(args: &SimServeArgs, ui: &Ui, out: &mut dyn Write) -> Result<(), Cl
         port: args.port,
         kubeconfig_out: args.kubeconfig_out.clone(),
         faults: args.api_faults.faults(args.cluster.seed),
+        limits: locality_apiserver::Limits {
+            max_objects: args.max_objects,
+            ..locality_apiserver::Limits::default()
+        },
         ..ServeOptions::new(engine)
     };
     // Caught before the kubeconfig's path is printed: whoever reads it may stop us at once.

@@ -189,9 +189,16 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
         let plan = rt
             .block_on(locality_verify::dry_run(&opts))
             .map_err(|e| CliError::runtime(format!("verify --dry-run: {e}")))?;
-        out.write_all(plan.as_bytes())
-            .map_err(|e| CliError::runtime(e.to_string()))?;
+        crate::error::unless_reader_gone(
+            out.write_all(plan.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| CliError::writing("the plan", &e)),
+        )?;
         return Ok(0);
+    }
+    if !simulated && let Ok(Some(server)) = locality_live::kubeconfig_insecure_skip_tls_verify(&opts.live) {
+        // Recorded in the evidence too (00-versions.yaml, target.insecureSkipTLSVerify).
+        ui.warn(&locality_live::insecure_warning(&server));
     }
     ui.note(&format!(
         "run {}: namespace locality-verify-{}, owner {}, evidence {}",
@@ -221,63 +228,68 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
             outcome.evidence.display()
         ));
     }
-    match args.output {
-        VerifyOutput::Json => {
-            let text = std::fs::read_to_string(opts.evidence.join("ledger.json"))
-                .map_err(|e| CliError::runtime(e.to_string()))?;
-            write!(out, "{text}")?;
-        }
-        VerifyOutput::Table => {
-            let rows: Vec<(String, &str, String, &str)> = outcome
-                .cases
-                .iter()
-                .map(|c| {
-                    // The model's expectation, else the declared one; long ones shortened
-                    // (the ledger keeps them whole).
-                    use locality_verify::cases::Declared;
-                    let declared_only =
-                        matches!(c.declared, Declared::Rollout | Declared::NoLocalEndpointsCounted);
-                    let mut expected = c
-                        .expected
-                        .as_ref()
-                        .filter(|_| !declared_only)
-                        .map(locality_verify::describe)
-                        .filter(|e| !e.starts_with("unknown"))
-                        .unwrap_or_else(|| locality_verify::declared_text(c));
-                    if expected.chars().count() > 48 {
-                        expected = expected.chars().take(47).collect::<String>() + "…";
-                    }
-                    (c.id.clone(), c.status.as_str(), expected, c.why.as_str())
-                })
-                .collect();
-            let w = rows.iter().map(|r| r.2.chars().count()).max().unwrap_or(0).max(8);
-            writeln!(
-                out,
-                "{:<4}  {:<12}  {:<w$}  OBSERVED",
-                "CASE", "STATUS", "EXPECTED"
-            )?;
-            for (id, status, expected, why) in rows {
-                // What the run observed may quote the server: escaped (display path).
-                let why = locality_report::display::term(why);
-                writeln!(out, "{id:<4}  {status:<12}  {expected:<w$}  {why}")?;
+    let written = (|| -> Result<(), CliError> {
+        match args.output {
+            VerifyOutput::Json => {
+                let text = std::fs::read_to_string(opts.evidence.join("ledger.json"))
+                    .map_err(|e| CliError::runtime(e.to_string()))?;
+                write!(out, "{text}")?;
             }
-            writeln!(out)?;
-            writeln!(out, "{}", outcome.counts())?;
-            writeln!(out, "{}", outcome.decision_line(outcome.simulated))?;
-            for a in &outcome.advice {
-                writeln!(out, "  {a}")?;
-            }
-            writeln!(out, "Evidence: {}", outcome.evidence.display())?;
-            if args.keep {
+            VerifyOutput::Table => {
+                let rows: Vec<(String, &str, String, &str)> = outcome
+                    .cases
+                    .iter()
+                    .map(|c| {
+                        // The model's expectation, else the declared one; long ones shortened
+                        // (the ledger keeps them whole).
+                        use locality_verify::cases::Declared;
+                        let declared_only =
+                            matches!(c.declared, Declared::Rollout | Declared::NoLocalEndpointsCounted);
+                        let mut expected = c
+                            .expected
+                            .as_ref()
+                            .filter(|_| !declared_only)
+                            .map(locality_verify::describe)
+                            .filter(|e| !e.starts_with("unknown"))
+                            .unwrap_or_else(|| locality_verify::declared_text(c));
+                        if expected.chars().count() > 48 {
+                            expected = expected.chars().take(47).collect::<String>() + "…";
+                        }
+                        (c.id.clone(), c.status.as_str(), expected, c.why.as_str())
+                    })
+                    .collect();
+                let w = rows.iter().map(|r| r.2.chars().count()).max().unwrap_or(0).max(8);
                 writeln!(
                     out,
-                    "Namespace kept: kubectl delete namespace {}",
-                    outcome.namespace
+                    "{:<4}  {:<12}  {:<w$}  OBSERVED",
+                    "CASE", "STATUS", "EXPECTED"
                 )?;
+                for (id, status, expected, why) in rows {
+                    // What the run observed may quote the server: escaped (display path).
+                    let why = locality_report::display::term(why);
+                    writeln!(out, "{id:<4}  {status:<12}  {expected:<w$}  {why}")?;
+                }
+                writeln!(out)?;
+                writeln!(out, "{}", outcome.counts())?;
+                writeln!(out, "{}", outcome.decision_line(outcome.simulated))?;
+                for a in &outcome.advice {
+                    writeln!(out, "  {a}")?;
+                }
+                writeln!(out, "Evidence: {}", outcome.evidence.display())?;
+                if args.keep {
+                    writeln!(
+                        out,
+                        "Namespace kept: kubectl delete namespace {}",
+                        outcome.namespace
+                    )?;
+                }
             }
         }
-    }
-    out.flush()?;
+        out.flush()?;
+        Ok(())
+    })();
+    // A reader gone (`| head`) ends the table, not the run: the decision below stands.
+    crate::error::unless_reader_gone(written)?;
     if outcome.interrupted {
         return Ok(match stop {
             Stop::Interrupt => EXIT_INTERRUPTED,

@@ -402,6 +402,9 @@ mod header;
 
 #[path = "report/color.rs"]
 mod color;
+mod explain_cause;
+mod grouped;
 mod html;
+mod missing_kinds;
 mod sarif;
 mod suppressions;

@@ -449,3 +449,81 @@ fn pods_are_decoded_only_when_a_service_needs_them() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn default_output_is_the_summary_on_a_terminal_and_the_wide_table_elsewhere() {
+    let path = example("three-zones.json");
+    let args = ["matrix", "-f", path.to_str().unwrap()];
+    // On a terminal: one line per service port, the blind node named.
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("locality"));
+    cmd.args(args).env("SOURCE_DATE_EPOCH", "1767225600");
+    cmd.env_remove("LOCALITY_PROFILE");
+    let term = locality_testkit::terminal::run_on_terminal(cmd);
+    assert!(term.status.success(), "{}", term.stderr);
+    assert!(term.stdout.contains("BLIND NODES"), "{}", term.stdout);
+    assert!(!term.stdout.contains("ENDPOINTS"), "{}", term.stdout);
+    // A terminal gets colours (SGR sequences); the text is -o summary's.
+    assert!(term.stdout.contains("\x1b[31m"), "{}", term.stdout);
+    assert_eq!(
+        strip_sgr(&term.stdout),
+        run_ok(&[args[0], args[1], args[2], "-o", "summary"]),
+        "the terminal's default is -o summary"
+    );
+    // In a pipe: the full table, as `-o wide` and its former name `-o table`.
+    let piped = run_ok(&args);
+    assert!(piped.contains("ENDPOINTS"), "{piped}");
+    assert_eq!(piped, run_ok(&[args[0], args[1], args[2], "-o", "wide"]));
+    assert_eq!(piped, run_ok(&[args[0], args[1], args[2], "-o", "table"]));
+}
+
+#[test]
+fn wide_table_names_endpoints_by_pod_and_node_and_the_annotation_hints() {
+    // prefer-close.json's catalog-cache, asking for hints by the topology-mode annotation
+    // instead of trafficDistribution: its slices' hints are the same.
+    let text = std::fs::read_to_string(example("prefer-close.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    for o in doc["items"].as_array_mut().unwrap() {
+        if o["kind"] == "Service" && o["metadata"]["name"] == "catalog-cache" {
+            o["spec"].as_object_mut().unwrap().remove("trafficDistribution");
+            o["metadata"]["annotations"] = serde_json::json!({"service.kubernetes.io/topology-mode": "Auto"});
+        }
+    }
+    let dir = locality_testkit::files::TempDir::new("matrix-auto");
+    let file = dir.path().join("auto.json");
+    std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = run_ok(&["matrix", "-f", file.to_str().unwrap(), "-o", "wide"]);
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("catalog/catalog-cache"))
+        .collect();
+    assert!(!rows.is_empty(), "{out}");
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("(zone hints (topology-mode Auto))")),
+        "{out}"
+    );
+    assert!(!out.contains("PreferSameZone"), "{out}");
+    // Endpoints are pod@node, never bare addresses.
+    let json = run_ok(&["matrix", "-f", file.to_str().unwrap(), "-o", "json"]);
+    let m: Value = serde_json::from_str(&json).unwrap();
+    let addr = route(&m, "catalog-cache", "IPv4", "node-1", "pod", "clusterIP")["endpoints"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!out.contains(&addr), "{addr} printed as an address: {out}");
+    assert!(rows.iter().all(|r| r.contains("@node-")), "{out}");
+}
+
+/// `text` without its SGR (colour) sequences, `ESC [ … m`.
+fn strip_sgr(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("\x1b[") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 2..];
+        let end = tail.find('m').expect("an SGR sequence ends with m");
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -79,6 +79,7 @@ pub fn node(name: &str, zone: Option<&str>, cpu: Option<u64>, ready: Option<bool
         },
         ready,
         allocatable_cpu_millis: cpu,
+        allocatable_pods: None,
         ..Node::default()
     }
 }

@@ -29,14 +29,15 @@ use super::{
 };
 use grid::grid_html;
 
-/// Escapes text for HTML element content and attribute values.
+/// Escapes text for HTML element content and attribute values (unsafe characters written
+/// visibly first, as [`crate::display::xml`] does: a character reference would still act).
 pub fn escape(text: &str) -> String {
-    html_escape::encode_quoted_attribute(text).into_owned()
+    crate::display::xml(text)
 }
 
 /// JSON for a `<script>` block: `<` is escaped so no `</script>` can close it early.
 fn script_json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value)
+    crate::encode::json_compact_string(value)
         .unwrap_or_else(|_| "null".to_string())
         .replace('<', "\\u003c")
 }

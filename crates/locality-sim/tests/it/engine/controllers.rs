@@ -144,3 +144,69 @@ fn deployment_rolling_update_replaces_every_pod() {
     assert!(min_ready >= 3, "{min_ready}");
     assert_eq!(e.store().list_namespace(Kind::ReplicaSet, NS).count(), 2);
 }
+
+/// Pods past each node's `maxPods` stay Pending with kube-scheduler's message, and are placed
+/// once a pod leaves a node (a topology's `maxPods`, the Node's `status.allocatable.pods`).
+#[test]
+fn pods_past_every_nodes_max_pods_stay_pending_until_room_is_made() {
+    let topology = Topology::from_yaml(
+        "nodes:\n  - {name: a, maxPods: 3}\n  - {name: b, maxPods: 3}\n",
+        "test",
+    )
+    .unwrap();
+    let mut e = Engine::from_topology(&topology, SimConfig::default()).unwrap();
+    let on_nodes = |e: &Engine| {
+        let pods: Vec<_> = e
+            .store()
+            .list(Kind::Pod)
+            .filter_map(|(k, s)| Some((k.clone(), s.object.as_pod()?.pod.spec.node_name.clone())))
+            .collect();
+        let bound = pods.iter().filter(|(_, n)| !n.is_empty()).count();
+        let pending: Vec<ObjectKey> = pods
+            .into_iter()
+            .filter(|(_, n)| n.is_empty())
+            .map(|(k, _)| k)
+            .collect();
+        (bound, pending)
+    };
+    let already = on_nodes(&e).0;
+    assert!(already <= 6, "{already} pods before the test's");
+    for i in 0..8 {
+        e.create(builders::pod(
+            NS,
+            &format!("p{i}"),
+            labels(&[]),
+            vec![],
+            None,
+            Default::default(),
+        ))
+        .unwrap();
+    }
+    e.run_until(30_000);
+    let (bound, pending) = on_nodes(&e);
+    assert_eq!(bound, 6, "two nodes of maxPods 3 hold 6 pods");
+    assert_eq!(pending.len(), already + 8 - 6);
+    for key in &pending {
+        assert_eq!(
+            e.unschedulable_reason(key),
+            Some("0/2 nodes are available: 2 Too many pods."),
+            "{key}"
+        );
+    }
+    // A pod leaves a node: the oldest pending one takes its place.
+    let leaving = e
+        .store()
+        .list(Kind::Pod)
+        .find(|(_, s)| {
+            s.object
+                .as_pod()
+                .is_some_and(|p| !p.pod.spec.node_name.is_empty())
+        })
+        .map(|(k, _)| k.clone())
+        .unwrap();
+    e.delete_with(&leaving, Some(0)).unwrap();
+    e.run_until(60_000);
+    let (bound, still) = on_nodes(&e);
+    assert_eq!(bound, 6);
+    assert_eq!(still.len(), pending.len() - 1);
+}

@@ -128,3 +128,100 @@ fn simulate_svg_is_well_formed_xml() {
         "XML 1.0 cannot carry a raw control character"
     );
 }
+
+/// three-zones.json with `HOSTILE` in the first Service's free-text annotations.
+fn hostile_dump(dir: &TempDir) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(examples().join("three-zones.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let svc = doc["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| i["kind"] == "Service")
+        .unwrap();
+    svc["metadata"]["annotations"] = serde_json::json!({
+        "locality.dev/ignore": format!("LOC001, {HOSTILE}"),
+        "locality.dev/ignore-reason": HOSTILE,
+        "service.kubernetes.io/topology-mode": HOSTILE,
+    });
+    let path = dir.join("svc.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    path
+}
+
+/// JSON, YAML, SARIF, JUnit and HTML carry outside text escaped in their own syntax (JSON
+/// and YAML: `\uXXXX`, which parses back to the same text), never raw.
+#[test]
+fn structured_outputs_escape_unsafe_characters_in_their_own_syntax() {
+    let dir = TempDir::new("hostile-structured");
+    let path = hostile_dump(&dir);
+    let file = path.to_str().unwrap();
+    let node = "node-a";
+    let runs: Vec<(String, Vec<&str>)> = ["json", "yaml", "sarif", "junit", "html"]
+        .iter()
+        .map(|o| (format!("audit -o {o}"), vec!["audit", "-o", o, "-f", file]))
+        .chain(
+            ["json", "yaml"]
+                .iter()
+                .map(|o| (format!("matrix -o {o}"), vec!["matrix", "-o", o, "-f", file])),
+        )
+        .chain([(
+            "explain -o json".to_string(),
+            vec![
+                "explain",
+                "internal-acceptance/myservice",
+                "--node",
+                node,
+                "-o",
+                "json",
+                "-f",
+                file,
+            ],
+        )])
+        .collect();
+    for (what, args) in runs {
+        let out = locality().args(&args).output().unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c < 2),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_inert(&what, &out);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let parsed: Option<Value> = if what.ends_with("json") || what.ends_with("sarif") {
+            Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}")))
+        } else if what.ends_with("yaml") {
+            Some(serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}")))
+        } else {
+            None
+        };
+        if let Some(doc) = parsed {
+            assert!(
+                contains_string(&doc, "\u{202e}evil"),
+                "{what}: the text is kept, escaped: {text}"
+            );
+        }
+    }
+    // The YAML report written this way is read back as a baseline.
+    let base = dir.join("base.yaml");
+    let out = locality()
+        .args(["audit", "-o", "yaml", "-f", file])
+        .output()
+        .unwrap();
+    std::fs::write(&base, &out.stdout).unwrap();
+    let out = locality()
+        .args(["audit", "-o", "table", "-f", file, "--baseline"])
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn contains_string(v: &Value, needle: &str) -> bool {
+    match v {
+        Value::String(s) => s.contains(needle),
+        Value::Array(a) => a.iter().any(|x| contains_string(x, needle)),
+        Value::Object(o) => o.values().any(|x| contains_string(x, needle)),
+        _ => false,
+    }
+}

@@ -21,13 +21,13 @@ fn locality() -> std::process::Command {
 
 /// What a run did: its output, how long it took and the most memory it held (VmHWM,
 /// sampled while it ran), killed if it runs past `limit`.
-struct Run {
-    out: std::process::Output,
-    took: Duration,
-    peak_kib: u64,
+pub(super) struct Run {
+    pub(super) out: std::process::Output,
+    pub(super) took: Duration,
+    pub(super) peak_kib: u64,
 }
 
-fn run(args: &[&str], limit: Duration) -> Run {
+pub(super) fn run(args: &[&str], limit: Duration) -> Run {
     let started = Instant::now();
     let mut child = locality()
         .args(args)
@@ -79,7 +79,7 @@ fn run(args: &[&str], limit: Duration) -> Run {
     }
 }
 
-fn stderr(r: &Run) -> String {
+pub(super) fn stderr(r: &Run) -> String {
     String::from_utf8_lossy(&r.out.stderr).into_owned()
 }
 
@@ -220,7 +220,7 @@ fn insecure_skip_tls_verify_warns() {
 }
 
 /// A kubeconfig whose credential plugin runs `script`, against the fixture cluster.
-fn plugin(tag: &str, script: &str) -> (Running, TempDir, String) {
+pub(super) fn plugin(tag: &str, script: &str) -> (Running, TempDir, String) {
     let server = FakeApi::cluster().start();
     let dir = TempDir::new(tag);
     let kc = write_exec_kubeconfig(&dir.0, &server.url(), "plugin.sh", script);

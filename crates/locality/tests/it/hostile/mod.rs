@@ -6,6 +6,8 @@ mod files;
 mod formats;
 mod live;
 mod terminal;
+mod verify;
+mod verify_plugin;
 
 use std::path::PathBuf;
 

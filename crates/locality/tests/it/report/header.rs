@@ -156,7 +156,7 @@ fn simulated_banner_in_every_format() {
             a.extend_from_slice(&["-o", fmt]);
             v.push((format!("audit -o {fmt}"), run(&a)));
         }
-        for fmt in ["table", "summary", "json", "yaml"] {
+        for fmt in ["wide", "summary", "json", "yaml"] {
             let mut a = vec!["matrix"];
             a.extend_from_slice(source);
             a.extend_from_slice(&["-o", fmt]);

@@ -34,7 +34,8 @@ fn answer_bytes(addr: &str, path: &str, accept: &str) -> usize {
 #[test]
 #[ignore = "load test (minutes, 100,000 pods, measures memory): cargo nextest run -p locality --profile sim-load --run-ignored only"]
 fn a_list_of_100000_pods_is_written_item_by_item() {
-    let mut server = Server::start("lists", &[]);
+    // 100,000 pods and their 200 Deployments and ReplicaSets: past the default quota.
+    let mut server = Server::start("lists", &["--max-objects", "110000"]);
     // The ReplicaSet controller makes at most 500 pods per sync: 200 Deployments of 500 make
     // 100,000 pods at once.
     let path = "/apis/apps/v1/namespaces/default/deployments";
