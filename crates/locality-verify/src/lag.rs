@@ -1,6 +1,9 @@
 //! kube-proxy's lag per node, from its own metrics: after a change the run made (a setup
-//! group's Service and backends), each node's `kubeproxy_sync_proxy_rules_last_timestamp_seconds`
-//! must pass the change with `kubeproxy_sync_proxy_rules_endpoint_changes_pending` at 0.
+//! group's Service and backends), each node's kube-proxy must show a sync that began after
+//! the change and has ended: `kubeproxy_sync_proxy_rules_last_timestamp_seconds` past the
+//! change with `kubeproxy_sync_proxy_rules_endpoint_changes_pending` at 0, or, while other
+//! changes keep something pending, a last sync whose end minus the
+//! `kubeproxy_sync_proxy_rules_duration_seconds` added since the previous sample is past it.
 //! The lag is that sync time minus the change time, both in the cluster's clock (the change
 //! time is the latest of the Service's creation and its backends' Ready transitions, so the
 //! EndpointSlice controller's own delay is included).
@@ -105,15 +108,32 @@ impl Measured {
     }
 }
 
-/// The series a lag reader keeps.
-const SYNC_METRICS: [&str; 2] = [
+/// The series a lag reader keeps: the last sync's end, the changes pending, and the
+/// sync-duration histogram's sum and count (how long the syncs since the previous sample
+/// took, hence when the last one began at the latest).
+const SYNC_METRICS: [&str; 4] = [
     "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
     "kubeproxy_sync_proxy_rules_endpoint_changes_pending",
+    "kubeproxy_sync_proxy_rules_duration_seconds_sum",
+    "kubeproxy_sync_proxy_rules_duration_seconds_count",
 ];
 
 /// How often a lag reader samples its node's kube-proxy (ms of the cluster's clock): the
 /// resolution of a measured lag, well under any `--max-proxy-lag`.
-pub(crate) const SAMPLE_MS: u64 = 200;
+pub(crate) const SAMPLE_MS: u64 = 500;
+
+/// One sample of a node's kube-proxy sync state, in ms of the cluster's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// When the reader took it.
+    pub at: u128,
+    /// When the last successful sync ended (`..._last_timestamp_seconds`).
+    pub last: u128,
+    /// The EndpointSlice changes received and not yet applied.
+    pub pending: f64,
+    /// The sync-duration histogram's sum (ms) and count, when the metrics have it.
+    pub durations: Option<(u128, u64)>,
+}
 
 /// Starts one lag reader per node of `nodes` whose kube-proxy metrics the survey read: a
 /// hostNetwork probe loop sampling its `/metrics` every [`SAMPLE_MS`], which writes each
@@ -169,10 +189,17 @@ pub(crate) async fn start_readers(
     Ok(running)
 }
 
-/// The sync states a lag reader's log holds, by sample instant: (sampled at, last sync,
-/// pending changes), in order; a sample missing either series is left out.
-pub fn samples(tries: &[crate::probe::Try]) -> Vec<(u128, u128, f64)> {
-    let mut by_ts: BTreeMap<u128, (Option<u128>, Option<f64>)> = BTreeMap::new();
+/// The sync states a lag reader's log holds, by sample instant, in order; a sample missing
+/// the last sync or the pending changes is left out.
+pub fn samples(tries: &[crate::probe::Try]) -> Vec<Sample> {
+    #[derive(Default)]
+    struct Parts {
+        last: Option<u128>,
+        pending: Option<f64>,
+        sum: Option<u128>,
+        count: Option<u64>,
+    }
+    let mut by_ts: BTreeMap<u128, Parts> = BTreeMap::new();
     for t in tries {
         let crate::probe::Seen::Answer { responder } = &t.seen else {
             continue;
@@ -183,35 +210,74 @@ pub fn samples(tries: &[crate::probe::Try]) -> Vec<(u128, u128, f64)> {
         let Ok(v) = value.trim().parse::<f64>() else {
             continue;
         };
+        if !v.is_finite() || v < 0.0 {
+            continue;
+        }
         let e = by_ts.entry(t.sent_ms).or_default();
+        let ms = (v * 1000.0).round() as u128;
         match name {
-            "kubeproxy_sync_proxy_rules_last_timestamp_seconds" => e.0 = Some((v * 1000.0).round() as u128),
-            "kubeproxy_sync_proxy_rules_endpoint_changes_pending" => e.1 = Some(v),
+            "kubeproxy_sync_proxy_rules_last_timestamp_seconds" => e.last = Some(ms),
+            "kubeproxy_sync_proxy_rules_endpoint_changes_pending" => e.pending = Some(v),
+            "kubeproxy_sync_proxy_rules_duration_seconds_sum" => e.sum = Some(ms),
+            "kubeproxy_sync_proxy_rules_duration_seconds_count" => e.count = Some(v as u64),
             _ => {}
         }
     }
     by_ts
         .into_iter()
-        .filter_map(|(at, (last, pending))| Some((at, last?, pending?)))
+        .filter_map(|(at, p)| {
+            Some(Sample {
+                at,
+                last: p.last?,
+                pending: p.pending?,
+                durations: p.sum.zip(p.count),
+            })
+        })
         .collect()
 }
 
-/// What the samples from `since` on show: synced (the first sample past the change with
-/// nothing pending), with the longest the node was seen unsynced; `None` while no sample
-/// shows it synced.
-pub fn judge_samples(samples: &[(u128, u128, f64)], since: u128) -> (Option<Measured>, u64) {
+/// Whether `cur` proves that a sync which began after `since` has ended, given the sample
+/// before it: either nothing is pending and the last sync ended after `since` (an idle
+/// kube-proxy), or syncs ended between the two samples and the last of them began after
+/// `since` (it ended at `last` and took at most the durations summed between the samples),
+/// which holds under other changes' churn, when something is always pending. A failed sync
+/// adds its duration without moving `last`: it only makes the bound earlier.
+fn programmed(prev: Option<&Sample>, cur: &Sample, since: u128) -> bool {
+    if cur.last < since {
+        return false;
+    }
+    if cur.pending == 0.0 {
+        return true;
+    }
+    let (Some(p), Some((sum, count))) = (prev, cur.durations) else {
+        return false;
+    };
+    let Some((psum, pcount)) = p.durations else {
+        return false;
+    };
+    count > pcount && cur.last > p.last && sum >= psum && cur.last.saturating_sub(sum - psum) >= since
+}
+
+/// What the samples from `since` on show: synced (the first sample that proves a sync began
+/// after the change, see [`programmed`]), with the longest the node was seen unsynced;
+/// `None` while no sample shows it synced.
+pub fn judge_samples(samples: &[Sample], since: u128) -> (Option<Measured>, u64) {
     let mut unsynced = 0u64;
-    for (at, last, pending) in samples.iter().filter(|(at, _, _)| *at >= since) {
-        if *last >= since && *pending == 0.0 {
+    for (i, cur) in samples.iter().enumerate() {
+        if cur.at < since {
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|j| &samples[j]);
+        if programmed(prev, cur, since) {
             return (
                 Some(Measured::Synced {
-                    lag_ms: (last - since) as u64,
+                    lag_ms: (cur.last - since) as u64,
                     unsynced_ms: unsynced,
                 }),
                 unsynced,
             );
         }
-        unsynced = unsynced.max((at - since) as u64);
+        unsynced = unsynced.max((cur.at - since) as u64);
     }
     (None, unsynced)
 }
@@ -261,13 +327,18 @@ pub(crate) async fn measure(
                     if let Some(m) = m {
                         let lines: Vec<String> = samples
                             .iter()
-                            .filter(|(at, _, _)| *at + 5_000 >= since)
-                            .map(|(at, last, pending)| format!("{at} {last} {pending}"))
+                            .filter(|x| x.at + 5_000 >= since)
+                            .map(|x| match x.durations {
+                                Some((sum, count)) => {
+                                    format!("{} {} {} {sum} {count}", x.at, x.last, x.pending)
+                                }
+                                None => format!("{} {} {} - -", x.at, x.last, x.pending),
+                            })
                             .collect();
                         evidence.write(
                             &format!("lag/{}-{}.txt", r.prefix, r.node),
                             &format!(
-                                "# change at {since} ms (cluster clock); samples of {}: sampled-at-ms last-sync-ms pending\n{}\n",
+                                "# change at {since} ms (cluster clock); samples of {}: sampled-at-ms last-sync-ms pending sync-duration-sum-ms sync-count\n{}\n",
                                 l.client,
                                 lines.join("\n")
                             ),
@@ -503,29 +574,48 @@ mod tests {
         }
     }
 
+    fn sample(at: u128, last: u128, pending: f64, durations: Option<(u128, u64)>) -> Sample {
+        Sample {
+            at,
+            last,
+            pending,
+            durations,
+        }
+    }
+
     #[test]
-    fn a_readers_samples_pair_both_series_by_instant() {
+    fn a_readers_samples_pair_the_series_by_instant() {
         let tries = vec![
             answer(1_000, "kubeproxy_sync_proxy_rules_last_timestamp_seconds 0.5"),
             answer(1_000, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 1"),
             answer(1_200, "kubeproxy_sync_proxy_rules_last_timestamp_seconds 1.1"),
             answer(1_200, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 0"),
-            // Half a sample, and a line that is no sample.
+            answer(1_200, "kubeproxy_sync_proxy_rules_duration_seconds_sum 0.25"),
+            answer(1_200, "kubeproxy_sync_proxy_rules_duration_seconds_count 3"),
+            // Half a sample, and lines that are no sample.
             answer(1_400, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 0"),
             answer(1_400, "kubeproxy_sync_proxy_rules_last_timestamp_seconds x"),
+            answer(1_600, "kubeproxy_sync_proxy_rules_last_timestamp_seconds NaN"),
+            answer(1_600, "kubeproxy_sync_proxy_rules_endpoint_changes_pending -1"),
         ];
-        assert_eq!(samples(&tries), vec![(1_000, 500, 1.0), (1_200, 1_100, 0.0)]);
+        assert_eq!(
+            samples(&tries),
+            vec![
+                sample(1_000, 500, 1.0, None),
+                sample(1_200, 1_100, 0.0, Some((250, 3)))
+            ]
+        );
     }
 
     #[test]
     fn a_change_is_synced_by_the_first_sample_past_it_with_nothing_pending() {
         // Change at 1000; still pending at 1200 and 3000; synced at 3200 by a sync at 3100.
         let s = [
-            (800, 700, 0.0),
-            (1_200, 700, 1.0),
-            (3_000, 2_900, 1.0),
-            (3_200, 3_100, 0.0),
-            (3_400, 3_300, 0.0),
+            sample(800, 700, 0.0, None),
+            sample(1_200, 700, 1.0, None),
+            sample(3_000, 2_900, 1.0, None),
+            sample(3_200, 3_100, 0.0, None),
+            sample(3_400, 3_300, 0.0, None),
         ];
         let (m, unsynced) = judge_samples(&s, 1_000);
         assert_eq!(unsynced, 2_000);
@@ -537,6 +627,42 @@ mod tests {
         }
         // A sync before the change says nothing of it.
         assert!(judge_samples(&s[..2], 1_000).0.is_none());
+    }
+
+    #[test]
+    fn under_churn_a_sync_that_began_after_the_change_proves_it_programmed() {
+        // Change at 1000; other changes keep one pending in every sample. The sync ending at
+        // 1150 took 300 ms (began at 850, before the change): not proof. The one ending at
+        // 1350 took 100 ms (began at 1250): proof, lag 350.
+        let s = [
+            sample(900, 700, 1.0, Some((1_000, 10))),
+            sample(1_200, 1_150, 1.0, Some((1_300, 11))),
+            sample(1_400, 1_350, 1.0, Some((1_400, 12))),
+        ];
+        match judge_samples(&s, 1_000).0 {
+            Some(Measured::Synced { lag_ms, .. }) => assert_eq!(lag_ms, 350),
+            other => panic!("{other:?}"),
+        }
+        assert!(judge_samples(&s[..2], 1_000).0.is_none());
+        // Two syncs between samples: the bound takes both durations (the last began at the
+        // latest at 1350 - 250 = 1100).
+        let two = [
+            sample(900, 700, 1.0, Some((1_000, 10))),
+            sample(1_400, 1_350, 1.0, Some((1_250, 12))),
+        ];
+        assert!(judge_samples(&two, 1_000).0.is_some());
+        assert!(judge_samples(&two, 1_101).0.is_none());
+        // No sync between the samples (the count did not move), or a failed one (the count
+        // moved, the last sync did not): no proof.
+        let idle = [
+            sample(900, 1_100, 1.0, Some((1_000, 10))),
+            sample(1_200, 1_100, 1.0, Some((1_000, 10))),
+            sample(1_400, 1_100, 1.0, Some((1_050, 11))),
+        ];
+        assert!(judge_samples(&idle, 1_000).0.is_none());
+        // Without the histogram only the idle reading counts.
+        let bare = [sample(900, 700, 1.0, None), sample(1_400, 1_350, 1.0, None)];
+        assert!(judge_samples(&bare, 1_000).0.is_none());
     }
 
     #[test]

@@ -224,8 +224,7 @@ pub struct SimKubeProxy {
 /// The upper bounds (seconds) of `kubeproxy_sync_proxy_rules_duration_seconds`' buckets:
 /// upstream `pkg/proxy/metrics` `SyncProxyRulesLatency`, `ExponentialBuckets(0.001, 2, 15)`.
 pub const SYNC_DURATION_BUCKETS: [f64; 15] = [
-    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096,
-    8.192, 16.384,
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384,
 ];
 
 impl SimKubeProxy {

@@ -59,9 +59,18 @@ fn metrics_build_info_follows_each_nodes_kube_proxy_version() {
     sorted.sort_unstable();
     assert_eq!(families, sorted);
     assert!(families.contains(&"kubernetes_build_info"));
+    let histograms: Vec<&str> = n2
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" histogram"))
+        .collect();
     for l in n2.lines().filter(|l| !l.starts_with('#')) {
         let name = l.split(['{', ' ']).next().unwrap();
-        assert!(families.contains(&name), "{l} has no TYPE line");
+        // A histogram's samples are its family's name with `_bucket`, `_sum` or `_count`.
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s).filter(|f| histograms.contains(f)))
+            .unwrap_or(name);
+        assert!(families.contains(&family), "{l} has no TYPE line");
     }
 }
 
@@ -160,11 +169,26 @@ fn metrics_pending_endpoint_changes_and_last_sync_follow_the_rule_table() {
     e.run_until(changed + delay + 5_000 - 1);
     assert!(programs(&e, "node-a", ip));
     assert!(e.endpoint_changes_pending("node-a").unwrap() > 0);
+    let before = e.metrics_text("node-a").unwrap().unwrap();
     e.run_until(changed + delay + 5_000);
     let a = e.metrics_text("node-a").unwrap().unwrap();
     assert_eq!(sample(&a, PENDING), Some(0.0), "{a}");
     assert_eq!(sample(&a, LAST), Some(unix(changed + delay + 5_000)), "{a}");
     assert!(!programs(&e, "node-a", ip));
+    // The sync that applied it observed its lag, 6 s: it began (end minus duration) at the
+    // change, which is how verify's lag readers tell it from a sync that began before.
+    const SUM: &str = "kubeproxy_sync_proxy_rules_duration_seconds_sum";
+    const COUNT: &str = "kubeproxy_sync_proxy_rules_duration_seconds_count";
+    let d = |m: &str, name: &str| sample(&a, name).unwrap() - sample(m, name).unwrap();
+    assert_eq!(d(&before, COUNT), 1.0, "{a}");
+    assert!((d(&before, SUM) - 6.0).abs() < 1e-9, "{a}");
+    let began = sample(&a, LAST).unwrap() - d(&before, SUM);
+    assert!((began - unix(changed)).abs() < 1e-6, "{a}");
+    assert!(
+        a.contains("kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"8.192\"} ")
+            && a.contains("# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram"),
+        "{a}"
+    );
 }
 
 /// A Node update that changes nothing a kube-proxy programs (a label other than the zone) is
