@@ -118,6 +118,11 @@ const SYNC_METRICS: [&str; 4] = [
     "kubeproxy_sync_proxy_rules_duration_seconds_count",
 ];
 
+/// A change's time comes from timestamps in whole seconds (`creationTimestamp`, a
+/// condition's `lastTransitionTime`), rounded down: the change may be up to this much later.
+/// A reader's sample proves a sync after the change only from this much after it on.
+const CHANGE_RESOLUTION_MS: u128 = 1_000;
+
 /// How often a lag reader samples its node's kube-proxy (ms of the cluster's clock): the
 /// resolution of a measured lag, well under any `--max-proxy-lag`.
 pub(crate) const SAMPLE_MS: u64 = 500;
@@ -236,14 +241,16 @@ pub fn samples(tries: &[crate::probe::Try]) -> Vec<Sample> {
         .collect()
 }
 
-/// Whether `cur` proves that a sync which began after `since` has ended, given the sample
-/// before it: either nothing is pending and the last sync ended after `since` (an idle
-/// kube-proxy), or syncs ended between the two samples and the last of them began after
-/// `since` (it ended at `last` and took at most the durations summed between the samples),
-/// which holds under other changes' churn, when something is always pending. A failed sync
-/// adds its duration without moving `last`: it only makes the bound earlier.
-fn programmed(prev: Option<&Sample>, cur: &Sample, since: u128) -> bool {
-    if cur.last < since {
+/// Whether `cur` proves the change programmed, with `floor` the latest the change can have
+/// been made (its timestamps' resolution): either nothing is pending and the last sync ended
+/// after `floor` (an idle kube-proxy), or the last sync began after `floor` (it ended at
+/// `last` and took at most the durations added since the sample before it; a sync applies
+/// what was pending when it began), which holds under other changes' churn, when something
+/// is always pending. A failed sync adds its duration without moving `last`: it only makes
+/// the bound earlier. Both assume kube-proxy's informer had the EndpointSlice change when
+/// the sync began: the EndpointSlice controller's and the watch's delay are not seen.
+fn programmed(prev: Option<&Sample>, cur: &Sample, floor: u128) -> bool {
+    if cur.last < floor {
         return false;
     }
     if cur.pending == 0.0 {
@@ -255,20 +262,22 @@ fn programmed(prev: Option<&Sample>, cur: &Sample, since: u128) -> bool {
     let Some((psum, pcount)) = p.durations else {
         return false;
     };
-    count > pcount && cur.last > p.last && sum >= psum && cur.last.saturating_sub(sum - psum) >= since
+    count > pcount && cur.last > p.last && sum >= psum && cur.last.saturating_sub(sum - psum) >= floor
 }
 
-/// What the samples from `since` on show: synced (the first sample that proves a sync began
-/// after the change, see [`programmed`]), with the longest the node was seen unsynced;
-/// `None` while no sample shows it synced.
-pub fn judge_samples(samples: &[Sample], since: u128) -> (Option<Measured>, u64) {
+/// What the samples show of a change at `since` (rounded down; made by `floor` at the
+/// latest): synced (the first sample from `floor` on that proves the change programmed, see
+/// [`programmed`]; its lag counted from `since`, an upper bound), with the longest the node
+/// was seen unsynced after `floor` (a lower bound of the lag, the one judged); `None` while
+/// no sample shows it synced.
+pub fn judge_samples(samples: &[Sample], since: u128, floor: u128) -> (Option<Measured>, u64) {
     let mut unsynced = 0u64;
     for (i, cur) in samples.iter().enumerate() {
-        if cur.at < since {
+        if cur.at < floor.max(since) {
             continue;
         }
         let prev = i.checked_sub(1).map(|j| &samples[j]);
-        if programmed(prev, cur, since) {
+        if programmed(prev, cur, floor) {
             return (
                 Some(Measured::Synced {
                     lag_ms: (cur.last - since) as u64,
@@ -277,7 +286,8 @@ pub fn judge_samples(samples: &[Sample], since: u128) -> (Option<Measured>, u64)
                 unsynced,
             );
         }
-        unsynced = unsynced.max((cur.at - since) as u64);
+        // Seen unsynced this long at least: the change was made by `floor`.
+        unsynced = unsynced.max((cur.at - floor) as u64);
     }
     (None, unsynced)
 }
@@ -321,7 +331,7 @@ pub(crate) async fn measure(
                     .await
                 {
                     let samples = samples(&tries);
-                    let (m, seen) = judge_samples(&samples, since);
+                    let (m, seen) = judge_samples(&samples, since, since + CHANGE_RESOLUTION_MS);
                     let seen_entry = unsynced.entry(r.node.clone()).or_default();
                     *seen_entry = (*seen_entry).max(u128::from(seen));
                     if let Some(m) = m {
@@ -617,7 +627,7 @@ mod tests {
             sample(3_200, 3_100, 0.0, None),
             sample(3_400, 3_300, 0.0, None),
         ];
-        let (m, unsynced) = judge_samples(&s, 1_000);
+        let (m, unsynced) = judge_samples(&s, 1_000, 1_000);
         assert_eq!(unsynced, 2_000);
         match m {
             Some(Measured::Synced { lag_ms, unsynced_ms }) => {
@@ -626,7 +636,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // A sync before the change says nothing of it.
-        assert!(judge_samples(&s[..2], 1_000).0.is_none());
+        assert!(judge_samples(&s[..2], 1_000, 1_000).0.is_none());
     }
 
     #[test]
@@ -639,19 +649,20 @@ mod tests {
             sample(1_200, 1_150, 1.0, Some((1_300, 11))),
             sample(1_400, 1_350, 1.0, Some((1_400, 12))),
         ];
-        match judge_samples(&s, 1_000).0 {
+        match judge_samples(&s, 1_000, 1_000).0 {
             Some(Measured::Synced { lag_ms, .. }) => assert_eq!(lag_ms, 350),
             other => panic!("{other:?}"),
         }
-        assert!(judge_samples(&s[..2], 1_000).0.is_none());
+        assert!(judge_samples(&s[..2], 1_000, 1_000).0.is_none());
         // Two syncs between samples: the bound takes both durations (the last began at the
-        // latest at 1350 - 250 = 1100).
+        // latest at 1550 - 250 = 1300).
         let two = [
             sample(900, 700, 1.0, Some((1_000, 10))),
-            sample(1_400, 1_350, 1.0, Some((1_250, 12))),
+            sample(1_100, 700, 1.0, Some((1_000, 10))),
+            sample(1_600, 1_550, 1.0, Some((1_250, 12))),
         ];
-        assert!(judge_samples(&two, 1_000).0.is_some());
-        assert!(judge_samples(&two, 1_101).0.is_none());
+        assert!(judge_samples(&two, 1_000, 1_000).0.is_some());
+        assert!(judge_samples(&two, 1_301, 1_301).0.is_none());
         // No sync between the samples (the count did not move), or a failed one (the count
         // moved, the last sync did not): no proof.
         let idle = [
@@ -659,10 +670,15 @@ mod tests {
             sample(1_200, 1_100, 1.0, Some((1_000, 10))),
             sample(1_400, 1_100, 1.0, Some((1_050, 11))),
         ];
-        assert!(judge_samples(&idle, 1_000).0.is_none());
+        assert!(judge_samples(&idle, 1_000, 1_000).0.is_none());
+        // A change stamped 1000 may have been made as late as 1999 (whole seconds): an idle
+        // reading of a sync at 1150 proves nothing when the change's floor is 1200.
+        let early = [sample(1_200, 1_150, 0.0, None), sample(1_400, 1_150, 1.0, None)];
+        assert!(judge_samples(&early, 1_000, 1_000).0.is_some());
+        assert!(judge_samples(&early, 1_000, 1_200).0.is_none());
         // Without the histogram only the idle reading counts.
         let bare = [sample(900, 700, 1.0, None), sample(1_400, 1_350, 1.0, None)];
-        assert!(judge_samples(&bare, 1_000).0.is_none());
+        assert!(judge_samples(&bare, 1_000, 1_000).0.is_none());
     }
 
     #[test]
