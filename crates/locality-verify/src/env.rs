@@ -12,9 +12,7 @@ use crate::options::VerifyOptions;
 use crate::record::NodeDataPlane;
 use crate::roles::Roles;
 
-pub(crate) fn pods_path(ns: &str) -> String {
-    format!("/api/v1/namespaces/{ns}/pods")
-}
+pub(crate) use crate::fixture::pods_path;
 
 pub(crate) async fn pod_condition(
     cluster: &Cluster,

@@ -542,3 +542,8 @@ mod tests {
         );
     }
 }
+
+/// The API path of the Pods of namespace `ns`.
+pub(crate) fn pods_path(ns: &str) -> String {
+    format!("/api/v1/namespaces/{ns}/pods")
+}

@@ -14,9 +14,8 @@
 use serde_json::{Value, json};
 
 use crate::cluster::Cluster;
-use crate::env::pods_path;
 use crate::error::VerifyError;
-use crate::fixture::{CURL_IMAGE, RUN_LABEL};
+use crate::fixture::{CURL_IMAGE, RUN_LABEL, pods_path};
 use crate::probe::{Seen, Try};
 
 /// The probe loop the pod runs (busybox `sh`, `date`, `awk` and curl, as in the curl image).
