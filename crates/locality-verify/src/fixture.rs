@@ -396,6 +396,11 @@ pub fn service_port_name(setup: &Setup) -> &'static str {
     }
 }
 
+/// The API path of the Pods of namespace `ns`.
+pub(crate) fn pods_path(ns: &str) -> String {
+    format!("/api/v1/namespaces/{ns}/pods")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,9 +546,4 @@ mod tests {
             json!("http")
         );
     }
-}
-
-/// The API path of the Pods of namespace `ns`.
-pub(crate) fn pods_path(ns: &str) -> String {
-    format!("/api/v1/namespaces/{ns}/pods")
 }
