@@ -217,13 +217,18 @@ pub(crate) async fn rollout_case(
         seen.watched.polled(p, after);
         Ok(p)
     };
-    // A baseline of tries before the rollout. The rollout's own waits stay in wall time (its
-    // phases are held and bounded by the watch and the polls, whose pace is the API's).
-    let until = tokio::time::Instant::now() + opts.settle;
-    while tokio::time::Instant::now() < until || seen.timeline.transitions.is_empty() {
+    // A baseline of tries before the rollout, held (as the phase under test is below) until
+    // it has been seen settled past both bands, so some of its tries are judged strictly.
+    // Every wait of the rollout is in the cluster's clock; only the pace of the polls is the
+    // API's (wall time).
+    let lag_ms = opts.max_proxy_lag.as_millis();
+    let settled = 2 * lag_ms + SETTLED_MARGIN_MS;
+    let until = cluster.deadline(opts.settle);
+    let give_up = cluster.deadline(opts.settle + opts.pod_ready_timeout);
+    while !cluster.passed(&until).await || seen.timeline.held_ms(Phase::OldReady) < settled {
         observe(&mut seen).await?;
         tokio::time::sleep(poll).await;
-        if tokio::time::Instant::now() > until + opts.pod_ready_timeout {
+        if cluster.passed(&give_up).await {
             break;
         }
     }
@@ -232,22 +237,19 @@ pub(crate) async fn rollout_case(
     } else {
         Phase::NoLocal
     };
-    let lag_ms = opts.max_proxy_lag.as_millis();
     cluster.delete(&format!("{}/{old}", pods_path(ns))).await?;
     // The old pod serves its shutdown delay until the phase under test has been seen settled
     // long enough; then it is deleted at once (grace 0).
-    // Bounded: past `pod_ready_timeout` plus twice the band (wall clock) it is ended anyway
+    // Bounded: past `pod_ready_timeout` plus twice the band (cluster clock) it is ended anyway
     // (a phase never seen settled is then INCOMPLETE).
     let mut ended = false;
-    let hold_until = tokio::time::Instant::now() + opts.pod_ready_timeout + 2 * opts.max_proxy_lag;
-    let deadline = hold_until + opts.pod_ready_timeout;
+    let hold = opts.pod_ready_timeout + 2 * opts.max_proxy_lag;
+    let hold_until = cluster.deadline(hold);
+    let deadline = cluster.deadline(hold + opts.pod_ready_timeout);
     // Until the old pod is gone.
     loop {
         observe(&mut seen).await?;
-        if !ended
-            && (seen.timeline.held_ms(tested) >= 2 * lag_ms + SETTLED_MARGIN_MS
-                || tokio::time::Instant::now() > hold_until)
-        {
+        if !ended && (seen.timeline.held_ms(tested) >= settled || cluster.passed(&hold_until).await) {
             cluster
                 .delete(&format!("{}/{old}?gracePeriodSeconds=0", pods_path(ns)))
                 .await?;
@@ -256,7 +258,7 @@ pub(crate) async fn rollout_case(
         if cluster.get(&format!("{}/{old}", pods_path(ns))).await?.is_none() {
             break;
         }
-        if tokio::time::Instant::now() > deadline {
+        if cluster.passed(&deadline).await {
             r.status = Status::Incomplete;
             r.why = format!(
                 "the old backend {old} did not go within {:?} of its deletion with grace 0",
@@ -269,17 +271,19 @@ pub(crate) async fn rollout_case(
     let m = rollout_backend(env, c, Role::N1, &new);
     let m = evidence.manifest(&m)?;
     cluster.create(&pods_path(ns), &m).await?;
-    let deadline = tokio::time::Instant::now() + opts.pod_ready_timeout;
-    let mut after: Option<tokio::time::Instant> = None;
+    let deadline = cluster.deadline(opts.pod_ready_timeout);
+    let mut after = None;
     loop {
         let p = observe(&mut seen).await?;
         if p == Phase::NewReady && after.is_none() {
-            after = Some(tokio::time::Instant::now() + opts.settle);
+            after = Some(cluster.deadline(opts.settle));
         }
-        if after.is_some_and(|a| tokio::time::Instant::now() >= a) {
+        if let Some(a) = &after
+            && cluster.passed(a).await
+        {
             break;
         }
-        if tokio::time::Instant::now() > deadline {
+        if cluster.passed(&deadline).await {
             r.status = Status::Incomplete;
             r.why = format!(
                 "the new backend {new} was not ready within {:?}",
