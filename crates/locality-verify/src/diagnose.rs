@@ -281,6 +281,7 @@ pub fn findings(
         }
         if !explained {
             f.unexplained.push(r.id.clone());
+            add_nodes(&mut f.unexplained_nodes, r);
         }
     }
     // A hostname mismatch is proven by the model's prediction or by kube-proxy's own count
@@ -298,6 +299,9 @@ pub fn findings(
             for c in &r.cases {
                 if !f.unexplained.contains(c) {
                     f.unexplained.push(c.clone());
+                }
+                if let Some(rec) = records.iter().find(|x| x.id == *c) {
+                    add_nodes(&mut f.unexplained_nodes, rec);
                 }
             }
         }
@@ -335,6 +339,24 @@ fn short(s: &str) -> String {
         s.chars().take(119).collect::<String>() + "…"
     } else {
         s.to_string()
+    }
+}
+
+/// Adds the nodes whose data plane a failure showed: its failing nodes, else its client's.
+fn add_nodes(nodes: &mut Vec<String>, r: &CaseRecord) {
+    let failing = r
+        .nodes
+        .iter()
+        .filter(|n| n.status == Status::Fail)
+        .map(|n| &n.node);
+    let mut named: Vec<&String> = failing.collect();
+    if named.is_empty() {
+        named.extend(r.client_node.as_ref());
+    }
+    for n in named {
+        if !nodes.contains(n) {
+            nodes.push(n.clone());
+        }
     }
 }
 
@@ -441,6 +463,14 @@ mod tests {
         assert_eq!(decide_on(&rs, &BTreeMap::new()), Decision::Hold);
         let rs = vec![rec("C", Status::Fail, "node-c", &[])];
         assert_eq!(decide_on(&rs, &BTreeMap::new()), Decision::Hold);
+        // The HOLD names the node whose data plane showed it.
+        let f = findings(&rs, None, KubeVersion::new(1, 35), &BTreeMap::new());
+        assert_eq!(f.unexplained_nodes, ["node-c"]);
+        assert!(
+            decide(&f).advice[0].contains("in C (the data plane of node-c)"),
+            "{:?}",
+            decide(&f).advice
+        );
     }
 
     #[test]

@@ -122,6 +122,8 @@ pub struct Findings {
     pub controls_failed: Vec<String>,
     /// Confirmed violations no repair explains.
     pub unexplained: Vec<String>,
+    /// The nodes whose data plane showed them (the failing nodes, else the client's node).
+    pub unexplained_nodes: Vec<String>,
     /// Confirmed violations explained by an open bug of the node's data plane.
     pub known_bugs: Vec<KnownBug>,
     /// Nodes whose kube-proxy is slower than the limit, confirmed.
@@ -326,8 +328,13 @@ pub fn decide(f: &Findings) -> Decided {
             f.controls_failed.join(", ")
         )),
         Condition::UnexplainedViolation => advice.push(format!(
-            "confirmed violation in {}: no known bounded repair. Mitigation: run the backend on every node where clients run (a DaemonSet that tolerates and selects them); never use a preference for traffic that must stay on its node",
-            f.unexplained.join(", ")
+            "confirmed violation in {}{}: no known bounded repair. Mitigation: run the backend on every node where clients run (a DaemonSet that tolerates and selects them); never use a preference for traffic that must stay on its node",
+            f.unexplained.join(", "),
+            if f.unexplained_nodes.is_empty() {
+                String::new()
+            } else {
+                format!(" (the data plane of {})", f.unexplained_nodes.join(", "))
+            }
         )),
         Condition::KnownOpenBug => {
             for b in &f.known_bugs {

@@ -3,6 +3,7 @@
 
 mod cases;
 mod fault_matrix;
+mod fault_sweep;
 mod logs_channel;
 mod planes;
 mod rbac;

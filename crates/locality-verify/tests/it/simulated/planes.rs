@@ -62,7 +62,7 @@ fn profile(e: &Divergence, version: PlaneVersion, setting: Option<bool>) -> Opti
 }
 
 /// The release and setting that meet the entry.
-fn affected(e: &Divergence) -> Option<String> {
+pub(super) fn affected(e: &Divergence) -> Option<String> {
     let v = e
         .affected_from
         .or(e.affected_before.map(before))
@@ -88,7 +88,7 @@ fn fixed(e: &Divergence) -> Option<String> {
 }
 
 /// Every profile of the sweep, once.
-fn profiles() -> Vec<String> {
+pub(super) fn profiles() -> Vec<String> {
     let mut out: Vec<String> = CATALOGUE
         .iter()
         .flat_map(|e| [affected(e), fixed(e)])
@@ -100,7 +100,7 @@ fn profiles() -> Vec<String> {
 }
 
 /// What detection reads of a profile's objects.
-fn detection(text: &str) -> Detection {
+pub(super) fn detection(text: &str) -> Detection {
     let p: DataPlaneProfile = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
     match p.plane() {
         Some(plane) => plane.detection(),
@@ -115,7 +115,7 @@ fn detection(text: &str) -> Detection {
 }
 
 /// The catalogue's prediction checked against one run (`on`: node → profile).
-fn check(name: &str, on: &BTreeMap<String, String>, o: &VerifyOutcome) {
+pub(super) fn check(name: &str, on: &BTreeMap<String, String>, o: &VerifyOutcome) {
     let why = summary(name, o);
     assert_ne!(o.decision, Decision::Rerun, "a rerun cannot change this: {why}");
     assert!(
