@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use futures_util::StreamExt;
+
 use locality_model::matrix::MatrixConfig;
 use locality_model::objects::ClusterState;
 use locality_model::proxy::{Destination, Source};
@@ -19,6 +21,9 @@ use crate::probing::{cluster_ip, declared_expectation_in, node_config, node_judg
 use crate::record::NodeJudgement;
 use crate::record::{CaseRecord, LagOverLimit, describe, record};
 use crate::setup::GroupState;
+
+/// How many sampled nodes `P`, `Pt` and `Pn` probe at once.
+const PROBES_AT_ONCE: usize = 8;
 
 /// `OwnNode` for a client on `node`: delivered by the Ready pods of the group's workload on
 /// that node, as read back; with `terminating` (`Pt`), by those being deleted (still Ready:
@@ -75,6 +80,7 @@ pub(crate) async fn each_node_case(
     let mut measured = Vec::new();
     let mut status = Status::Pass;
     let limit_ms = env.opts.max_proxy_lag.as_millis() as u64;
+    let mut planned = Vec::new();
     for (node, client) in &state.node_clients {
         // kube-proxy's lag on the node: reported under the limit, never judged over it.
         match lags.get(node) {
@@ -158,8 +164,29 @@ pub(crate) async fn each_node_case(
             udp: c.setup.udp,
             request: "hostname",
         };
-        let (s, w, rounds, tries) = env.probe(&expected, &probe).await?;
-        r.nodes.push(node_judgement(env, snap, &config, q, s, &tries));
+        planned.push((node.as_str(), client.as_str(), config, expected, probe));
+    }
+    // The nodes' probes at once (a few at a time: each is a client's rounds of dials through
+    // the API server), judged in the nodes' order.
+    let probed = futures_util::stream::iter(
+        planned
+            .iter()
+            .map(|(_, _, _, expected, probe)| env.probe(expected, probe)),
+    )
+    .buffered(PROBES_AT_ONCE)
+    .collect::<Vec<_>>()
+    .await;
+    for ((node, client, config, _, _), result) in planned.iter().zip(probed) {
+        let (s, w, rounds, tries) = result?;
+        let q = Query {
+            namespace: ns,
+            service: group,
+            port: fixture::service_port_name(&c.setup),
+            node,
+            source: Source::Pod,
+            destination: Destination::ClusterIp,
+        };
+        r.nodes.push(node_judgement(env, snap, config, q, s, &tries));
         r.rounds += rounds;
         r.tries.extend(tries);
         if s != Status::Pass {

@@ -319,6 +319,24 @@ pub(crate) async fn measure(
     let mut unsynced: BTreeMap<String, u128> = BTreeMap::new();
     let deadline = env.cluster.deadline(timeout);
     loop {
+        // The lag readers' samples of every node left, read at once.
+        let reads = futures_util::future::join_all(
+            readers
+                .iter()
+                .filter(|r| !done.contains_key(&r.node))
+                .filter_map(|r| Some((r.node.clone(), env.lag_readers.get(&r.node)?)))
+                .map(|(node, l)| async move {
+                    let read = l
+                        .tries_since(env.cluster, env.ns, Some(since.saturating_sub(5_000)))
+                        .await;
+                    (node, read)
+                }),
+        )
+        .await;
+        let mut read: BTreeMap<String, Vec<crate::probe::Try>> = reads
+            .into_iter()
+            .filter_map(|(node, r)| Some((node, r.ok()?)))
+            .collect();
         let mut started = Vec::new();
         for r in readers.iter_mut() {
             if done.contains_key(&r.node) {
@@ -326,10 +344,7 @@ pub(crate) async fn measure(
             }
             if let Some(l) = env.lag_readers.get(&r.node) {
                 // The reader's samples: only a failing read falls back to one-shot pods.
-                if let Ok(tries) = l
-                    .tries_since(env.cluster, env.ns, Some(since.saturating_sub(5_000)))
-                    .await
-                {
+                if let Some(tries) = read.remove(&r.node) {
                     let samples = samples(&tries);
                     let (m, seen) = judge_samples(&samples, since, since + CHANGE_RESOLUTION_MS);
                     let seen_entry = unsynced.entry(r.node.clone()).or_default();

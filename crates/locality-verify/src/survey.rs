@@ -105,40 +105,52 @@ pub fn with_known_planes(
     }
 }
 
-/// Reads every node of `nodes`, in order; a node whose kube-proxy gives no version gets its
-/// pod's image tag ([`with_image_versions`]) when the kube-proxy pods can be read.
+/// Reads every node of `nodes` (every node's curl pod created, then all awaited at once); a
+/// node whose kube-proxy gives no version gets its pod's image tag ([`with_image_versions`])
+/// when the kube-proxy pods can be read.
 pub(crate) async fn survey(
     env: &Env<'_>,
     nodes: &[String],
     evidence: &mut Evidence,
 ) -> Result<BTreeMap<String, NodeDataPlane>, VerifyError> {
-    let mut planes = BTreeMap::new();
-    for (i, node) in nodes.iter().enumerate() {
-        let mut reader = Reader {
+    let mut readers: Vec<Reader> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| Reader {
             env,
             node: node.clone(),
             prefix: format!("dp-{i}"),
             seq: 0,
             read_at: None,
-        };
-        let mut plane = NodeDataPlane::default();
-        match reader.read("/proxyMode", evidence).await? {
+        })
+        .collect();
+    let mut planes: BTreeMap<String, NodeDataPlane> = nodes
+        .iter()
+        .map(|n| (n.clone(), NodeDataPlane::default()))
+        .collect();
+    let modes = read_all(&mut readers, "/proxyMode", evidence).await?;
+    for (reader, read) in readers.iter().zip(modes) {
+        let plane = planes.entry(reader.node.clone()).or_default();
+        match read {
             Ok(text) => plane.mode = proxy_mode(&text),
             Err(why) => plane.unreadable = Some(why),
         }
-        if plane.unreadable.is_none() {
-            match reader.read("/metrics", evidence).await? {
-                Ok(text) => {
-                    plane.version = build_info_version(&text);
-                    plane.version_from = plane.version.as_ref().map(|_| "metrics".to_string());
-                    if plane.version.is_none() {
-                        plane.unreadable = Some("no kubernetes_build_info in kube-proxy's metrics".into());
-                    }
+    }
+    // The metrics of the nodes whose kube-proxy answered.
+    readers.retain(|r| planes.get(&r.node).is_some_and(|p| p.unreadable.is_none()));
+    let metrics = read_all(&mut readers, "/metrics", evidence).await?;
+    for (reader, read) in readers.iter().zip(metrics) {
+        let plane = planes.entry(reader.node.clone()).or_default();
+        match read {
+            Ok(text) => {
+                plane.version = build_info_version(&text);
+                plane.version_from = plane.version.as_ref().map(|_| "metrics".to_string());
+                if plane.version.is_none() {
+                    plane.unreadable = Some("no kubernetes_build_info in kube-proxy's metrics".into());
                 }
-                Err(why) => plane.unreadable = Some(why),
             }
+            Err(why) => plane.unreadable = Some(why),
         }
-        planes.insert(node.clone(), plane);
     }
     if planes.values().any(|p| p.version.is_none())
         && let Ok(pods) = crate::env::kube_proxy_pods(env.cluster).await
@@ -148,6 +160,27 @@ pub(crate) async fn survey(
     let (_, known) = crate::known_planes::read(env.cluster).await;
     with_known_planes(&mut planes, &known);
     Ok(planes)
+}
+
+/// One read of `path` by each reader: every curl pod created in turn, then all awaited at
+/// once; the answers in the readers' order.
+async fn read_all(
+    readers: &mut [Reader<'_, '_>],
+    path: &str,
+    evidence: &mut Evidence,
+) -> Result<Vec<Result<String, String>>, VerifyError> {
+    let mut started = Vec::with_capacity(readers.len());
+    for r in readers.iter_mut() {
+        started.push(r.start(path, evidence).await?);
+    }
+    let finished = futures_util::future::join_all(readers.iter_mut().zip(started).map(|(r, s)| async move {
+        match s {
+            Ok(name) => r.finish(&name, path).await,
+            Err(why) => Ok(Err(why)),
+        }
+    }))
+    .await;
+    finished.into_iter().collect()
 }
 
 #[cfg(test)]
