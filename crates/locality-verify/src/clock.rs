@@ -92,6 +92,17 @@ impl ClusterClock {
         }
     }
 
+    /// Now in the cluster's clock (ms since the epoch): the simulated server's clock as
+    /// estimated from its last read, else the wall clock.
+    pub fn now_ms(&self) -> u128 {
+        match self.estimate() {
+            Some(ms) if ms.is_finite() && ms >= 0.0 => ms as u128,
+            _ => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis()),
+        }
+    }
+
     /// Whether the estimate says `d` has passed. On a simulated cluster the caller confirms
     /// with [`ClusterClock::confirmed`] after reading the server's clock.
     pub fn maybe_passed(&self, d: &Deadline) -> bool {

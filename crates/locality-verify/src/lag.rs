@@ -319,6 +319,10 @@ pub(crate) async fn measure(
     let mut unsynced: BTreeMap<String, u128> = BTreeMap::new();
     let deadline = env.cluster.deadline(timeout);
     loop {
+        // Whether the deadline had passed before this round's reads: only a round read after
+        // it can say a node did not sync in time (a slow round must not decide from reads
+        // sent before the deadline).
+        let past = env.cluster.passed(&deadline).await;
         // The lag readers' samples of every node left, read at once.
         let reads = futures_util::future::join_all(
             readers
@@ -421,7 +425,7 @@ pub(crate) async fn measure(
         if done.len() == readers.len() {
             return Ok(done);
         }
-        if env.cluster.passed(&deadline).await {
+        if past {
             for r in &readers {
                 if !done.contains_key(&r.node) {
                     let unsynced_ms = unsynced.get(&r.node).copied().unwrap_or(0) as u64;
@@ -450,7 +454,8 @@ pub(crate) struct Unsynced {
 
 /// The gate before judging a case on `node` after a change of `service` (setup group
 /// `group`): `None` when its kube-proxy synced past the change within `--max-proxy-lag` (or
-/// has no readable metrics: then nothing is known and the case is judged), otherwise why not.
+/// has no readable metrics: then the case is judged once `--max-proxy-lag` has passed),
+/// otherwise why not.
 pub(crate) async fn gate(
     env: &Env<'_>,
     node: &str,
@@ -564,7 +569,14 @@ async fn gate_at(
             ),
             over: None,
         }),
-        _ => None,
+        Some(Measured::Unreadable(_)) => {
+            // Nothing tells when this node's data plane programmed the change (a kube-proxy
+            // replacement has no kube-proxy metrics): the case waits the bound the contract
+            // gives a data plane, so what it then sees is not a rule still missing.
+            env.cluster.sleep(opts.max_proxy_lag).await;
+            None
+        }
+        Some(Measured::Synced { .. }) | None => None,
     })
 }
 

@@ -81,7 +81,7 @@ impl Evidence {
             "tool": format!("locality {}", env!("CARGO_PKG_VERSION")),
             "server": snap.server_git_version,
             "kubeProxyVersion": snap.kube_proxy_version.map(|v| v.to_string()),
-            "dataPlane": format!("{:?}", snap.data_plane),
+            "dataPlane": snap.data_plane.to_string(),
             "dataPlaneSource": snap.data_plane_source,
             "knownDataPlane": {
                 "detected": snap.data_plane_detection.describe(),

@@ -5,8 +5,6 @@
 //! try is incomplete. Errors are classified by substrings of Go's error strings; the raw
 //! string is kept.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use http::Method;
 use serde_json::Value;
 
@@ -63,7 +61,8 @@ pub struct Try {
     pub target: String,
     /// `http` or `udp`.
     pub protocol: &'static str,
-    /// Send time (Unix ms, the tool's clock).
+    /// Send time (Unix ms, in the cluster's clock: the tool's own on a real cluster, the
+    /// server's on the simulated one).
     pub sent_ms: u128,
     /// Receive time (Unix ms).
     pub received_ms: u128,
@@ -71,12 +70,6 @@ pub struct Try {
     pub seen: Seen,
     /// The raw answer (netexec's JSON, or the API server's error).
     pub raw: String,
-}
-
-fn now_ms() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis())
 }
 
 /// Classifies one of netexec's error strings (Go `net`/`net/http` wording).
@@ -129,9 +122,10 @@ pub async fn dial(cluster: &Cluster, namespace: &str, probe: &Probe) -> Result<T
     let path = format!(
         "/api/v1/namespaces/{namespace}/pods/{client}:{client_port}/proxy/dial?request={request}&protocol={protocol}&host={host}&port={port}&tries=1"
     );
-    let sent_ms = now_ms();
+    // Stamped in the cluster's clock, as the probe loops' tries and the objects are.
+    let sent_ms = cluster.clock().now_ms();
     let (code, bytes) = cluster.call(Method::GET, &path, None).await?;
-    let received_ms = now_ms();
+    let received_ms = cluster.clock().now_ms();
     let raw = String::from_utf8_lossy(&bytes).into_owned();
     let seen = if code == 200 {
         serde_json::from_slice::<Value>(&bytes).map_or(Seen::Incomplete, |v| parse_dial(&v))

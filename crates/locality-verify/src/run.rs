@@ -315,7 +315,7 @@ pub async fn verify_watching(
                 _ => ", nor its version".into(),
             };
             decided.advice.push(format!(
-                "note: {node}'s kube-proxy could not be read ({why}): its cases were judged against the contract's outcomes, not its own mode{version}, and its lag was not measured"
+                "note: {node}'s kube-proxy could not be read ({why}): its cases were judged against the contract's outcomes, not its own mode{version}, and its lag was not measured (a case expecting no answer was probed --max-proxy-lag after its change)"
             ));
         }
     }
@@ -483,6 +483,14 @@ async fn run_cases(
                     .await?;
                     lags.extend(second);
                 }
+            }
+            // A node whose sync cannot be read is probed once the bound a data plane is given
+            // has passed (a rule still missing would pass for `Pn`'s drop).
+            if lags
+                .values()
+                .any(|m| matches!(m, crate::lag::Measured::Unreadable(_)))
+            {
+                cluster.sleep(opts.max_proxy_lag).await;
             }
         }
         let slices_now = if setup.service {

@@ -63,6 +63,27 @@ struct Observations {
     _watch: watch::Watch,
 }
 
+/// A bound on a rollout's wait: passed once `d` has gone by both in the cluster's clock and in
+/// the tool's own, so a simulated cluster that runs faster than its API answers still gets as
+/// many observations before the case gives up as a real cluster would.
+struct GiveUp {
+    cluster: crate::clock::Deadline,
+    wall: tokio::time::Instant,
+}
+
+impl GiveUp {
+    fn new(cluster: &crate::cluster::Cluster, d: Duration) -> Self {
+        GiveUp {
+            cluster: cluster.deadline(d),
+            wall: tokio::time::Instant::now() + d,
+        }
+    }
+
+    async fn passed(&self, cluster: &crate::cluster::Cluster) -> bool {
+        tokio::time::Instant::now() >= self.wall && cluster.passed(&self.cluster).await
+    }
+}
+
 fn rollout_backend(env: &Env<'_>, c: &Case, role: Role, name: &str) -> Value {
     let node = env.roles.node(role).unwrap_or_default();
     let mut m = fixture::backend(env.ns, &env.opts.run_id, &c.setup, role, node, true);
@@ -224,11 +245,11 @@ pub(crate) async fn rollout_case(
     let lag_ms = opts.max_proxy_lag.as_millis();
     let settled = 2 * lag_ms + SETTLED_MARGIN_MS;
     let until = cluster.deadline(opts.settle);
-    let give_up = cluster.deadline(opts.settle + opts.pod_ready_timeout);
+    let give_up = GiveUp::new(cluster, opts.settle + opts.pod_ready_timeout);
     while !cluster.passed(&until).await || seen.timeline.held_ms(Phase::OldReady) < settled {
         observe(&mut seen).await?;
         tokio::time::sleep(poll).await;
-        if cluster.passed(&give_up).await {
+        if give_up.passed(cluster).await {
             break;
         }
     }
@@ -244,12 +265,12 @@ pub(crate) async fn rollout_case(
     // (a phase never seen settled is then INCOMPLETE).
     let mut ended = false;
     let hold = opts.pod_ready_timeout + 2 * opts.max_proxy_lag;
-    let hold_until = cluster.deadline(hold);
-    let deadline = cluster.deadline(hold + opts.pod_ready_timeout);
+    let hold_until = GiveUp::new(cluster, hold);
+    let deadline = GiveUp::new(cluster, hold + opts.pod_ready_timeout);
     // Until the old pod is gone.
     loop {
         observe(&mut seen).await?;
-        if !ended && (seen.timeline.held_ms(tested) >= settled || cluster.passed(&hold_until).await) {
+        if !ended && (seen.timeline.held_ms(tested) >= settled || hold_until.passed(cluster).await) {
             cluster
                 .delete(&format!("{}/{old}?gracePeriodSeconds=0", pods_path(ns)))
                 .await?;
@@ -258,7 +279,7 @@ pub(crate) async fn rollout_case(
         if cluster.get(&format!("{}/{old}", pods_path(ns))).await?.is_none() {
             break;
         }
-        if cluster.passed(&deadline).await {
+        if deadline.passed(cluster).await {
             r.status = Status::Incomplete;
             r.why = format!(
                 "the old backend {old} did not go within {:?} of its deletion with grace 0",
@@ -271,7 +292,7 @@ pub(crate) async fn rollout_case(
     let m = rollout_backend(env, c, Role::N1, &new);
     let m = evidence.manifest(&m)?;
     cluster.create(&pods_path(ns), &m).await?;
-    let deadline = cluster.deadline(opts.pod_ready_timeout);
+    let deadline = GiveUp::new(cluster, opts.pod_ready_timeout);
     let mut after = None;
     loop {
         let p = observe(&mut seen).await?;
@@ -283,7 +304,7 @@ pub(crate) async fn rollout_case(
         {
             break;
         }
-        if cluster.passed(&deadline).await {
+        if deadline.passed(cluster).await {
             r.status = Status::Incomplete;
             r.why = format!(
                 "the new backend {new} was not ready within {:?}",

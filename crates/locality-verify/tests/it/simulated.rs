@@ -59,6 +59,8 @@ struct Sim {
     /// The container of this pod of the run restarts as soon as the run first reads its log
     /// (a probe loop's, once it is probing).
     restart_on_log_read: Option<String>,
+    /// `--max-proxy-lag` (cluster time) when not the default.
+    max_proxy_lag: Option<Duration>,
 }
 
 impl Default for Sim {
@@ -73,6 +75,7 @@ impl Default for Sim {
             api_latency: Duration::ZERO,
             max_nodes: Some(locality_verify::DEFAULT_MAX_NODES),
             restart_on_log_read: None,
+            max_proxy_lag: None,
         }
     }
 }
@@ -116,11 +119,14 @@ impl Sim {
         serve.faults.latency = self.api_latency;
         let running = locality_apiserver::serve(serve).unwrap();
         // The target says it is simulated (its version): detected, not told.
-        let opts = VerifyOptions {
+        let mut opts = VerifyOptions {
             only: self.only.clone(),
             max_nodes: self.max_nodes,
             ..support::options(running.kubeconfig_path(), dir.to_path_buf())
         };
+        if let Some(lag) = self.max_proxy_lag {
+            opts.max_proxy_lag = lag;
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

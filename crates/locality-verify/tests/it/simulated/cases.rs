@@ -207,3 +207,45 @@ fn m_is_not_executed_without_kube_proxy_metrics() {
     );
     assert!(o.planes["node-c"].unreadable.is_some() && o.planes["node-a"].mode.is_some());
 }
+
+/// A node whose data plane cannot be read (a replacement without kube-proxy's metrics): a
+/// case that expects no answer from it is probed only once `--max-proxy-lag` (here 30 s of
+/// the cluster's clock, far longer than the case's own setup takes) has passed since its
+/// change, so a rule still missing cannot pass for a drop.
+#[test]
+fn a_drop_on_a_node_without_metrics_is_probed_after_the_lag_bound() {
+    let (o, evidence) = Sim {
+        profiles: vec![("node-c".into(), "other".into())],
+        only: vec!["C".into()],
+        max_proxy_lag: Some(std::time::Duration::from_secs(30)),
+        ..Sim::default()
+    }
+    .verify("unreadable-drop");
+    let c = o.cases.iter().find(|c| c.id == "C").unwrap();
+    assert_eq!(c.client_node.as_deref(), Some("node-c"));
+    assert_eq!(c.status, Status::Pass, "{}", c.why);
+    let slices: serde_json::Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(evidence.join("cases/C/endpointslices.yaml")).unwrap(),
+    )
+    .unwrap();
+    let created: i64 = slices["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["metadata"]["creationTimestamp"]
+                .as_str()
+                .unwrap()
+                .parse::<jiff::Timestamp>()
+                .unwrap()
+                .as_millisecond()
+        })
+        .min()
+        .unwrap();
+    let first = c.tries.iter().map(|t| t.sent_ms).min().unwrap() as i64;
+    assert!(
+        first >= created + 30_000,
+        "C's first try {} ms after its endpoints were created",
+        first - created
+    );
+}
