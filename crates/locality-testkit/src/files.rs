@@ -85,3 +85,17 @@ pub fn write_exec_kubeconfig(dir: &Path, server: &str, plugin: &str, script: &st
     .expect("write kubeconfig");
     path
 }
+
+/// Every file under `dir`, recursively (panics on an unreadable directory: tests only).
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

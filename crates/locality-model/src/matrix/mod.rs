@@ -71,6 +71,18 @@ impl DataPlane {
     }
 }
 
+impl std::fmt::Display for DataPlane {
+    /// `kube-proxy (iptables)`, `kube-proxy (mode unknown)`, `other (cilium)`, `unknown`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataPlane::KubeProxy(Some(m)) => write!(f, "kube-proxy ({})", m.as_str()),
+            DataPlane::KubeProxy(None) => f.write_str("kube-proxy (mode unknown)"),
+            DataPlane::Other(name) => write!(f, "other ({name})"),
+            DataPlane::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
 /// Inputs of the matrix besides the objects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatrixConfig {

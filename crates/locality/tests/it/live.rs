@@ -232,10 +232,10 @@ fn no_planted_secret_reaches_any_output() {
             let mut shown = String::from_utf8_lossy(&out.stdout).to_string();
             shown.push_str(&String::from_utf8_lossy(&out.stderr));
             if args[0] == "verify" && kc == up.to_str().unwrap() {
-                let evidence = walk(&out_dir.join("evidence"));
+                let evidence = locality_testkit::files::walk(&out_dir.join("evidence"));
                 assert!(!evidence.is_empty(), "verify wrote no evidence: {out:?}");
             }
-            for entry in walk(&out_dir) {
+            for entry in locality_testkit::files::walk(&out_dir) {
                 shown.push_str(&String::from_utf8_lossy(&std::fs::read(entry).unwrap()));
             }
             for s in &secrets {
@@ -247,20 +247,6 @@ fn no_planted_secret_reaches_any_output() {
         }
     }
     assert_eq!(runs, 24);
-}
-
-/// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// `--request-timeout` bounds what can hang a live read: a server that accepts the

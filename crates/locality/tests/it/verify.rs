@@ -49,6 +49,18 @@ fn accept_on_a_conformant_simulated_cluster_with_the_ledger_as_json() {
             .starts_with("PARTIAL ACCEPT")
     );
     assert!(dir.join("SHA256SUMS").is_file() && dir.join("junit.xml").is_file());
+    // The evidence is for people and tools, not Rust: no `Debug` strings in any file.
+    let versions = std::fs::read_to_string(dir.join("00-versions.yaml")).unwrap();
+    assert!(
+        versions.contains("dataPlane: kube-proxy (iptables)"),
+        "{versions}"
+    );
+    for path in locality_testkit::files::walk(&dir) {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for debug in ["Some(", "None)", "KubeProxy(", "Iptables)"] {
+            assert!(!text.contains(debug), "{}: {debug}", path.display());
+        }
+    }
 }
 
 /// A two-node cluster (issue: a RERUN that could never succeed, 4.5 minutes): a full run ends
