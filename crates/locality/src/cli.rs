@@ -25,13 +25,20 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Print only errors on stderr.
-    #[arg(short, long, global = true)]
+    #[arg(help_heading = "Global", short, long, global = true)]
     pub quiet: bool,
     /// More detail on stderr (repeat for more).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(help_heading = "Global", short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Colour text reports: auto (on a terminal, unless NO_COLOR is set), always, never.
-    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    #[arg(
+        help_heading = "Global",
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
     pub color: ColorChoice,
 }
 
@@ -58,7 +65,8 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Findings (rules LOC001–LOC021): blind nodes and the settings that cause them.
     ///
-    /// Runs the audit rules of docs/design.md §7 on the objects and prints, ranked by severity, what is
+    /// Runs the audit rules (`locality audit rules` lists them) on the objects and prints,
+    /// ranked by severity, what is
     /// wrong, on which Service, port and nodes (with their pod counts), the objects involved,
     /// a one-line fix and the Kubernetes documentation page; then, per Service port, how many
     /// nodes deliver, drop or reject. Works on manifests alone (no Nodes): rules that need
@@ -67,6 +75,7 @@ pub enum Command {
     /// Exit codes: 0 success (findings do not fail the run unless --fail-on is given), 1
     /// runtime error, 2 usage or input error (unknown rule IDs are suggested), 3 a finding at
     /// or above --fail-on exists.
+    #[command(args_conflicts_with_subcommands = true)]
     Audit(AuditArgs),
     /// The acceptance playbook: probe, case by case, that traffic locality holds.
     ///
@@ -124,7 +133,7 @@ pub enum MatrixOutput {
     /// (the default when stdout is not a terminal; `table` is its former name).
     #[value(alias = "table")]
     Wide,
-    /// The stable RoutingMatrix document (docs/matrix-json.md).
+    /// The stable RoutingMatrix document (`kind: RoutingMatrix`, versioned).
     Json,
     /// The same document as YAML.
     Yaml,
@@ -164,13 +173,13 @@ pub struct ModelArgs {
     /// Files or directories (recursive) with Kubernetes objects in JSON or YAML; `-` for stdin.
     /// Without -f (and without --sim) the live cluster of the current kubeconfig context is
     /// read.
-    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    #[arg(help_heading = "Input", short = 'f', long = "filename", value_name = "PATH")]
     pub filenames: Vec<PathBuf>,
     /// Read a fresh embedded simulated cluster instead (a self-test and teaching aid, not a
     /// real cluster): a built-in topology (three-zones, four-nodes, telemetry) or a topology
     /// YAML file, with the playbook fixture on topologies that describe nodes only, after
     /// --sim-at virtual seconds.
-    #[arg(
+    #[arg(help_heading = "Input", 
         long,
         value_name = "TOPOLOGY",
         num_args = 0..=1,
@@ -179,58 +188,67 @@ pub struct ModelArgs {
     )]
     pub sim: Option<String>,
     /// Virtual seconds the simulated cluster (--sim) runs before it is read.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, requires = "sim")]
+    #[arg(
+        help_heading = "Input",
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60,
+        requires = "sim"
+    )]
     pub sim_at: u64,
     /// Path to the kubeconfig file (live mode) [default: $KUBECONFIG, else ~/.kube/config].
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["filenames", "sim"])]
+    #[arg(help_heading = "Cluster", long, value_name = "FILE", conflicts_with_all = ["filenames", "sim"])]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use (live mode) [default: the current context].
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["filenames", "sim"])]
+    #[arg(help_heading = "Cluster", long, value_name = "NAME", conflicts_with_all = ["filenames", "sim"])]
     pub context: Option<String>,
     /// List objects in all namespaces (live mode; the default unless -n is given).
-    #[arg(short = 'A', long, conflicts_with = "filenames")]
+    #[arg(help_heading = "Cluster", short = 'A', long, conflicts_with = "filenames")]
     pub all_namespaces: bool,
     /// How long one API request may take to answer completely, as kubectl's flag (e.g. 30s,
     /// 2m; a bare number is seconds; 0: no limit); also bounds the credential plugin
     /// (live mode) [default: 0; connections time out after 30s, a credential plugin after 60s].
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, conflicts_with_all = ["filenames", "sim"])]
+    #[arg(help_heading = "Cluster", long, value_name = "DURATION", value_parser = parse_timeout, conflicts_with_all = ["filenames", "sim"])]
     pub request_timeout: Option<std::time::Duration>,
     /// How long the whole read of a live cluster may take, every request and the credential
     /// plugin included (e.g. 90s, 5m; 0: no limit) (live mode) [default: 10m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, conflicts_with_all = ["filenames", "sim"])]
+    #[arg(help_heading = "Cluster", long, value_name = "DURATION", value_parser = parse_timeout, conflicts_with_all = ["filenames", "sim"])]
     pub live_timeout: Option<std::time::Duration>,
     /// Kubernetes version of the API server and controller manager (e.g. 1.35) [default: the
     /// server's version live; on files the newest kubeletVersion of the Nodes, else the newest
     /// supported].
-    #[arg(long, value_name = "VERSION")]
+    #[arg(help_heading = "Model", long, value_name = "VERSION")]
     pub kube_version: Option<String>,
     /// kube-proxy version on every node [default: live, the kube-proxy DaemonSet's image tag;
     /// on files, each Node's kubeletVersion; else --kube-version].
-    #[arg(long, value_name = "VERSION")]
+    #[arg(help_heading = "Model", long, value_name = "VERSION")]
     pub kube_proxy_version: Option<String>,
     /// Feature-gate overrides, as a component's own --feature-gates, prefixed with the
     /// component: kube-apiserver:, kube-controller-manager: or kube-proxy: (without a prefix,
     /// every component that reads the gate); repeatable, e.g.
     /// `--feature-gates kube-proxy:PreferSameTrafficDistribution=false`. Refused like the
     /// component refuses it at its version (unknown or removed gate, locked gate set to
-    /// false) [default: every gate at the release's default; docs/semantics.md "Feature
-    /// gates"].
-    #[arg(long = "feature-gates", value_name = "[COMPONENT:]GATE=BOOL,…")]
+    /// false) [default: every gate at the release's default].
+    #[arg(
+        help_heading = "Model",
+        long = "feature-gates",
+        value_name = "[COMPONENT:]GATE=BOOL,…"
+    )]
     pub feature_gates: Vec<String>,
     /// kube-proxy's proxy mode [default: live, read from the kube-proxy DaemonSet or ConfigMap;
     /// on files, iptables].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "Model", long, value_enum)]
     pub proxy_mode: Option<ProxyModeArg>,
     /// Derive EndpointSlices from pods even where observed slices exist.
-    #[arg(long)]
+    #[arg(help_heading = "Model", long)]
     pub derive: bool,
     /// Accept input without a single Service: nothing to analyse is otherwise an error
     /// (exit 2), since the input was most likely not the one meant.
-    #[arg(long)]
+    #[arg(help_heading = "Input", long)]
     pub allow_empty: bool,
     /// The most bytes read from one -f input (e.g. 512MiB, 20GB) [default: 8GiB for stdin,
     /// FIFOs and devices, 32GiB for regular files].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(help_heading = "Input", long, value_name = "SIZE", value_parser = parse_size)]
     pub max_input_size: Option<u64>,
 }
 
@@ -267,16 +285,16 @@ pub struct MatrixArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     /// Only this Service (NAMESPACE/NAME, or NAME with -n); repeatable.
-    #[arg(long, value_name = "NS/NAME")]
+    #[arg(help_heading = "Selection", long, value_name = "NS/NAME")]
     pub service: Vec<String>,
     /// Namespace for --service NAME, and the only namespace shown when set.
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(help_heading = "Selection", short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
     /// Only this node; repeatable.
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Selection", long, value_name = "NAME")]
     pub node: Vec<String>,
     /// Output format [default: summary on a terminal, wide otherwise].
-    #[arg(short, long, value_enum)]
+    #[arg(help_heading = "Output", short, long, value_enum)]
     pub output: Option<MatrixOutput>,
 }
 
@@ -336,32 +354,37 @@ pub struct ExplainArgs {
     #[arg(value_name = "SERVICE")]
     pub service: String,
     /// Namespace of the Service (and of --pod).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(help_heading = "Selection", short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
     /// The node where the client is (or where external traffic arrives).
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Selection", long, value_name = "NAME")]
     pub node: Option<String>,
     /// A client pod (NAME or NAMESPACE/NAME): its node is used.
-    #[arg(long, value_name = "POD")]
+    #[arg(help_heading = "Selection", long, value_name = "POD")]
     pub pod: Option<String>,
     /// Where the connection starts [default: pod; host for a hostNetwork --pod, whose
     /// traffic leaves from the node itself].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "Selection", long, value_enum)]
     pub source: Option<SourceArg>,
     /// What the client connects to.
-    #[arg(long = "dest", value_enum, default_value = "clusterIP")]
+    #[arg(
+        help_heading = "Selection",
+        long = "dest",
+        value_enum,
+        default_value = "clusterIP"
+    )]
     pub destination: DestArg,
     /// Only this service port (name or number) [default: every port].
-    #[arg(long, value_name = "PORT")]
+    #[arg(help_heading = "Selection", long, value_name = "PORT")]
     pub port: Option<String>,
     /// Only this IP family of a dual-stack Service [default: every family].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "Selection", long, value_enum)]
     pub family: Option<FamilyArg>,
     /// Inputs and versions.
     #[command(flatten)]
     pub model: ModelArgs,
     /// Output format.
-    #[arg(short, long, value_enum, default_value = "text")]
+    #[arg(help_heading = "Output", short, long, value_enum, default_value = "text")]
     pub output: ExplainOutput,
 }
 
@@ -370,7 +393,7 @@ pub struct ExplainArgs {
 pub enum AuditOutput {
     /// For people: findings grouped by severity, then the per-Service summary (80 columns).
     Table,
-    /// The stable AuditReport document (crates/locality-audit/README.md).
+    /// The stable AuditReport document (`kind: AuditReport`, versioned).
     Json,
     /// The same document as YAML.
     Yaml,
@@ -396,49 +419,87 @@ pub enum SeverityArg {
     Info,
 }
 
+/// `audit`'s subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// List the rules: ID, default severity, what each finds, the usual fix and the
+    /// Kubernetes documentation page (as `kube-linter checks list`).
+    Rules(AuditRulesArgs),
+}
+
+/// Output formats of `audit rules`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuditRulesOutput {
+    /// One block per rule.
+    Text,
+    /// A JSON array of `{id, severity, title, fix, docs}`.
+    Json,
+}
+
+/// Flags of `audit rules`.
+#[derive(Debug, Args)]
+pub struct AuditRulesArgs {
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "text")]
+    pub output: AuditRulesOutput,
+}
+
 /// Flags of `audit`.
 #[derive(Debug, Args)]
 pub struct AuditArgs {
+    /// `audit rules`: list the rules instead of auditing.
+    #[command(subcommand)]
+    pub command: Option<AuditCommand>,
     /// Inputs and versions.
     #[command(flatten)]
     pub model: ModelArgs,
     /// Output format.
-    #[arg(short, long, value_enum, default_value = "table")]
+    #[arg(help_heading = "Output", short, long, value_enum, default_value = "table")]
     pub output: AuditOutput,
     /// Write the output to FILE instead of stdout.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
     /// Exit with code 3 when a finding at or above this severity exists.
-    #[arg(long, value_enum, value_name = "SEVERITY")]
+    #[arg(help_heading = "Rules", long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<SeverityArg>,
     /// Run only these rules (comma-separated or repeated, e.g. LOC001,LOC003).
-    #[arg(long = "rule", value_name = "ID", value_delimiter = ',')]
+    #[arg(
+        help_heading = "Rules",
+        long = "rule",
+        value_name = "ID",
+        value_delimiter = ','
+    )]
     pub rules: Vec<String>,
     /// Do not run these rules (comma-separated or repeated).
-    #[arg(long = "skip-rule", value_name = "ID", value_delimiter = ',')]
+    #[arg(
+        help_heading = "Rules",
+        long = "skip-rule",
+        value_name = "ID",
+        value_delimiter = ','
+    )]
     pub skip_rules: Vec<String>,
     /// Only report Services of this namespace (the whole input is still read: clients in
     /// every namespace count).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(help_heading = "Selection", short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
     /// Without Nodes in the input (manifests only): assume a cluster of N nodes [default: one
     /// per --zones entry].
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Model", long, value_name = "N")]
     pub nodes: Option<usize>,
     /// Without Nodes in the input: the zones of the assumed nodes, dealt round-robin
     /// (comma-separated).
-    #[arg(long, value_name = "ZONES", value_delimiter = ',')]
+    #[arg(help_heading = "Model", long, value_name = "ZONES", value_delimiter = ',')]
     pub zones: Vec<String>,
     /// The team's configuration (rule severities, disabled rules, exemptions) [default: the
     /// nearest .locality.yaml in the working directory or a parent].
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Rules", long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print the effective configuration (YAML) and exit.
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     pub show_config: bool,
     /// Report only findings that are not in FILE, an earlier run's SARIF log or AuditReport
     /// (`-o json`/`-o yaml`): the others are counted as "in baseline", shown nowhere and never
     /// fail `--fail-on`.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Rules", help_heading = "Selection", long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
 }

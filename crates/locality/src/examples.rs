@@ -99,6 +99,16 @@ pub const EXAMPLES: &[Example] = &[
         "locality audit -A --context prod -o html --output-file audit.html",
         "a live cluster as one self-contained HTML page",
     ),
+    ex(
+        "audit rules",
+        "locality audit rules",
+        "every rule: ID, severity, what it finds, the usual fix, the documentation page",
+    ),
+    ex(
+        "audit rules",
+        "locality audit rules -o json",
+        "the same list as a JSON array",
+    ),
     Example {
         command: "verify",
         line: "locality verify --only B1,C",

@@ -13,6 +13,9 @@ use super::{ModelArgs, parse_timeout};
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["rollout", "set", "drain", "node_down", "apply", "delete", "replace"])))]
 #[command(group(clap::ArgGroup::new("pod_deletion").args(["delete", "replace"])))]
+#[command(override_usage = "locality simulate [OPTIONS] CHANGE…\n\n\
+    CHANGE (one or more): --rollout KIND/NS/NAME, --set NS/NAME:FIELD=VALUE, --drain NODE,\n\
+    --node-down NODE, --apply FILE, --delete pod/NS/NAME, --replace FILE")]
 pub struct SimulateArgs {
     /// Where the cluster state comes from (-f dumps, a live context read-only, or --sim).
     #[command(flatten)]
@@ -114,7 +117,7 @@ pub struct SimulateArgs {
 pub enum SimulateOutput {
     /// Per alternative a timeline per Service port, the comparison, the assumptions.
     Text,
-    /// The `SimulationReport` document (docs/simulate.md).
+    /// The `SimulationReport` document (`kind: SimulationReport`, versioned).
     Json,
     /// Markdown for a pull request.
     Markdown,

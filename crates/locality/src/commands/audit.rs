@@ -87,6 +87,9 @@ pub fn options(args: &AuditArgs, kind: InputKind) -> Result<AuditOptions, CliErr
 
 /// Runs `audit` on the `-f` inputs and returns the exit code.
 pub fn run(args: &AuditArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliError> {
+    if let Some(crate::cli::AuditCommand::Rules(r)) = &args.command {
+        return super::rules::list(r.output, out);
+    }
     // Flags first: a typo in --rule should not cost reading a large dump.
     let opts = options(args, InputKind::Files)?;
     if args.show_config {

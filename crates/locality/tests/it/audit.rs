@@ -406,5 +406,6 @@ mod explain_cause;
 mod grouped;
 mod html;
 mod missing_kinds;
+mod rules_list;
 mod sarif;
 mod suppressions;

@@ -120,8 +120,9 @@ fn delete_and_replace_are_validated() {
             "expected pod/NAMESPACE/NAME",
         ),
         (
+            // --grace-period needs a pod deletion: the error names what is missing.
             vec!["--rollout", "ds/monitoring/node-agent", "--grace-period", "3"],
-            "--grace-period",
+            "<--delete <pod/NS/NAME>|--replace <FILE>>",
         ),
         (
             vec!["--replace", other.to_str().unwrap(), "--force"],
