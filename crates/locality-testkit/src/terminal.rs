@@ -1,5 +1,6 @@
-//! A command run with its stdout on a pseudo-terminal, as at a user's terminal (outputs
-//! that differ on a terminal: `matrix`'s default, colours); stderr is piped. The terminal's
+//! A command run with its stdout (or stdout and stderr) on a pseudo-terminal, as at a user's
+//! terminal (outputs that differ on a terminal: `matrix`'s default, colours, `verify`'s
+//! stream); stderr is otherwise piped. The terminal's
 //! `\r\n` line ends are read back as `\n`.
 
 use std::io::Read;
@@ -22,15 +23,31 @@ pub struct TerminalOutput {
 ///
 /// # Panics
 /// When the system has no pseudo-terminals, or the command cannot be spawned.
-pub fn run_on_terminal(mut cmd: Command) -> TerminalOutput {
+pub fn run_on_terminal(cmd: Command) -> TerminalOutput {
+    run(cmd, false)
+}
+
+/// Runs `cmd` with stdout and stderr on one new pseudo-terminal (what a user sees: both
+/// streams in the order written, in [`TerminalOutput::stdout`]; `stderr` is empty).
+///
+/// # Panics
+/// As [`run_on_terminal`].
+pub fn run_with_both_on_terminal(cmd: Command) -> TerminalOutput {
+    run(cmd, true)
+}
+
+fn run(mut cmd: Command, both: bool) -> TerminalOutput {
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
     grantpt(&master).expect("grantpt");
     unlockpt(&master).expect("unlockpt");
     let peer = ioctl_tiocgptpeer(&master, OpenptFlags::RDWR | OpenptFlags::NOCTTY)
         .expect("the terminal's other end");
-    cmd.stdout(Stdio::from(peer))
-        .stderr(Stdio::piped())
-        .stdin(Stdio::null());
+    let err = if both {
+        Stdio::from(peer.try_clone().expect("a second handle on the terminal"))
+    } else {
+        Stdio::piped()
+    };
+    cmd.stdout(Stdio::from(peer)).stderr(err).stdin(Stdio::null());
     let mut child = cmd.spawn().expect("spawn");
     // Our copy of the terminal's end closes with `cmd`: the read below ends with the child.
     drop(cmd);

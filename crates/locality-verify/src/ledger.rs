@@ -292,6 +292,7 @@ impl Ledger {
         evidence.write("ledger.json", &pretty(&ledger))?;
         evidence.write("decision.json", &pretty(&decision))?;
         evidence.write("ledger.md", &markdown(outcome, &decision_line, opts))?;
+        evidence.write("README.md", &readme(opts))?;
         evidence.write("junit.xml", &junit(outcome, &decision_line, opts))?;
         evidence.write(
             "report.html",
@@ -338,6 +339,7 @@ fn markdown(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) 
     let _ = writeln!(s, "# locality verify {}\n", md(&opts.run_id));
     let _ = writeln!(s, "**Decision: {}**\n", md(decision_line));
     let _ = writeln!(s, "{}\n", md(&outcome.counts()));
+    tested(&mut s, outcome, opts);
     for a in &outcome.advice {
         let _ = writeln!(s, "- {}", md(a));
     }
@@ -368,6 +370,101 @@ fn markdown(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) 
         md(&opts.owner)
     );
     s
+}
+
+/// `ledger.md`'s opening: what was tested — the target, each node's data plane as read, the
+/// roles, the nodes left out and what the run was not asked to do.
+fn tested(s: &mut String, outcome: &VerifyOutcome, opts: &VerifyOptions) {
+    use locality_report::display::markdown as md;
+    let _ = writeln!(s, "## What was tested\n");
+    let target = if opts.simulated {
+        "the SIMULATED cluster (a self-test of locality, not evidence about a real data plane)".to_string()
+    } else {
+        match &opts.live.context {
+            Some(c) => format!("the cluster of kubeconfig context `{}`", md(c)),
+            None => "the cluster of the current kubeconfig context".to_string(),
+        }
+    };
+    let _ = writeln!(s, "- Target: {target}; namespace `{}`", md(&outcome.namespace));
+    let _ = writeln!(
+        s,
+        "- Versions: `00-versions.yaml`; nodes and why any was left out: `01-nodes.yaml`"
+    );
+    for (node, p) in &outcome.planes {
+        let plane = match (&p.known, &p.unreadable) {
+            (Some(known), _) => known.clone(),
+            (None, Some(why)) => format!("not read ({why})"),
+            (None, None) => format!(
+                "kube-proxy {} ({})",
+                p.version.as_deref().unwrap_or("version unknown"),
+                p.mode.as_deref().unwrap_or("mode unknown")
+            ),
+        };
+        let _ = writeln!(s, "- Node `{}`: {}", md(node), md(&plane));
+    }
+    let roles: Vec<String> = outcome
+        .roles
+        .nodes
+        .iter()
+        .map(|(r, n)| format!("{} `{}`", r.as_str(), md(n)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "- Roles: {}",
+        if roles.is_empty() {
+            "none".into()
+        } else {
+            roles.join(", ")
+        }
+    );
+    for why in &outcome.roles.excluded {
+        let _ = writeln!(s, "- Left out: {}", md(why));
+    }
+    match &outcome.partial {
+        Some(only) => {
+            let _ = writeln!(
+                s,
+                "- Not requested: every case but {} (`--only`)",
+                md(&only.join(", "))
+            );
+        }
+        None => {
+            let _ = writeln!(s, "- Requested: every case of the catalogue");
+        }
+    }
+    if !opts.external_cases {
+        let _ = writeln!(s, "- Not requested: the external cases (`--external-cases`)");
+    }
+    s.push('\n');
+}
+
+/// `README.md` of the evidence directory: what each file holds.
+fn readme(opts: &VerifyOptions) -> String {
+    format!(
+        "# Evidence of `locality verify` run {run}\n\n\
+         {sim}\
+         Start with `ledger.md` (what was tested, the decision, every case) or open `report.html`.\n\n\
+         | file | what it holds |\n\
+         |---|---|\n\
+         | `ledger.md`, `report.html` | the run for people: the decision, the advice, every case with what was expected and what was seen |\n\
+         | `ledger.json`, `decision.json` | the same for tools (`kind: VerifyLedger`); the decision alone |\n\
+         | `junit.xml` | one test case per case, for CI test reports |\n\
+         | `00-versions.yaml` | the API server's and each node's kube-proxy version and mode, as read |\n\
+         | `01-nodes.yaml` | every node, the role it was given or why it was left out, the nodes sampled |\n\
+         | `02-fixture/` | every manifest the run created, in order |\n\
+         | `03-preflight.yaml` | what was checked before any case |\n\
+         | `cases/ID/` | per case: the state the expectation came from (`endpointslices.yaml`), the expectation and every try |\n\
+         | `lag/` | each node's kube-proxy sync state around a change (the lag measured) |\n\
+         | `SHA256SUMS` | a checksum of every other file: `sha256sum -c SHA256SUMS` |\n\n\
+         Owner: {owner}. No credential is written here.\n",
+        run = opts.run_id,
+        sim = if opts.simulated {
+            "This run was against the SIMULATED cluster: a self-test of locality, not evidence about a real data plane.\n\n"
+        } else {
+            ""
+        },
+        owner = locality_report::display::markdown(&opts.owner),
+    )
 }
 
 fn junit(outcome: &VerifyOutcome, decision_line: &str, opts: &VerifyOptions) -> String {

@@ -264,10 +264,23 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
                     "{:<4}  {:<12}  {:<w$}  OBSERVED",
                     "CASE", "STATUS", "EXPECTED"
                 )?;
+                // Every case was just streamed to the same screen: the table repeats only
+                // what did not pass (the ledger, `-o json` and a redirected stdout keep all).
+                let streamed = {
+                    use std::io::IsTerminal;
+                    !ui.quiet && std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
+                };
+                let passed = rows.iter().filter(|r| r.1 == "PASS").count();
                 for (id, status, expected, why) in rows {
+                    if streamed && status == "PASS" {
+                        continue;
+                    }
                     // What the run observed may quote the server: escaped (display path).
                     let why = locality_report::display::term(why);
                     writeln!(out, "{id:<4}  {status:<12}  {expected:<w$}  {why}")?;
+                }
+                if streamed && passed > 0 {
+                    writeln!(out, "(the {passed} PASS cases are above)")?;
                 }
                 writeln!(out)?;
                 writeln!(out, "{}", outcome.counts())?;
@@ -299,11 +312,10 @@ pub fn run(args: &VerifyArgs, ui: &Ui, out: &mut dyn Write) -> Result<u8, CliErr
     Ok(crate::error::decision_exit(outcome.decision).code())
 }
 
-/// One line per case on stderr as the run goes, when stderr is a terminal and `--quiet` is
-/// off (the table on stdout comes at the end either way).
+/// One line per case on stderr as the run goes, unless `--quiet` (a CI log sees the run
+/// advance too; the table on stdout comes at the end either way).
 fn case_line(ui: &Ui, r: &CaseRecord) {
-    use std::io::IsTerminal;
-    if ui.quiet || !std::io::stderr().is_terminal() {
+    if ui.quiet {
         return;
     }
     let mut why: String = r.why.chars().take(100).collect();

@@ -49,6 +49,28 @@ fn accept_on_a_conformant_simulated_cluster_with_the_ledger_as_json() {
             .starts_with("PARTIAL ACCEPT")
     );
     assert!(dir.join("SHA256SUMS").is_file() && dir.join("junit.xml").is_file());
+    // The evidence says what it holds, and the ledger opens with what was tested.
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(
+        readme.contains("SIMULATED") && readme.contains("`SHA256SUMS`"),
+        "{readme}"
+    );
+    let sums = std::fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    assert!(sums.contains("  README.md\n"), "{sums}");
+    let md = std::fs::read_to_string(dir.join("ledger.md")).unwrap();
+    let tested = md
+        .split("## What was tested")
+        .nth(1)
+        .expect("a What was tested section");
+    for line in [
+        "- Target: the SIMULATED cluster",
+        "- Node `node-a`: kube-proxy v1.",
+        "- Roles: N1 `",
+        "- Not requested: every case but N0, A, B1, C (`--only`)",
+        "- Not requested: the external cases (`--external-cases`)",
+    ] {
+        assert!(tested.contains(line), "{line}:\n{md}");
+    }
     // The evidence is for people and tools, not Rust: no `Debug` strings in any file.
     let versions = std::fs::read_to_string(dir.join("00-versions.yaml")).unwrap();
     assert!(
@@ -441,4 +463,54 @@ fn a_simulated_run_leaves_nothing_in_the_temporary_directory() {
         .map(|e| e.unwrap().path())
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Off a terminal (a CI log), the run still says each case as it ends, on stderr; the table
+/// on stdout stays whole.
+#[test]
+fn each_case_is_streamed_on_stderr_off_a_terminal_too() {
+    let tmp = TempDir::new("verify-stream-pipe");
+    let out = Command::cargo_bin("locality")
+        .unwrap()
+        .args(["verify", "--only", "B1,C", "--evidence"])
+        .arg(tmp.join("evidence"))
+        .assert()
+        .code(0);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for id in ["N0", "A", "B1", "C"] {
+        assert!(
+            stderr.lines().any(|l| l.starts_with(&format!("  {id:<4} PASS"))),
+            "{id} not streamed:\n{stderr}"
+        );
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&format!("{id:<4}  PASS"))),
+            "{id} not in the table:\n{stdout}"
+        );
+    }
+}
+
+/// On a terminal, where the stream and the table meet, the table repeats only the cases that
+/// did not pass, then the decision.
+#[test]
+fn on_a_terminal_the_table_repeats_only_what_did_not_pass() {
+    let tmp = TempDir::new("verify-stream-tty");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("locality"));
+    cmd.args(["verify", "--only", "B1,C", "--color", "never", "--evidence"])
+        .arg(tmp.join("evidence"));
+    let term = locality_testkit::terminal::run_with_both_on_terminal(cmd);
+    assert_eq!(term.status.code(), Some(0), "{}", term.stdout);
+    let text = term.stdout;
+    for id in ["N0", "A", "B1", "C"] {
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("  {id:<4} PASS"))),
+            "{id} not streamed:\n{text}"
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with(&format!("{id:<4}  PASS"))),
+            "{id} repeated in the table:\n{text}"
+        );
+    }
+    assert!(text.contains("(the 4 PASS cases are above)"), "{text}");
+    assert!(text.contains("PARTIAL ACCEPT"), "{text}");
 }
