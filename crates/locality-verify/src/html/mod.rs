@@ -3,14 +3,15 @@
 //! are drawn as an inline SVG timeline. Every text that comes from the cluster or the run
 //! (pod names, error strings, descriptions) is escaped for HTML.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::judge::Status;
 use crate::options::VerifyOptions;
-use crate::probe::{Seen, Try};
 use crate::record::{CaseRecord, VerifyOutcome, describe};
+
+mod timeline;
+use timeline::timeline;
 
 /// Escapes `s` for HTML text and for quoted attribute values: controls, bidi and zero-width
 /// characters visibly as on a terminal (`display::term_lines`, line breaks kept for `<pre>`),
@@ -106,7 +107,7 @@ pub fn report(
         "<h2>Ledger</h2>\n<table>\n<tr><th>Case</th><th>Description</th><th>Expected</th>\
          <th>Observed</th><th>Status</th><th>Evidence</th></tr>\n",
     );
-    for c in &outcome.cases {
+    for c in failures_first(&outcome.cases) {
         let id = escape(&c.id);
         let expected = c
             .expected
@@ -141,7 +142,7 @@ pub fn report(
          after the case's first try, the mark's width the time until the answer; one row per \
          outcome.</p>\n",
     );
-    for c in &outcome.cases {
+    for c in failures_first(&outcome.cases) {
         let id = escape(&c.id);
         let _ = writeln!(
             s,
@@ -168,186 +169,17 @@ pub fn report(
     s
 }
 
-/// A try's outcome as the timeline draws it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Lane {
-    Answer(String),
-    Timeout,
-    Refused,
-    Other,
-    Incomplete,
-}
-
-impl Lane {
-    fn of(t: &Try) -> Lane {
-        match &t.seen {
-            Seen::Answer { responder } => Lane::Answer(responder.clone()),
-            Seen::Timeout => Lane::Timeout,
-            Seen::Refused => Lane::Refused,
-            Seen::Other => Lane::Other,
-            Seen::Incomplete => Lane::Incomplete,
-        }
-    }
-
-    fn label(&self) -> String {
-        match self {
-            Lane::Answer(pod) => format!("answer: {pod}"),
-            Lane::Timeout => "timeout".into(),
-            Lane::Refused => "refused".into(),
-            Lane::Other => "other error".into(),
-            Lane::Incomplete => "incomplete".into(),
-        }
-    }
-}
-
-/// Colours of responders, in the order of their names.
-const ANSWER_COLOURS: [&str; 8] = [
-    "#2ca02c", "#1f77b4", "#17becf", "#bcbd22", "#9467bd", "#e377c2", "#8c564b", "#7f7f7f",
-];
-
-fn colour(lane: &Lane, answer_index: usize) -> &'static str {
-    match lane {
-        Lane::Answer(_) => ANSWER_COLOURS[answer_index % ANSWER_COLOURS.len()],
-        Lane::Timeout => "#d62728",
-        Lane::Refused => "#ff7f0e",
-        Lane::Other => "#6b3e26",
-        Lane::Incomplete => "#c7c7c7",
-    }
-}
-
-/// Shortens a lane label for the SVG's left margin (the full text is in its tooltip).
-fn short(label: &str) -> String {
-    const MAX: usize = 30;
-    if label.chars().count() <= MAX {
-        label.to_string()
-    } else {
-        let mut s: String = label.chars().take(MAX - 1).collect();
-        s.push('…');
-        s
-    }
-}
-
-/// One case's tries as an inline SVG (one row per outcome, x = send time since the case's
-/// first try) with a legend.
-fn timeline(c: &CaseRecord) -> String {
-    const LEFT: f64 = 220.0;
-    const PLOT: f64 = 640.0;
-    const ROW: f64 = 18.0;
-    const TOP: f64 = 6.0;
-    let t0 = c.tries.iter().map(|t| t.sent_ms).min().unwrap_or(0);
-    let end = c
-        .tries
-        .iter()
-        .map(|t| t.received_ms.max(t.sent_ms))
-        .max()
-        .unwrap_or(t0);
-    let span = (end - t0).max(1) as f64;
-    let x = |ms: u128| LEFT + (ms.saturating_sub(t0)) as f64 / span * PLOT;
-
-    let mut lanes: BTreeMap<Lane, usize> = BTreeMap::new();
-    for t in &c.tries {
-        *lanes.entry(Lane::of(t)).or_default() += 1;
-    }
-    let rows: Vec<&Lane> = lanes.keys().collect();
-    let mut colours: BTreeMap<&Lane, &'static str> = BTreeMap::new();
-    let mut answers = 0;
-    for lane in &rows {
-        colours.insert(lane, colour(lane, answers));
-        if matches!(lane, Lane::Answer(_)) {
-            answers += 1;
-        }
-    }
-    let height = TOP + rows.len() as f64 * ROW + 28.0;
-    let width = LEFT + PLOT + 20.0;
-    let id = escape(&c.id);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg width=\"{width}\" height=\"{height}\" \
-         viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"tries of case {id}\" \
-         font-family=\"sans-serif\" font-size=\"11\">"
-    );
-    for (i, lane) in rows.iter().enumerate() {
-        let y = TOP + i as f64 * ROW;
-        let label = lane.label();
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\"><title>{}</title>{}</text>\
-             <line x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/>",
-            LEFT - 6.0,
-            y + 12.0,
-            escape(&label),
-            escape(&short(&label)),
-            y + ROW / 2.0,
-            LEFT + PLOT,
-            y + ROW / 2.0,
-        );
-    }
-    for (n, t) in c.tries.iter().enumerate() {
-        let lane = Lane::of(t);
-        let row = rows.iter().position(|l| **l == lane).unwrap_or(0);
-        let y = TOP + row as f64 * ROW + 4.0;
-        let x0 = x(t.sent_ms);
-        let w = (x(t.received_ms.max(t.sent_ms)) - x0).max(2.0);
-        let fill = colours.get(&lane).copied().unwrap_or("#000");
-        let mut tip = format!(
-            "try {}: +{} ms, {} → {} ({}), {} in {} ms",
-            n + 1,
-            t.sent_ms.saturating_sub(t0),
-            t.client,
-            t.target,
-            t.protocol,
-            lane.label(),
-            t.received_ms.saturating_sub(t.sent_ms)
-        );
-        if !matches!(t.seen, Seen::Answer { .. }) && !t.raw.is_empty() {
-            let _ = write!(tip, ": {}", t.raw);
-        }
-        let _ = writeln!(
-            s,
-            "<rect x=\"{x0:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"10\" fill=\"{fill}\" \
-             fill-opacity=\"0.8\"><title>{}</title></rect>",
-            escape(&tip)
-        );
-    }
-    let axis = TOP + rows.len() as f64 * ROW + 4.0;
-    // Rollout cases: where N1's endpoints changed phase, as the slices showed it.
-    for tr in c.transitions.iter().filter(|tr| (t0..=end).contains(&tr.at_ms)) {
-        let tx = x(tr.at_ms);
-        let _ = writeln!(
-            s,
-            "<line class=\"transition\" x1=\"{tx:.1}\" y1=\"{TOP}\" x2=\"{tx:.1}\" y2=\"{axis:.1}\" \
-             stroke=\"#555\" stroke-dasharray=\"3,3\"><title>{}: +{} ms</title></line>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"#555\">{}</text>",
-            escape(&tr.phase),
-            tr.at_ms.saturating_sub(t0),
-            tx + 2.0,
-            axis - 2.0,
-            escape(&tr.phase)
-        );
-    }
-    let _ = writeln!(
-        s,
-        "<line x1=\"{LEFT}\" y1=\"{axis:.1}\" x2=\"{:.1}\" y2=\"{axis:.1}\" stroke=\"#444\"/>\
-         <text x=\"{LEFT}\" y=\"{:.1}\">0 s</text>\
-         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{:.2} s</text>",
-        LEFT + PLOT,
-        axis + 14.0,
-        LEFT + PLOT,
-        axis + 14.0,
-        (end - t0) as f64 / 1000.0
-    );
-    s.push_str("</svg>\n<p class=\"legend\">");
-    for (lane, count) in &lanes {
-        let _ = write!(
-            s,
-            "<span><i style=\"background:{}\"></i>{} ({count})</span>",
-            colours.get(lane).copied().unwrap_or("#000"),
-            escape(&lane.label())
-        );
-    }
-    s.push_str("</p>\n");
-    s
+/// The cases FAIL first, then INCOMPLETE, NOT_EXECUTED and PASS, each in run order.
+fn failures_first(cases: &[CaseRecord]) -> Vec<&CaseRecord> {
+    let rank = |c: &CaseRecord| match c.status {
+        Status::Fail => 0,
+        Status::Incomplete => 1,
+        Status::NotExecuted => 2,
+        Status::Pass => 3,
+    };
+    let mut out: Vec<&CaseRecord> = cases.iter().collect();
+    out.sort_by_key(|c| rank(c));
+    out
 }
 
 #[cfg(test)]
@@ -355,6 +187,7 @@ mod tests {
     use super::*;
     use crate::cases::{Declared, Role};
     use crate::decision::Decision;
+    use crate::probe::{Seen, Try};
     use crate::roles::Roles;
 
     fn attempt(sent_ms: u128, seen: Seen, raw: &str) -> Try {
@@ -516,6 +349,66 @@ mod tests {
         let x: f64 = html[at..].split('"').next().unwrap().parse().unwrap();
         assert!((500.0..560.0).contains(&x), "{x}");
         assert!(!html.contains("NewReady"));
+    }
+
+    #[test]
+    fn thousands_of_tries_are_binned_into_few_marks_with_their_count() {
+        let tries: Vec<Try> = (0..5_000u128)
+            .map(|i| attempt(i * 10, Seen::Timeout, ""))
+            .collect();
+        let mut o = outcome(tries);
+        o.cases[0].expected = Some(crate::expect::Expected::Drop);
+        let svg = timeline(&o.cases[0]);
+        let marks = svg.matches("<rect ").count();
+        // One lane, 640 px in 2-px columns.
+        assert!((300..=321).contains(&marks), "{marks} marks");
+        assert!(svg.contains("tries from try 1:"), "{svg}");
+    }
+
+    #[test]
+    fn forbidden_answers_are_red_and_allowed_ones_green() {
+        let tries = vec![
+            attempt(
+                0,
+                Seen::Answer {
+                    responder: "c-be-n1".into(),
+                },
+                "",
+            ),
+            attempt(
+                50,
+                Seen::Answer {
+                    responder: "c-be-n2".into(),
+                },
+                "",
+            ),
+        ];
+        let mut o = outcome(tries);
+        o.cases[0].expected = Some(crate::expect::Expected::Deliver {
+            pods: vec!["c-be-n1".into()],
+        });
+        let svg = timeline(&o.cases[0]);
+        assert!(svg.contains("answer: c-be-n1 (1), as expected"), "{svg}");
+        assert!(svg.contains("answer: c-be-n2 (1), not expected"), "{svg}");
+        let fill = |pod: &str| {
+            let at = svg.find(&format!("answer: {pod} (1)")).unwrap();
+            let before = &svg[..at];
+            let i = before.rfind("background:").unwrap();
+            before[i + 11..i + 18].to_string()
+        };
+        assert_eq!(fill("c-be-n1"), "#2ca02c");
+        assert_eq!(fill("c-be-n2"), "#d62728");
+    }
+
+    #[test]
+    fn failed_cases_come_first() {
+        let mut o = outcome(Vec::new());
+        let mut pass = o.cases[0].clone();
+        pass.id = "A".into();
+        pass.status = Status::Pass;
+        o.cases.insert(0, pass);
+        let order: Vec<&str> = failures_first(&o.cases).iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(order, ["C", "A"]);
     }
 
     #[test]
