@@ -23,4 +23,5 @@ mod simulate_apply;
 mod simulate_delete;
 mod simulate_min_ready;
 mod simulate_statefulset;
+mod simulate_totals;
 mod verify;

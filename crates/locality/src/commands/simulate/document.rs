@@ -163,13 +163,33 @@ fn stateful_doc(
     })
 }
 
+/// The time covered by `windows` (start, end in ms), overlaps counted once.
+fn union_ms(mut windows: Vec<(u64, u64)>) -> u64 {
+    windows.sort_unstable();
+    let mut total = 0;
+    let mut current: Option<(u64, u64)> = None;
+    for (start, end) in windows {
+        current = match current {
+            Some((s, e)) if start <= e => Some((s, e.max(end))),
+            Some((s, e)) => {
+                total += e - s;
+                Some((start, end))
+            }
+            None => Some((start, end)),
+        };
+    }
+    total + current.map_or(0, |(s, e)| e - s)
+}
+
 /// One alternative's document.
 pub fn alternative(name: &str, prepared: Vec<ChangeDoc>, changes: Vec<ChangeDoc>, r: &WhatIf) -> Alternative {
     let mut ports = Vec::new();
-    let mut per_node: BTreeMap<String, u64> = BTreeMap::new();
-    let mut affected = 0u64;
+    // A node's drop windows over every port of every Service, merged: the two ports of one
+    // agent are one blind node, not two.
+    let mut per_node: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    // Client pods once per (Service, node), whatever the number of its ports.
+    let mut affected_per: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut longest = 0u64;
-    let mut blind_total = 0u64;
     let (mut lost_w, mut left_w, mut weight) = (0.0, 0.0, 0.0);
     for p in &r.ports {
         let clients: usize = p.nodes.values().map(|n| n.clients).sum();
@@ -178,9 +198,12 @@ pub fn alternative(name: &str, prepared: Vec<ChangeDoc>, changes: Vec<ChangeDoc>
         left_w += p.left_node_share * clients as f64;
         let mut nodes = Vec::new();
         for (name, n) in p.windowed() {
-            affected += n.clients as u64;
-            blind_total += n.blind_ms;
-            *per_node.entry(name.clone()).or_default() += n.blind_ms;
+            let a = affected_per.entry((p.service.clone(), name.clone())).or_default();
+            *a = (*a).max(n.clients as u64);
+            per_node
+                .entry(name.clone())
+                .or_default()
+                .extend(n.windows.iter().map(|w| (w.start_ms, w.end_ms)));
             longest = longest.max(n.windows.iter().map(|w| w.end_ms - w.start_ms).max().unwrap_or(0));
             nodes.push(NodeDoc {
                 name: name.clone(),
@@ -213,6 +236,12 @@ pub fn alternative(name: &str, prepared: Vec<ChangeDoc>, changes: Vec<ChangeDoc>
             nodes,
         });
     }
+    let per_node: BTreeMap<String, u64> = per_node
+        .into_iter()
+        .map(|(n, windows)| (n, union_ms(windows)))
+        .collect();
+    let blind_total: u64 = per_node.values().sum();
+    let affected: u64 = affected_per.values().sum();
     let worst = per_node
         .iter()
         .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
@@ -262,4 +291,17 @@ pub fn alternative(name: &str, prepared: Vec<ChangeDoc>, changes: Vec<ChangeDoc>
     };
     a.summary = locality_report::simulate::text::outcome_text(&a);
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::union_ms;
+
+    #[test]
+    fn overlapping_windows_count_once() {
+        // An agent's two ports, blind together; then a later window of its own.
+        assert_eq!(union_ms(vec![(0, 9_200), (0, 9_200), (20_000, 21_000)]), 10_200);
+        assert_eq!(union_ms(vec![(5, 10), (0, 6), (10, 12)]), 12);
+        assert_eq!(union_ms(Vec::new()), 0);
+    }
 }
