@@ -380,8 +380,25 @@ fn assert_report(o: &VerifyOutcome, evidence: &std::path::Path) {
     let with_tries = o.cases.iter().filter(|c| !c.tries.is_empty()).count();
     assert!(with_tries > 0);
     assert_eq!(html.matches("<svg").count(), with_tries);
+    // Every try is drawn: one mark per try, or per column of a row, counting its tries.
     let tries: usize = o.cases.iter().map(|c| c.tries.len()).sum();
-    assert_eq!(html.matches("<rect ").count(), tries);
+    let marks = html.matches("<rect ").count();
+    assert!(marks > 0 && marks <= tries, "{marks} marks for {tries} tries");
+    let drawn: usize = html
+        .split("<rect ")
+        .skip(1)
+        .map(|r| {
+            let title = r.split("<title>").nth(1).unwrap_or_default();
+            match title.split_once(" tries from try ") {
+                Some((n, _)) => n.parse::<usize>().unwrap(),
+                None => {
+                    assert!(title.starts_with("try "), "{title}");
+                    1
+                }
+            }
+        })
+        .sum();
+    assert_eq!(drawn, tries);
     for forbidden in ["<script", "<link", "<img", "<iframe", "@import", "url("] {
         assert!(!html.contains(forbidden), "{forbidden} in report.html");
     }
